@@ -1,0 +1,8 @@
+//! One module per area; each owns its clap types and its `run` functions.
+
+pub mod chip;
+pub mod layout;
+pub mod lmem;
+pub mod plan;
+pub mod report;
+pub mod systolic;

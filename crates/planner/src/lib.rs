@@ -1,0 +1,4 @@
+//! # tpusim-planner
+//!
+//! (crate under construction: see ARCHITECTURE.md for its place in the workspace)
+#![deny(missing_docs)]
