@@ -1,4 +1,239 @@
 //! # tpusim-planner
 //!
-//! (crate under construction: see ARCHITECTURE.md for its place in the workspace)
+//! Layer groups, TPU-MLIR style: cut a network into runs of consecutive ops that execute
+//! slice by slice entirely in NPU local memory, so intermediate tensors never go back to
+//! global memory. Contract: `shared/spec/05-layer-group.md`.
+//!
+//! ## Using it
+//!
+//! ```
+//! use tpusim_planner::{plan, PlanOptions};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let graph = tpusim_planner::testnets::conv_chain(1, 16, 56, 3);
+//! let chip = tpusim_lmem::Chip::preset("bm1684x")?;
+//! let p = plan(&graph, &chip, &PlanOptions::default())?;   // verified before it is returned
+//! assert!(p.cycles <= p.cycles_all_global);
+//! println!("{} groups, {} cycles, {} GMEM bytes", p.groups.len(), p.cycles, p.gmem_bytes);
+//! # Ok(()) }
+//! ```
+//!
+//! A report component calls [`plan`] with a graph, an lmem [`Chip`] and options
+//! (dtype) and reads [`Plan::groups`] (ops, slices, `cycles`, `gmem_bytes` per group),
+//! [`Plan::global_costs`] and the totals (`cycles`, `seconds`, `gmem_bytes`).
+//!
+//! ## Pipeline (module map)
+//!
+//! - [`range`]: backward row ranges per op kind, the N/H split, the h/2 rule;
+//! - [`slicing`]: a candidate group's tensors and their (n, h) ranges in every slice;
+//! - [`timestep`]: the time-step table and each block's lifetime and size (sizes from
+//!   the lmem crate's aligned layout);
+//! - [`alloc`]: lane addresses (resident weights first, longest lifetime, largest;
+//!   EU_BYTES aligned; bank aware);
+//! - [`cost`]: GDMA and compute cycles; [`group`]: one candidate group end to end;
+//! - [`search`]: the dynamic program choosing the groups;
+//! - [`verify`]: an independent checker every emitted plan passes;
+//! - [`svg`]: the time × address picture; [`tpumlir`]: TPU-MLIR cache JSON in and out.
+//!
+//! Invariants: a library never prints, exits or reads the environment; every plan
+//! returned by [`plan`] or [`plan_with_groups`] has passed [`verify::verify`]; ops are
+//! never dropped (ops that cannot be grouped are global).
 #![deny(missing_docs)]
+
+pub mod alloc;
+pub mod cost;
+pub mod error;
+pub mod group;
+pub mod options;
+pub mod plan;
+pub mod range;
+pub mod search;
+pub mod slicing;
+pub mod svg;
+pub mod testnets;
+pub mod timestep;
+pub mod tpumlir;
+pub mod verify;
+
+pub use error::{PlanError, Result};
+pub use options::{PlanOptions, Search, Timing};
+pub use plan::{Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed};
+pub use search::Piece;
+pub use tpusim_lmem::Chip;
+
+use alloc::LaneGeometry;
+use cost::global_cost;
+use group::Ctx;
+use tpusim_graph::query::Uses;
+use tpusim_graph::Graph;
+
+fn check_graph(graph: &Graph) -> Result<()> {
+    let nt = graph.tensors.len();
+    for op in &graph.ops {
+        for &t in op.inputs.iter().chain(&op.weights).chain(&op.outputs) {
+            if t >= nt {
+                return Err(PlanError::BadGraph(format!("op '{}' refers to tensor {t}, but the graph has {nt}", op.name)));
+            }
+        }
+        if op.outputs.len() != 1 {
+            return Err(PlanError::BadGraph(format!("op '{}' has {} outputs (expected 1)", op.name, op.outputs.len())));
+        }
+    }
+    for t in &graph.tensors {
+        if t.shape.elements().is_none_or(|e| e == 0) {
+            return Err(PlanError::BadGraph(format!("tensor '{}' has shape {} (empty or overflowing)", t.name, t.shape)));
+        }
+    }
+    Ok(())
+}
+
+fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Result<Ctx<'a>> {
+    opts.validate()?;
+    chip.validate()?;
+    check_graph(graph)?;
+    Ok(Ctx {
+        graph,
+        uses: Uses::new(graph),
+        chip,
+        dtype: opts.dtype,
+        timing: Timing::for_chip(chip, opts.dtype)?,
+        opts,
+        geo: LaneGeometry { lane_bytes: chip.lane_bytes, align: chip.eu_bytes, bank_bytes: chip.bank_bytes() },
+    })
+}
+
+/// Plan `graph` on `chip`: search the groups, slice, place and cost them, verify the
+/// result. Errors: a malformed graph, bad options, or (internal) a plan the verifier
+/// rejects.
+pub fn plan(graph: &Graph, chip: &Chip, opts: &PlanOptions) -> Result<Plan> {
+    let ctx = context(graph, chip, opts)?;
+    let mut pieces = search::search(&ctx)?;
+    if opts.search == Search::DpBestSlicing {
+        // do better than the first fitting slicing: keep the cheapest of the chosen
+        // one and the first few fitting slicings of each chosen group
+        for p in pieces.iter_mut() {
+            if let Piece::Group { first, last, nsecs, hsecs } = *p {
+                let gt = slicing::GroupTensors::new(graph, &ctx.uses, first, last);
+                let chosen = ctx.attempt(&gt, nsecs, hsecs)?.map_or(u64::MAX, |a| a.cycles);
+                if let Some(a) = ctx.best(first, last)? {
+                    if a.cycles < chosen {
+                        *p = Piece::Group { first, last, nsecs: a.nsecs, hsecs: a.hsecs };
+                    }
+                }
+            }
+        }
+    }
+    assemble(&ctx, &pieces)
+}
+
+/// A group requested by the caller: op ids `first..=last` (consecutive) and optionally
+/// a slicing to use; without one (or if it does not fit) the planner searches one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupRequest {
+    /// First op id.
+    pub first: usize,
+    /// Last op id (inclusive).
+    pub last: usize,
+    /// `(nsecs, hsecs)` to try first.
+    pub secs: Option<(u64, u64)>,
+}
+
+/// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);
+/// every op not in a requested group is global. Errors if groups overlap, are out of
+/// order, contain an op that cannot be grouped, or fit at no slicing.
+pub fn plan_with_groups(graph: &Graph, chip: &Chip, opts: &PlanOptions, groups: &[GroupRequest]) -> Result<Plan> {
+    let ctx = context(graph, chip, opts)?;
+    let mut pieces = Vec::new();
+    let mut next = 0usize;
+    let mut sorted = groups.to_vec();
+    sorted.sort_by_key(|g| g.first);
+    for r in &sorted {
+        let label = || format!("{}..{}", graph.ops.get(r.first).map_or("?", |o| &o.name), graph.ops.get(r.last).map_or("?", |o| &o.name));
+        if r.first < next || r.last < r.first || r.last >= graph.ops.len() {
+            return Err(PlanError::Infeasible { group: label(), why: "overlaps another group or is out of range".into() });
+        }
+        if let Some(o) = (r.first..=r.last).find(|&o| !group::groupable(&graph.ops[o].kind)) {
+            return Err(PlanError::Infeasible { group: label(), why: format!("op '{}' cannot run in local memory", graph.ops[o].name) });
+        }
+        pieces.extend((next..r.first).map(Piece::Global));
+        if r.first == r.last {
+            pieces.push(Piece::Global(r.first));
+        } else {
+            let gt = slicing::GroupTensors::new(graph, &ctx.uses, r.first, r.last);
+            let forced = match r.secs {
+                Some((n, h)) if n >= 1 && h >= 1 => ctx.attempt(&gt, n, h)?,
+                _ => None,
+            };
+            let a = match forced {
+                Some(a) => a,
+                None => ctx.best(r.first, r.last)?.ok_or_else(|| PlanError::Infeasible {
+                    group: label(),
+                    why: "no N/H slicing fits in local memory".into(),
+                })?,
+            };
+            pieces.push(Piece::Group { first: r.first, last: r.last, nsecs: a.nsecs, hsecs: a.hsecs });
+        }
+        next = r.last + 1;
+    }
+    pieces.extend((next..graph.ops.len()).map(Piece::Global));
+    assemble(&ctx, &pieces)
+}
+
+fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
+    let g = ctx.graph;
+    let bits = ctx.dtype.bits();
+    let npu = ctx.chip.npu_num;
+    let mut groups = Vec::new();
+    let mut global_ops = Vec::new();
+    let mut global_costs = Vec::new();
+    let (mut cycles, mut gmem) = (0u64, 0u64);
+    for p in pieces {
+        match *p {
+            Piece::Global(o) => {
+                let (b, c) = global_cost(g, &g.ops[o], bits, npu, &ctx.timing);
+                global_ops.push(g.ops[o].name.clone());
+                global_costs.push(GlobalCost { op: g.ops[o].name.clone(), gmem_bytes: b, cycles: c });
+                cycles = error::add(cycles, c, "plan cycles")?;
+                gmem = error::add(gmem, b, "plan GMEM bytes")?;
+            }
+            Piece::Group { first, last, nsecs, hsecs } => {
+                let gt = slicing::GroupTensors::new(g, &ctx.uses, first, last);
+                let a = ctx.attempt(&gt, nsecs, hsecs)?.ok_or_else(|| {
+                    PlanError::Invalid(format!("group {}..{} no longer fits at nsecs {nsecs} hsecs {hsecs}", g.ops[first].name, g.ops[last].name))
+                })?;
+                let gp = ctx.group_plan(first, last, &a);
+                cycles = error::add(cycles, gp.cycles, "plan cycles")?;
+                gmem = error::add(gmem, gp.gmem_bytes, "plan GMEM bytes")?;
+                groups.push(gp);
+            }
+        }
+    }
+    let (mut cag, mut gag) = (0u64, 0u64);
+    for op in &g.ops {
+        let (b, c) = global_cost(g, op, bits, npu, &ctx.timing);
+        cag = error::add(cag, c, "all-global cycles")?;
+        gag = error::add(gag, b, "all-global GMEM bytes")?;
+    }
+    let clock = ctx.timing.clock_hz;
+    let plan = Plan {
+        chip: ctx.chip.name.clone(),
+        dtype: ctx.dtype.name().to_string(),
+        npu_num: npu,
+        eu_bytes: ctx.chip.eu_bytes,
+        lane_bytes: ctx.chip.lane_bytes,
+        banks: ctx.chip.banks,
+        h_half_rule: ctx.opts.h_half_rule,
+        groups,
+        global_ops,
+        global_costs,
+        gmem_bytes: gmem,
+        gmem_bytes_all_global: gag,
+        cycles,
+        cycles_all_global: cag,
+        seconds: cycles as f64 / clock,
+        seconds_all_global: cag as f64 / clock,
+        timing: ctx.timing.used(),
+        graph: g.clone(),
+    };
+    verify::verify_with_chip(&plan, ctx.chip)?;
+    Ok(plan)
+}

@@ -1,46 +1,33 @@
-//! `tpusim chip|roofline|slice|comm …` (being built).
+//! `tpusim chip|roofline|slice|comm …`: the chip database, roofline estimates, pod
+//! slices and ICI/PCIe/DCN transfers and collectives (library: `tpusim-chip`).
 
-use anyhow::{bail, Result};
-use clap::Subcommand;
+mod args;
+mod comm;
+mod fmt;
+mod info;
+mod roofline;
+mod slice;
 
-/// Verbs of `tpusim chip`.
-#[derive(Subcommand)]
-pub enum ChipCmd {
-    /// Not built yet.
-    Todo,
-}
-/// Verbs of `tpusim roofline`.
-#[derive(Subcommand)]
-pub enum RooflineCmd {
-    /// Not built yet.
-    Todo,
-}
-/// Verbs of `tpusim slice`.
-#[derive(Subcommand)]
-pub enum SliceCmd {
-    /// Not built yet.
-    Todo,
-}
-/// Verbs of `tpusim comm`.
-#[derive(Subcommand)]
-pub enum CommCmd {
-    /// Not built yet.
-    Todo,
-}
+use anyhow::Result;
+
+pub use comm::CommCmd;
+pub use info::ChipCmd;
+pub use roofline::RooflineCmd;
+pub use slice::SliceCmd;
 
 /// Run `tpusim chip`.
-pub fn run_chip(_: ChipCmd) -> Result<()> {
-    bail!("not built yet")
+pub fn run_chip(cmd: ChipCmd) -> Result<()> {
+    info::run(cmd)
 }
 /// Run `tpusim roofline`.
-pub fn run_roofline(_: RooflineCmd) -> Result<()> {
-    bail!("not built yet")
+pub fn run_roofline(cmd: RooflineCmd) -> Result<()> {
+    roofline::run(cmd)
 }
 /// Run `tpusim slice`.
-pub fn run_slice(_: SliceCmd) -> Result<()> {
-    bail!("not built yet")
+pub fn run_slice(cmd: SliceCmd) -> Result<()> {
+    slice::run(cmd)
 }
 /// Run `tpusim comm`.
-pub fn run_comm(_: CommCmd) -> Result<()> {
-    bail!("not built yet")
+pub fn run_comm(cmd: CommCmd) -> Result<()> {
+    comm::run(cmd)
 }

@@ -1,13 +1,308 @@
-//! `tpusim plan` (being built).
+//! `tpusim plan`: layer groups — plan a network into NPU local memory (TPU-MLIR style),
+//! verify plan files, list the built-in models, and exchange groupings with TPU-MLIR.
 
-use anyhow::{bail, Result};
-use clap::Args;
+use crate::util::{print_json, write_atomic, Internal};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use tpusim_graph::Graph;
+use tpusim_lmem::Chip;
+use tpusim_planner::{Plan, PlanOptions, Search};
 
 /// Arguments of `tpusim plan`.
+///
+/// Examples:
+///   `tpusim plan resnet18` (ResNet-18, batch 1, 224×224, bm1684x, f16);
+///   `tpusim plan resnet50 --chip bm1688 --batch 4 --json > plan.json`;
+///   `tpusim plan mobilenetv2 --svg lmem.svg`;
+///   `tpusim plan model.onnx --export-tpu-mlir model.layer_group_cache.json`;
+///   `tpusim plan verify plan.json`; `tpusim plan --list`.
 #[derive(Args)]
-pub struct PlanArgs {}
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct PlanArgs {
+    #[command(subcommand)]
+    cmd: Option<PlanCmd>,
+    /// The network: a built-in name (see --list: resnet18, resnet50, mobilenetv2,
+    /// vgg16), an ONNX file (`model.onnx`) or a SCALE-Sim topology CSV (`net.csv`).
+    #[arg(value_name = "MODEL", required_unless_present = "list")]
+    model: Option<String>,
+    /// List the built-in models and exit.
+    #[arg(long)]
+    list: bool,
+    /// Chip preset (see `tpusim lmem presets`): bm1684x, bm1688, bm1690, cv183x, …
+    #[arg(long, default_value = "bm1684x", conflicts_with = "chip_file")]
+    chip: String,
+    /// A chip described in TOML (as `tpusim lmem show bm1684x --toml` prints) instead
+    /// of a preset.
+    #[arg(long, value_name = "FILE")]
+    chip_file: Option<PathBuf>,
+    /// Element type of activations and weights: f16, bf16, f32, int8 (s8), u8, …
+    #[arg(long, default_value = "f16")]
+    dtype: String,
+    /// Batch size N (built-in models and topology CSVs: default 1; ONNX: overrides the
+    /// file's batch when given).
+    #[arg(long)]
+    batch: Option<u64>,
+    /// Input height and width in pixels, `H,W` (or one number for both); built-in
+    /// models default to 224,224; ONNX: overrides the file's when given.
+    #[arg(long, value_name = "H,W")]
+    resolution: Option<String>,
+    /// Print the full plan as one JSON document (fields: chip, lane_bytes, banks,
+    /// groups[ops, nsecs, hsecs, blocks[name, kind, addr, size, start_ts, end_ts],
+    /// timesteps, gmem_bytes, cycles], global_ops, gmem_bytes, gmem_bytes_all_global,
+    /// cycles, cycles_all_global, …). Sizes in bytes, times in seconds.
+    #[arg(long)]
+    json: bool,
+    /// Write the local-memory picture (time × address per group, banks marked) to FILE.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Write the grouping as a TPU-MLIR layer-group cache JSON (what its
+    /// `LOAD_TPU_GROUP=1` reads) to FILE.
+    #[arg(long, value_name = "FILE")]
+    export_tpu_mlir: Option<PathBuf>,
+    /// Use the grouping of a TPU-MLIR layer-group cache JSON instead of searching, to
+    /// evaluate TPU-MLIR's choice with this cost model.
+    #[arg(long, value_name = "FILE")]
+    import_tpu_mlir: Option<PathBuf>,
+    /// Apply the spec's h/2 rule (a slicing fails when a tensor's H slices repeat more
+    /// than half its rows). Off by default, as in TPU-MLIR.
+    #[arg(long)]
+    h_half_rule: bool,
+    /// Group search: `best` (dynamic program, each group keeps the cheapest of its
+    /// first fitting slicings; default) or `dp` (dynamic program, first fitting slicing,
+    /// like TPU-MLIR's default).
+    #[arg(long, value_enum, default_value = "best")]
+    search: SearchArg,
+    /// Plan the graph as written, without folding batch-norm and ReLU into the
+    /// producing conv (TPU-MLIR plans the folded form; so do we by default).
+    #[arg(long)]
+    no_fuse: bool,
+}
+
+/// Group search strategies.
+#[derive(Clone, Copy, ValueEnum)]
+enum SearchArg {
+    /// Dynamic program + best of the first fitting slicings.
+    Best,
+    /// Dynamic program + first fitting slicing (TPU-MLIR's default).
+    Dp,
+}
+
+/// Verbs of `tpusim plan`.
+#[derive(Subcommand)]
+enum PlanCmd {
+    /// Check a plan file (as `tpusim plan MODEL --json` writes): no overlapping live
+    /// blocks, blocks fit the lane, slices cover every output, backward ranges, loads
+    /// before uses. Exit code 2 with the violations if it is invalid.
+    ///
+    /// Example: `tpusim plan resnet18 --json > p.json && tpusim plan verify p.json`
+    Verify {
+        /// The plan JSON file.
+        #[arg(value_name = "PLAN.json")]
+        file: PathBuf,
+        /// Print one JSON document (`valid`, `groups`, `ops`, `error`).
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// Run `tpusim plan`.
-pub fn run(_: PlanArgs) -> Result<()> {
-    bail!("tpusim plan is not built yet")
+pub fn run(args: PlanArgs) -> Result<()> {
+    if let Some(PlanCmd::Verify { file, json }) = args.cmd {
+        return verify(&file, json);
+    }
+    if args.list {
+        return list(args.json);
+    }
+    let model = args.model.clone().ok_or_else(|| anyhow!("give a MODEL (see `tpusim plan --list`)"))?;
+    let chip = load_chip(&args)?;
+    let dtype: tpusim_layout::ElementType = args
+        .dtype
+        .parse()
+        .map_err(|_| anyhow!("unknown --dtype '{}' (try f16, bf16, f32, int8)", args.dtype))?;
+    let graph = load_graph(&model, args.batch, parse_resolution(args.resolution.as_deref())?, !args.no_fuse)?;
+    let opts = PlanOptions {
+        dtype,
+        h_half_rule: args.h_half_rule,
+        search: match args.search {
+            SearchArg::Best => Search::DpBestSlicing,
+            SearchArg::Dp => Search::Dp,
+        },
+        ..PlanOptions::default()
+    };
+    let plan = match &args.import_tpu_mlir {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+            let cache = tpusim_planner::tpumlir::parse(&text)?;
+            let imported = tpusim_planner::tpumlir::import(&graph, &cache)?;
+            if !args.json && (!imported.unmatched.is_empty() || !imported.split_at.is_empty()) {
+                eprintln!(
+                    "note: {} TPU-MLIR loc(s) match no op here (e.g. its casts); groups split at {} op(s) we run globally",
+                    imported.unmatched.len(),
+                    imported.split_at.len()
+                );
+            }
+            tpusim_planner::plan_with_groups(&graph, &chip, &opts, &imported.requests)?
+        }
+        None => tpusim_planner::plan(&graph, &chip, &opts).map_err(planner_error)?,
+    };
+    if let Some(path) = &args.svg {
+        write_atomic(path, tpusim_planner::svg::render(&plan).as_bytes())?;
+    }
+    if let Some(path) = &args.export_tpu_mlir {
+        let cache = tpusim_planner::tpumlir::export(&plan);
+        let text = serde_json::to_string_pretty(&cache).map_err(|e| Internal(e.to_string()))?;
+        write_atomic(path, format!("{text}\n").as_bytes())?;
+    }
+    if args.json {
+        print_json(&plan)
+    } else {
+        print!("{}", summary(&plan));
+        Ok(())
+    }
+}
+
+/// A verifier rejection of a plan we just made is our bug (exit 1), not bad input.
+fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
+    match e {
+        tpusim_planner::PlanError::Invalid(m) => anyhow::Error::new(Internal(format!("internal error: the planner made an invalid plan: {m}"))),
+        other => other.into(),
+    }
+}
+
+fn load_chip(args: &PlanArgs) -> Result<Chip> {
+    match &args.chip_file {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read '{}'", p.display()))?;
+            Ok(Chip::from_toml(&text)?)
+        }
+        None => Ok(Chip::preset(&args.chip)?),
+    }
+}
+
+fn parse_resolution(text: Option<&str>) -> Result<Option<(u64, u64)>> {
+    let Some(t) = text else { return Ok(None) };
+    let parts: Vec<&str> = t.split([',', 'x', 'X']).map(str::trim).collect();
+    let num = |s: &str| -> Result<u64> {
+        s.parse::<u64>()
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or_else(|| anyhow!("--resolution '{t}': '{s}' is not a positive whole number (expected H,W such as 224,224)"))
+    };
+    match parts.as_slice() {
+        [a] => {
+            let v = num(a)?;
+            Ok(Some((v, v)))
+        }
+        [a, b] => Ok(Some((num(a)?, num(b)?))),
+        _ => bail!("--resolution '{t}' must be H,W (for example 224,224)"),
+    }
+}
+
+fn load_graph(model: &str, batch: Option<u64>, res: Option<(u64, u64)>, fuse: bool) -> Result<Graph> {
+    let path = Path::new(model);
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let g = match ext.as_deref() {
+        Some("onnx") => {
+            let bytes = std::fs::read(path).with_context(|| format!("cannot read '{model}'"))?;
+            tpusim_graph::from_onnx_bytes(&bytes, batch, res)?
+        }
+        Some("csv") => {
+            if res.is_some() {
+                bail!("--resolution does not apply to a topology CSV (its rows give every layer's size)");
+            }
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read '{model}'"))?;
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("topology");
+            tpusim_graph::from_topology_csv(&text, stem, batch.unwrap_or(1))?
+        }
+        _ => tpusim_graph::load(model, batch.unwrap_or(1), res.unwrap_or((224, 224)))?,
+    };
+    Ok(if fuse { tpusim_graph::fuse::fuse(&g)? } else { g })
+}
+
+fn list(json: bool) -> Result<()> {
+    let models = tpusim_graph::models::list();
+    if json {
+        let v: Vec<_> = models.iter().map(|(n, d)| serde_json::json!({ "name": n, "description": d })).collect();
+        return print_json(&serde_json::json!({ "models": v }));
+    }
+    println!("{:<12} description", "model");
+    for (n, d) in models {
+        println!("{n:<12} {d}");
+    }
+    Ok(())
+}
+
+fn verify(file: &Path, json: bool) -> Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read '{}'", file.display()))?;
+    let plan: Plan = serde_json::from_str(&text).map_err(|e| anyhow!("'{}' is not a plan JSON: {e}", file.display()))?;
+    let result = tpusim_planner::verify::verify(&plan);
+    let ops: usize = plan.groups.iter().map(|g| g.ops.len()).sum::<usize>() + plan.global_ops.len();
+    if json {
+        print_json(&serde_json::json!({
+            "valid": result.is_ok(),
+            "groups": plan.groups.len(),
+            "ops": ops,
+            "error": result.as_ref().err().map(|e| e.to_string()),
+        }))?;
+    } else if result.is_ok() {
+        println!("valid: {} groups, {} global ops, {} ops on {} ({} bytes/lane, {} banks)", plan.groups.len(), plan.global_ops.len(), ops, plan.chip, plan.lane_bytes, plan.banks);
+    }
+    result.map_err(|e| anyhow!("{}: {e}", file.display()))
+}
+
+fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.2} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn summary(p: &Plan) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let grouped: usize = p.groups.iter().map(|g| g.ops.len()).sum();
+    let _ = writeln!(
+        s,
+        "{} on {} ({}, {} lanes x {} B, {} banks): {} ops in {} groups, {} global ops",
+        p.graph.name, p.chip, p.dtype, p.npu_num, p.lane_bytes, p.banks, grouped, p.groups.len(), p.global_ops.len()
+    );
+    let _ = writeln!(s, "{:>5} {:>4}  {:<44} {:>5} {:>5} {:>9} {:>10} {:>11}", "group", "ops", "first .. last", "nsecs", "hsecs", "lmem peak", "gmem", "cycles");
+    for (i, g) in p.groups.iter().enumerate() {
+        let span = format!("{} .. {}", g.ops.first().map_or("", |x| x), g.ops.last().map_or("", |x| x));
+        let span = if span.chars().count() > 44 { format!("{}…", span.chars().take(43).collect::<String>()) } else { span };
+        let _ = writeln!(s, "{i:>5} {:>4}  {span:<44} {:>5} {:>5} {:>9} {:>10} {:>11}", g.ops.len(), g.nsecs, g.hsecs, g.lmem_peak, human_bytes(g.gmem_bytes), g.cycles);
+    }
+    if !p.global_ops.is_empty() {
+        let gc: u64 = p.global_costs.iter().map(|c| c.cycles).sum();
+        let gb: u64 = p.global_costs.iter().map(|c| c.gmem_bytes).sum();
+        let names: Vec<&str> = p.global_ops.iter().map(|x| x.as_str()).take(8).collect();
+        let more = if p.global_ops.len() > 8 { format!(", … ({} more)", p.global_ops.len() - 8) } else { String::new() };
+        let _ = writeln!(s, "global ops: {}{more}  ({}, {gc} cycles)", names.join(", "), human_bytes(gb));
+    }
+    let ratio = |a: u64, b: u64| if a == 0 { 0.0 } else { b as f64 / a as f64 };
+    let _ = writeln!(
+        s,
+        "GMEM traffic: {} (all-global {}, {:.2}x less)",
+        human_bytes(p.gmem_bytes),
+        human_bytes(p.gmem_bytes_all_global),
+        ratio(p.gmem_bytes, p.gmem_bytes_all_global)
+    );
+    let _ = writeln!(
+        s,
+        "cycles: {} = {:.3} ms (all-global {} = {:.3} ms, {:.2}x faster)",
+        p.cycles,
+        p.seconds * 1e3,
+        p.cycles_all_global,
+        p.seconds_all_global * 1e3,
+        ratio(p.cycles, p.cycles_all_global)
+    );
+    let _ = writeln!(s, "timing: {}", p.timing.source);
+    s
 }

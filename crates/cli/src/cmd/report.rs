@@ -1,13 +1,184 @@
-//! `tpusim report` (being built).
+//! `tpusim report`: the end-to-end job — import a network, lay its tensors out, plan it
+//! into on-chip memory, time it on the chip's matrix units and memories, and show where
+//! time and memory go (terminal summary and per-layer table, `--json`, `--html` page,
+//! `--sweep` grids to CSV).
 
-use anyhow::{bail, Result};
+use crate::util::{print_json, write_atomic};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tpusim_report::build::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
+use tpusim_report::sweep::{self, SweepSpec};
+use tpusim_report::{html, terminal, ModelSource, Request};
 
 /// Arguments of `tpusim report`.
+///
+/// Examples:
+///   `tpusim report` (ResNet-50, batch 1, 224×224, bf16 on TPU v5e);
+///   `tpusim report resnet18 --chip bm1684x`;
+///   `tpusim report mobilenetv2 --chip v6e --batch 8 --dtype int8 --html report.html`;
+///   `tpusim report vgg16 --json > vgg16.json`;
+///   `tpusim report --sweep grid.toml --out runs.csv`.
 #[derive(Args)]
-pub struct ReportArgs {}
+pub struct ReportArgs {
+    /// The network: a built-in name (resnet18, resnet50, mobilenetv2, vgg16; see
+    /// `tpusim plan --list`), an ONNX file (`model.onnx`) or a SCALE-Sim topology CSV
+    /// (`net.csv`). Default: resnet50.
+    #[arg(value_name = "MODEL")]
+    model: Option<String>,
+    /// Chip: a TPU from the chip database (v3, v4p, v5e, v5p, v6e; `tpusim chip list`)
+    /// or an NPU preset (bm1684x, bm1688, …; `tpusim lmem presets`).
+    #[arg(long, default_value = "v5e")]
+    chip: String,
+    /// Batch size N (images per run).
+    #[arg(long, default_value_t = 1)]
+    batch: u64,
+    /// Element type of activations and weights: bf16, f16, f32, int8 (s8), u8.
+    /// Default: bf16 on a TPU, f16 on an NPU.
+    #[arg(long)]
+    dtype: Option<String>,
+    /// Input height and width in pixels, `H,W` (or one number for both). Default 224,224.
+    #[arg(long, value_name = "H,W")]
+    resolution: Option<String>,
+    /// TPU VMEM size in bytes (e.g. `128MiB`), for chips whose database entry does not
+    /// give it, or to see what a different VMEM would do.
+    #[arg(long, value_name = "BYTES")]
+    vmem: Option<String>,
+    /// Print the whole report as one JSON document: model, chip, total_time_s,
+    /// roofline_lower_bound_s, flops, bytes_logical, bytes_moved, layers[name, op, flops,
+    /// bytes_logical, bytes_moved, compute_s, memory_s, bound, group], groups[ops,
+    /// time_s], plus tensors, peak rates and more. Sizes in bytes, times in seconds.
+    #[arg(long, conflicts_with = "sweep")]
+    json: bool,
+    /// Also write a self-contained HTML page (summary, roofline, memory plans, layout of
+    /// the worst-padded tensor, every table; no external resources) to FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "sweep")]
+    html: Option<PathBuf>,
+    /// Print only the summary, not the per-layer table.
+    #[arg(long)]
+    summary: bool,
+    /// Run a grid of reports from a TOML file (`models`, `chips`, optional `batches`,
+    /// `dtypes`) in parallel on all cores and write one CSV row per run.
+    #[arg(long, value_name = "FILE.toml")]
+    sweep: Option<PathBuf>,
+    /// With --sweep: write the CSV to FILE instead of stdout.
+    #[arg(long, value_name = "FILE", requires = "sweep")]
+    out: Option<PathBuf>,
+}
+
+fn parse_resolution(text: Option<&str>) -> Result<(u64, u64)> {
+    let Some(t) = text else { return Ok(DEFAULT_RESOLUTION) };
+    let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+    let num = |s: &str| -> Result<u64> {
+        s.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(|| anyhow!("--resolution '{t}': '{s}' is not a positive whole number of pixels"))
+    };
+    match parts.as_slice() {
+        [a] => {
+            let v = num(a)?;
+            Ok((v, v))
+        }
+        [a, b] => Ok((num(a)?, num(b)?)),
+        _ => bail!("--resolution '{t}': expected H,W or one number"),
+    }
+}
+
+/// Resolve a MODEL argument: built-in name, or a file read here (libraries do no I/O).
+fn model_source(model: &str) -> Result<ModelSource> {
+    let lower = model.to_ascii_lowercase();
+    let stem = || Path::new(model).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| model.to_string());
+    if lower.ends_with(".onnx") {
+        let bytes = std::fs::read(model).with_context(|| format!("cannot read ONNX file '{model}'"))?;
+        Ok(ModelSource::Onnx { name: stem(), bytes })
+    } else if lower.ends_with(".csv") {
+        let text = std::fs::read_to_string(model).with_context(|| format!("cannot read topology CSV '{model}'"))?;
+        Ok(ModelSource::Topology { name: stem(), text })
+    } else {
+        Ok(ModelSource::Builtin(model.to_string()))
+    }
+}
+
+fn vmem(args: &ReportArgs) -> Result<Option<u64>> {
+    args.vmem.as_deref().map(|v| crate::util::parse_bytes(v).with_context(|| "--vmem")).transpose()
+}
 
 /// Run `tpusim report`.
-pub fn run(_: ReportArgs) -> Result<()> {
-    bail!("tpusim report is not built yet")
+pub fn run(args: ReportArgs) -> Result<()> {
+    if let Some(file) = &args.sweep {
+        return run_sweep(&args, file);
+    }
+    let model = args.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let req = Request {
+        model: model_source(&model)?,
+        chip: args.chip.clone(),
+        batch: args.batch,
+        dtype: args.dtype.clone(),
+        resolution: parse_resolution(args.resolution.as_deref())?,
+        vmem_bytes: vmem(&args)?,
+    };
+    let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    spinner.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    spinner.set_message(format!("planning and timing {model} on {}", args.chip));
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let result = tpusim_report::report(&req);
+    spinner.finish_and_clear();
+    let r = result?;
+    if let Some(path) = &args.html {
+        write_atomic(path, html::render(&r).as_bytes())?;
+    }
+    if args.json {
+        print_json(&r)?;
+    } else if args.summary {
+        print!("{}", terminal::summary(&r));
+    } else {
+        print!("{}", terminal::render(&r));
+    }
+    Ok(())
+}
+
+fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read sweep file '{}'", file.display()))?;
+    let spec = SweepSpec::parse(&text).with_context(|| format!("'{}'", file.display()))?;
+    let resolution = parse_resolution(args.resolution.as_deref())?;
+    let vmem_bytes = vmem(args)?;
+    // read every model file once, before the parallel part
+    let mut sources: HashMap<String, ModelSource> = HashMap::new();
+    for m in &spec.models {
+        if !sources.contains_key(m) {
+            sources.insert(m.clone(), model_source(m)?);
+        }
+    }
+    let points = spec.points();
+    let bar = ProgressBar::with_draw_target(Some(points.len() as u64), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed} (eta {eta})").unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let rows = sweep::run_points(
+        &points,
+        |p| {
+            let model = sources.get(&p.model).cloned().unwrap_or_else(|| ModelSource::Builtin(p.model.clone()));
+            tpusim_report::report(&Request {
+                model,
+                chip: p.chip.clone(),
+                batch: p.batch,
+                dtype: p.dtype.clone(),
+                resolution,
+                vmem_bytes,
+            })
+        },
+        || bar.inc(1),
+    );
+    bar.finish_and_clear();
+    let csv = sweep::csv(&rows);
+    match &args.out {
+        Some(path) => write_atomic(path, csv.as_bytes())?,
+        None => print!("{csv}"),
+    }
+    let failed = rows.iter().filter(|r| r.outcome.is_err()).count();
+    if failed > 0 {
+        eprintln!("warning: {failed} of {} runs failed (see the error column)", rows.len());
+    }
+    Ok(())
 }

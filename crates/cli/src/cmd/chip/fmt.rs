@@ -1,0 +1,67 @@
+//! Human-readable numbers with units for the tables (JSON stays exact).
+
+/// Seconds as `188.4 µs`, `66.67 ms`, `1.20 s`.
+pub fn time(s: f64) -> String {
+    if !s.is_finite() {
+        return format!("{s}");
+    }
+    let a = s.abs();
+    if a == 0.0 {
+        "0 s".into()
+    } else if a < 1e-6 {
+        format!("{:.2} ns", s * 1e9)
+    } else if a < 1e-3 {
+        format!("{:.2} µs", s * 1e6)
+    } else if a < 1.0 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{s:.3} s")
+    }
+}
+
+/// A number in engineering notation with a unit: `1.97e14 FLOP/s`.
+pub fn sci(v: f64, unit: &str) -> String {
+    if v == 0.0 {
+        format!("0 {unit}")
+    } else if !v.is_finite() {
+        format!("{v} {unit}")
+    } else if (1e-2..1e4).contains(&v.abs()) {
+        format!("{} {unit}", trim(format!("{v:.3}")))
+    } else {
+        format!("{v:.3e} {unit}")
+    }
+    .trim_end()
+    .to_string()
+}
+
+fn trim(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Bytes as `16.78 MB (16777216 B)` (SI units, exact count in brackets).
+pub fn bytes(b: f64) -> String {
+    let units = [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
+    for (m, u) in units {
+        if b >= m {
+            return format!("{:.2} {u} ({b:.0} B)", b / m);
+        }
+    }
+    format!("{b:.0} B")
+}
+
+/// An optional figure, or `-`.
+pub fn opt(v: Option<f64>, unit: &str) -> String {
+    v.map(|v| sci(v, unit)).unwrap_or_else(|| "-".into())
+}
+
+/// Print aligned `name  value` rows.
+pub fn table(rows: &[(&str, String)]) {
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        println!("{k:<w$}  {v}");
+    }
+}

@@ -1,0 +1,134 @@
+//! `tpusim systolic run`: SCALE-Sim-style topology runs.
+
+use crate::util::{print_json, write_atomic};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::Serialize;
+use std::path::PathBuf;
+use tpusim_systolic::scalesim::{compat, config::ScaleConfig, ours, report, topology};
+
+/// Arguments of `tpusim systolic run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// SCALE-Sim config file (.cfg): array size, SRAM sizes, dataflow, bandwidth mode.
+    #[arg(long, short = 'c')]
+    pub config: PathBuf,
+    /// SCALE-Sim topology CSV: conv layers or GEMM rows (`Layer,M,N,K,`), told apart by
+    /// the header.
+    #[arg(long, short = 't')]
+    pub topology: PathBuf,
+    /// Force the topology format as SCALE-Sim's `-i` does: gemm or conv.
+    #[arg(short = 'i', value_name = "gemm|conv")]
+    pub input_type: Option<String>,
+    /// Folder for the reports; they go to OUT/<run_name>/ as SCALE-Sim writes them.
+    #[arg(long, short = 'p', default_value = ".")]
+    pub out: PathBuf,
+    /// Reproduce SCALE-Sim 3.0.0's numbers exactly (its fold padding, off-by-one,
+    /// prefetch and write-back model). Default: our own model (see the crate docs for
+    /// every difference).
+    #[arg(long)]
+    pub scalesim_compat: bool,
+    /// Our model only: expose every weight load instead of double-buffering it.
+    #[arg(long)]
+    pub no_double_buffer: bool,
+    /// Print one JSON document (per-layer rows) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct LayerJson {
+    layer: String,
+    total_cycles_incl_prefetch: i64,
+    total_cycles: u64,
+    stall_cycles: u64,
+    overall_util_percent: f64,
+    mapping_efficiency_percent: f64,
+    compute_util_percent: f64,
+    sram_ifmap_reads: u64,
+    sram_filter_reads: u64,
+    sram_ofmap_writes: u64,
+    dram_ifmap_reads: u64,
+    dram_filter_reads: u64,
+    dram_ofmap_writes: u64,
+}
+
+#[derive(Serialize)]
+struct RunJson {
+    run_name: String,
+    model: &'static str,
+    report_dir: String,
+    total_cycles: u64,
+    layers: Vec<LayerJson>,
+}
+
+fn read(path: &PathBuf) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read '{}'", path.display()))
+}
+
+pub fn run(a: RunArgs) -> Result<()> {
+    let cfg = ScaleConfig::parse(&read(&a.config)?, &a.config.display().to_string())?;
+    let fmt = match a.input_type.as_deref() {
+        None => None,
+        Some("gemm") => Some(topology::TopoFormat::Gemm),
+        Some("conv") => Some(topology::TopoFormat::Conv),
+        Some(o) => bail!("-i '{o}' must be gemm or conv"),
+    };
+    let (_, layers) = topology::parse_topology(&read(&a.topology)?, &a.topology.display().to_string(), fmt)?;
+    let mut reps = Vec::with_capacity(layers.len());
+    for l in &layers {
+        let r = if a.scalesim_compat { compat::layer_report(&cfg, l)? } else { ours::layer_report(&cfg, l, !a.no_double_buffer)? };
+        reps.push(r);
+    }
+    let dir = a.out.join(&cfg.run_name);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    write_atomic(&dir.join("COMPUTE_REPORT.csv"), report::compute_csv(&reps).as_bytes())?;
+    write_atomic(&dir.join("BANDWIDTH_REPORT.csv"), report::bandwidth_csv(&reps).as_bytes())?;
+    write_atomic(&dir.join("DETAILED_ACCESS_REPORT.csv"), report::detail_csv(&reps).as_bytes())?;
+    let model = if a.scalesim_compat { "scalesim-compat" } else { "tpusim" };
+    let total: u64 = reps.iter().map(|r| r.total_cycles).sum();
+    if a.json {
+        return print_json(&RunJson {
+            run_name: cfg.run_name.clone(),
+            model,
+            report_dir: dir.display().to_string(),
+            total_cycles: total,
+            layers: reps
+                .iter()
+                .map(|r| LayerJson {
+                    layer: r.name.clone(),
+                    total_cycles_incl_prefetch: r.cycles_incl_prefetch,
+                    total_cycles: r.total_cycles,
+                    stall_cycles: r.stall_cycles,
+                    overall_util_percent: r.overall_util,
+                    mapping_efficiency_percent: r.mapping_efficiency,
+                    compute_util_percent: r.compute_util,
+                    sram_ifmap_reads: r.sram[0].count,
+                    sram_filter_reads: r.sram[1].count,
+                    sram_ofmap_writes: r.sram[2].count,
+                    dram_ifmap_reads: r.dram[0].count,
+                    dram_filter_reads: r.dram[1].count,
+                    dram_ofmap_writes: r.dram[2].count,
+                })
+                .collect(),
+        });
+    }
+    println!(
+        "{} ({}x{} {}, model {}) -> {}",
+        cfg.run_name,
+        cfg.array.rows,
+        cfg.array.cols,
+        cfg.dataflow,
+        model,
+        dir.display()
+    );
+    println!("  {:<16} {:>12} {:>12} {:>8} {:>9} {:>9} {:>9}", "layer", "cycles+pref", "cycles", "stalls", "util %", "map %", "comp %");
+    for r in &reps {
+        println!(
+            "  {:<16} {:>12} {:>12} {:>8} {:>9.2} {:>9.2} {:>9.2}",
+            r.name, r.cycles_incl_prefetch, r.total_cycles, r.stall_cycles, r.overall_util, r.mapping_efficiency, r.compute_util
+        );
+    }
+    println!("  {:<16} {:>12} {:>12}", "total", "", total);
+    Ok(())
+}

@@ -1,0 +1,273 @@
+//! Relayout kernels: move real array data between two layouts of the same array
+//! (logical row-major ↔ tiled, tiled ↔ tiled directly), for elements of 1, 2, 4, 8 or
+//! 16 bytes. Padding in the destination is written as zero.
+//!
+//! When no tile uses `*`, the physical index is a sum of one term per logical dim
+//! ([`Geometry::dim_offsets`]); the kernel walks the logical array row by row (rows =
+//! all dims but the most minor), splits the minor dim into runs of constant stride on
+//! both sides, and copies runs with `memcpy` when both strides are 1. When the minor
+//! dim is interleaved with the rows below it (the `(2,1)`, `(4,1)` packing tiles) it
+//! copies a group of rows at once so that writes stay sequential. Row groups run in
+//! parallel (rayon). Layouts with `*` use a per-element path.
+
+use crate::error::{LayoutError, Result};
+use crate::geometry::Geometry;
+use crate::shape::ArrayShape;
+use crate::size::sizes;
+use rayon::prelude::*;
+
+/// One side of a conversion: the mapping and the buffer size.
+#[derive(Debug, Clone)]
+struct Side {
+    geom: Geometry,
+    bytes: u64,
+    /// Per logical dim: physical element offset of each coordinate (separable only).
+    tables: Option<Vec<Vec<u64>>>,
+}
+
+/// A compiled conversion between two layouts of one array.
+#[derive(Debug, Clone)]
+pub struct Relayout {
+    src: Side,
+    dst: Side,
+    elem_bytes: usize,
+    dst_has_padding: bool,
+}
+
+/// A maximal run of the minor dim with constant strides on both sides.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    /// Minor-dim contribution to the source offset at the run's start.
+    s0: u64,
+    /// Minor-dim contribution to the destination offset at the run's start.
+    d0: u64,
+    len: usize,
+    src_step: u64,
+    dst_step: u64,
+}
+
+fn side(a: &ArrayShape, role: &str) -> Result<Side> {
+    let s = sizes(a)?;
+    let l = a.layout_or_default();
+    let eb = u64::from(a.element_type.storage_bits()) / 8;
+    if s.element_bits != eb * 8 {
+        return Err(LayoutError::Unsupported(format!(
+            "{role} '{a}': packed elements (E({})) are not supported; only whole-byte elements convert",
+            s.element_bits
+        )));
+    }
+    if !l.split_configs.is_empty() {
+        return Err(LayoutError::Unsupported(format!(
+            "{role} '{a}': split configs (SC) describe separate allocations; convert each piece on its own"
+        )));
+    }
+    if l.dynamic_shape_metadata_prefix_bytes != 0 {
+        return Err(LayoutError::Unsupported(format!(
+            "{role} '{a}': M(..) dynamic-shape metadata is not supported"
+        )));
+    }
+    if s.exact_size_bytes != s.array_size_bytes {
+        return Err(LayoutError::Unsupported(format!(
+            "{role} '{a}': a later tile pads ({} bytes fully expanded vs {} allocated by XLA), so XLA's buffer cannot hold the expanded tiling",
+            s.exact_size_bytes, s.array_size_bytes
+        )));
+    }
+    let geom = Geometry::new(a)?;
+    let tables = if geom.is_separable() {
+        let t: Vec<Vec<u64>> = (0..a.rank()).filter_map(|k| geom.dim_offsets(k)).collect();
+        Some(t)
+    } else {
+        None
+    };
+    Ok(Side {
+        geom,
+        bytes: s.array_size_bytes,
+        tables,
+    })
+}
+
+impl Relayout {
+    /// Compile a conversion from `from` to `to`: same element type and dims required.
+    pub fn new(from: &ArrayShape, to: &ArrayShape) -> Result<Relayout> {
+        if from.element_type != to.element_type || from.dims != to.dims {
+            return Err(LayoutError::Data(format!(
+                "'{from}' and '{to}' are not the same array (type and dims must match)"
+            )));
+        }
+        let eb = from.element_type.storage_bytes() as usize;
+        if ![1, 2, 4, 8, 16].contains(&eb) {
+            return Err(LayoutError::Unsupported(format!("element size {eb} bytes")));
+        }
+        let src = side(from, "source")?;
+        let dst = side(to, "destination")?;
+        let logical_bytes = src.geom.logical_elements() * eb as u64;
+        Ok(Relayout {
+            dst_has_padding: dst.bytes != logical_bytes,
+            src,
+            dst,
+            elem_bytes: eb,
+        })
+    }
+
+    /// Bytes the source buffer must have.
+    pub fn src_bytes(&self) -> u64 {
+        self.src.bytes
+    }
+
+    /// Bytes the destination buffer must have.
+    pub fn dst_bytes(&self) -> u64 {
+        self.dst.bytes
+    }
+
+    /// Convert `src` into `dst` (lengths must be [`Relayout::src_bytes`] and
+    /// [`Relayout::dst_bytes`]).
+    pub fn run(&self, src: &[u8], dst: &mut [u8]) -> Result<()> {
+        if src.len() as u64 != self.src.bytes || dst.len() as u64 != self.dst.bytes {
+            return Err(LayoutError::Data(format!(
+                "buffer sizes {} → {} bytes, expected {} → {}",
+                src.len(),
+                dst.len(),
+                self.src.bytes,
+                self.dst.bytes
+            )));
+        }
+        if self.dst_has_padding {
+            dst.par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
+        }
+        if self.src.geom.logical_elements() == 0 {
+            return Ok(());
+        }
+        match self.elem_bytes {
+            1 => self.dispatch::<1>(src, dst),
+            2 => self.dispatch::<2>(src, dst),
+            4 => self.dispatch::<4>(src, dst),
+            8 => self.dispatch::<8>(src, dst),
+            _ => self.dispatch::<16>(src, dst),
+        }
+        Ok(())
+    }
+
+    fn dispatch<const N: usize>(&self, src: &[u8], dst: &mut [u8]) {
+        match (&self.src.tables, &self.dst.tables) {
+            (Some(st), Some(dt)) if !st.is_empty() => self.separable::<N>(st, dt, src, dst),
+            _ => self.per_element::<N>(src, dst),
+        }
+    }
+
+    /// Per-element path (any mapping, including `*`).
+    fn per_element<const N: usize>(&self, src: &[u8], dst: &mut [u8]) {
+        let s = self.src.geom.all_linear_indices();
+        let d = self.dst.geom.all_linear_indices();
+        for (a, b) in s.iter().zip(&d) {
+            let (a, b) = (*a as usize * N, *b as usize * N);
+            dst[b..b + N].copy_from_slice(&src[a..a + N]);
+        }
+    }
+
+    fn separable<const N: usize>(&self, st: &[Vec<u64>], dt: &[Vec<u64>], src: &[u8], dst: &mut [u8]) {
+        let rank = st.len();
+        let minor_s = &st[rank - 1];
+        let minor_d = &dt[rank - 1];
+        let runs = runs(minor_s, minor_d);
+        // Row bases in logical row-major order over the outer dims.
+        let outer: Vec<u64> = self.src.geom.logical_dims()[..rank - 1].to_vec();
+        let rows: u64 = outer.iter().product();
+        // Group size: rows interleaved with the minor dim on one side.
+        let group = runs
+            .iter()
+            .map(|r| r.dst_step.max(r.src_step))
+            .max()
+            .unwrap_or(1)
+            .clamp(1, 64) as usize;
+        let n_groups = rows.div_ceil(group as u64);
+        let dst_ptr = SendPtr(dst.as_mut_ptr());
+        let row_base = |r: u64| -> (u64, u64) {
+            let mut rest = r;
+            let (mut sb, mut db) = (0u64, 0u64);
+            for k in (0..rank - 1).rev() {
+                let x = (rest % outer[k]) as usize;
+                rest /= outer[k];
+                sb += st[k][x];
+                db += dt[k][x];
+            }
+            (sb, db)
+        };
+        let groups_per_task = (4096 / group as u64).max(1);
+        let tasks = n_groups.div_ceil(groups_per_task);
+        (0..tasks).into_par_iter().for_each(|t| {
+            let dp = dst_ptr;
+            let mut bases = Vec::with_capacity(group);
+            for gi in t * groups_per_task..((t + 1) * groups_per_task).min(n_groups) {
+                let r0 = gi * group as u64;
+                let r1 = (r0 + group as u64).min(rows);
+                bases.clear();
+                bases.extend((r0..r1).map(row_base));
+                // SAFETY: every (src, dst) offset is < the physical element count of its
+                // side, which `run` checked against the buffer lengths; the mapping is
+                // injective, so no two tasks write the same destination element.
+                unsafe { copy_group::<N>(src.as_ptr(), dp.0, &bases, &runs) };
+            }
+        });
+    }
+}
+
+#[derive(Clone, Copy)]
+struct SendPtr(*mut u8);
+// SAFETY: used only for disjoint writes (see `separable`).
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+
+fn runs(s: &[u64], d: &[u64]) -> Vec<Run> {
+    let mut out = Vec::new();
+    let n = s.len();
+    let mut x = 0;
+    while x < n {
+        if x + 1 == n {
+            out.push(Run { s0: s[x], d0: d[x], len: 1, src_step: 1, dst_step: 1 });
+            break;
+        }
+        let ss = s[x + 1].wrapping_sub(s[x]);
+        let ds = d[x + 1].wrapping_sub(d[x]);
+        let mut len = 2;
+        while x + len < n
+            && s[x + len].wrapping_sub(s[x + len - 1]) == ss
+            && d[x + len].wrapping_sub(d[x + len - 1]) == ds
+        {
+            len += 1;
+        }
+        out.push(Run { s0: s[x], d0: d[x], len, src_step: ss, dst_step: ds });
+        x += len;
+    }
+    out
+}
+
+/// Copy one group of rows: `bases` are the (src, dst) element offsets of each row.
+/// Unit-stride runs are copied row by row with `memcpy`; strided runs column by column
+/// across the rows of the group, so that interleaved (packed) writes or reads stay
+/// sequential.
+///
+/// # Safety
+/// Every offset reached must be inside its buffer (offsets are element indices, times
+/// N bytes) and destination offsets must not be written by another thread.
+unsafe fn copy_group<const N: usize>(src: *const u8, dst: *mut u8, bases: &[(u64, u64)], runs: &[Run]) {
+    for r in runs {
+        if r.src_step == 1 && r.dst_step == 1 {
+            for &(sb, db) in bases {
+                let so = (sb + r.s0) as usize * N;
+                let d_o = (db + r.d0) as usize * N;
+                std::ptr::copy_nonoverlapping(src.add(so), dst.add(d_o), r.len * N);
+            }
+        } else {
+            let (ss, ds) = (r.src_step as usize, r.dst_step as usize);
+            for j in 0..r.len {
+                for &(sb, db) in bases {
+                    // Steps may be "negative" (wrapped); offsets wrap back into range.
+                    let so = ((sb + r.s0) as usize).wrapping_add(j.wrapping_mul(ss)) * N;
+                    let d_o = ((db + r.d0) as usize).wrapping_add(j.wrapping_mul(ds)) * N;
+                    let v = std::ptr::read_unaligned(src.add(so) as *const [u8; N]);
+                    std::ptr::write_unaligned(dst.add(d_o) as *mut [u8; N], v);
+                }
+            }
+        }
+    }
+}

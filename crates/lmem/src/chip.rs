@@ -1,0 +1,225 @@
+//! Chip presets: the hardware figures that decide local-memory layout (NPU count,
+//! EU_BYTES, bytes per lane, banks), built in for real Sophgo chips and loadable from
+//! TOML for user-defined ones.
+
+use crate::error::{LmemError, Result};
+use serde::{Deserialize, Serialize};
+
+/// One chip's local-memory geometry, plus optional timing figures other crates (the
+/// layer-group planner) may use. Plain public fields so callers can build one directly;
+/// call [`Chip::validate`] on hand-built values before use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chip {
+    /// Preset name (`bm1684x`, `cv183x`, …).
+    pub name: String,
+    /// NPU_NUM: number of lanes (NPUs); channel c lives on lane (start + c) mod npu_num.
+    pub npu_num: u64,
+    /// EU_BYTES: bytes one row of execution units covers; EU_NUM = eu_bytes / element
+    /// bytes (an int4 element counts half a byte). Aligned layouts round channel regions
+    /// and start addresses to this.
+    pub eu_bytes: u64,
+    /// Local memory per lane, bytes (LMEM_BYTES in TPU-MLIR).
+    pub lane_bytes: u64,
+    /// Banks per lane (LMEM_BANKS); each bank is `lane_bytes / banks` bytes.
+    pub banks: u64,
+    /// True for chips with the 4N layout (bm1684): 8-bit tensors pack 4 batches and
+    /// 16-bit tensors 2 batches into one 4-byte word of local memory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub align_4n: bool,
+    /// Optional: TPU clock in Hz (for the planner's timing; `None` = unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_hz: Option<f64>,
+    /// Optional: DMA rate between global memory and local memory, bytes per second
+    /// (for the planner's load/store timing; `None` = unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_bytes_per_s: Option<f64>,
+    /// Optional: multiply-accumulates per cycle per lane at the chip's compute dtype
+    /// (for the planner's compute timing; `None` = unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub macs_per_cycle_per_lane: Option<f64>,
+    /// Optional: where the figures come from (free text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// The built-in presets as embedded TOML files (`data/lmem/*.toml`), in display order.
+const PRESETS: &[(&str, &str)] = &[
+    ("bm1684x", include_str!("../../../data/lmem/bm1684x.toml")),
+    ("bm1688", include_str!("../../../data/lmem/bm1688.toml")),
+    ("bm1690", include_str!("../../../data/lmem/bm1690.toml")),
+    ("cv183x", include_str!("../../../data/lmem/cv183x.toml")),
+    ("cv182x", include_str!("../../../data/lmem/cv182x.toml")),
+    ("cv181x", include_str!("../../../data/lmem/cv181x.toml")),
+    ("cv180x", include_str!("../../../data/lmem/cv180x.toml")),
+    ("bm1684", include_str!("../../../data/lmem/bm1684.toml")),
+];
+
+impl Chip {
+    /// Names of the built-in presets, in display order.
+    pub fn preset_names() -> impl Iterator<Item = &'static str> {
+        PRESETS.iter().map(|p| p.0)
+    }
+
+    /// All built-in presets, parsed and validated.
+    pub fn presets() -> Vec<Chip> {
+        PRESETS
+            .iter()
+            .filter_map(|(_, text)| Chip::from_toml(text).ok())
+            .collect()
+    }
+
+    /// The built-in preset `name` (case-insensitive).
+    pub fn preset(name: &str) -> Result<Chip> {
+        let lower = name.to_ascii_lowercase();
+        match PRESETS.iter().find(|p| p.0 == lower) {
+            Some((_, text)) => Chip::from_toml(text),
+            None => Err(LmemError::UnknownPreset {
+                given: name.to_string(),
+                known: Chip::preset_names().collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    /// Parse one chip from TOML text (the format of `data/lmem/*.toml`: `name`,
+    /// `npu_num`, `eu_bytes`, `lane_bytes`, `banks`, optional `align_4n`, `clock_hz`,
+    /// `gdma_bytes_per_s`, `macs_per_cycle_per_lane`, `source`) and validate it.
+    pub fn from_toml(text: &str) -> Result<Chip> {
+        let chip: Chip = toml::from_str(text)
+            .map_err(|e| LmemError::BadChipFile(e.to_string().trim().replace('\n', " ")))?;
+        chip.validate()?;
+        Ok(chip)
+    }
+
+    /// The chip as TOML text (round-trips through [`Chip::from_toml`]).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Check every figure: at least one lane, EU_BYTES ≥ 1 and dividing the lane size,
+    /// banks ≥ 1 dividing the lane size, optional rates finite and positive.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field, value, why| LmemError::BadChip {
+            chip: self.name.clone(),
+            field,
+            value,
+            why,
+        };
+        if self.npu_num == 0 {
+            return Err(bad("npu_num", 0, "must be at least 1"));
+        }
+        if self.eu_bytes == 0 {
+            return Err(bad("eu_bytes", 0, "must be at least 1"));
+        }
+        if self.lane_bytes == 0 {
+            return Err(bad("lane_bytes", 0, "must be at least 1"));
+        }
+        if self.lane_bytes % self.eu_bytes != 0 {
+            return Err(bad(
+                "lane_bytes",
+                self.lane_bytes,
+                "must be a multiple of eu_bytes",
+            ));
+        }
+        if self.banks == 0 {
+            return Err(bad("banks", 0, "must be at least 1"));
+        }
+        if self.lane_bytes % self.banks != 0 {
+            return Err(bad("banks", self.banks, "must divide lane_bytes"));
+        }
+        if self.npu_num.checked_mul(self.lane_bytes).is_none() {
+            return Err(bad(
+                "lane_bytes",
+                self.lane_bytes,
+                "npu_num * lane_bytes overflows 64 bits",
+            ));
+        }
+        if self.align_4n && self.eu_bytes % 4 != 0 {
+            return Err(bad(
+                "eu_bytes",
+                self.eu_bytes,
+                "must be a multiple of 4 with align_4n",
+            ));
+        }
+        for (field, v) in [
+            ("clock_hz", self.clock_hz),
+            ("gdma_bytes_per_s", self.gdma_bytes_per_s),
+            ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
+        ] {
+            if let Some(x) = v {
+                if !(x.is_finite() && x > 0.0) {
+                    return Err(LmemError::BadChipFile(format!(
+                        "chip '{}': {field} = {x} must be finite and positive",
+                        self.name
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of one bank of a lane (`lane_bytes / banks`).
+    pub fn bank_bytes(&self) -> u64 {
+        self.lane_bytes / self.banks.max(1)
+    }
+
+    /// Total local memory over all lanes, bytes (`npu_num · lane_bytes`).
+    pub fn total_bytes(&self) -> u64 {
+        self.npu_num.saturating_mul(self.lane_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_table() {
+        let rows = [
+            ("bm1684x", 64, 64, 256 << 10, 16),
+            ("bm1688", 32, 16, 128 << 10, 16),
+            ("bm1690", 64, 64, 256 << 10, 16),
+            ("cv183x", 32, 16, 32 << 10, 8),
+            ("cv182x", 8, 16, 32 << 10, 8),
+            ("cv181x", 8, 16, 32 << 10, 8),
+            ("cv180x", 2, 16, 32 << 10, 8),
+            ("bm1684", 64, 128, 512 << 10, 8),
+        ];
+        for (name, npu, eu, lane, banks) in rows {
+            let c = Chip::preset(name).unwrap();
+            assert_eq!(
+                (c.npu_num, c.eu_bytes, c.lane_bytes, c.banks),
+                (npu, eu, lane, banks),
+                "{name}"
+            );
+            assert_eq!(c.bank_bytes() * c.banks, c.lane_bytes);
+        }
+        assert_eq!(Chip::presets().len(), PRESETS.len());
+        assert!(Chip::preset("bm1684").unwrap().align_4n);
+        assert!(!Chip::preset("BM1684X").unwrap().align_4n);
+    }
+
+    #[test]
+    fn toml_round_trip_and_errors() {
+        let mut c = Chip::preset("cv183x").unwrap();
+        c.clock_hz = Some(6.5e8);
+        assert_eq!(Chip::from_toml(&c.to_toml()).unwrap(), c);
+        let e = Chip::preset("bm9999").unwrap_err().to_string();
+        assert!(e.contains("'bm9999'") && e.contains("bm1684x"), "{e}");
+        let e = Chip::from_toml("name='x'\nnpu_num=0\neu_bytes=16\nlane_bytes=1024\nbanks=4")
+            .unwrap_err();
+        assert!(e.to_string().contains("npu_num = 0"), "{e}");
+        let e = Chip::from_toml("name='x'\nnpu_num=2\neu_bytes=16\nlane_bytes=1000\nbanks=3")
+            .unwrap_err();
+        assert!(e.to_string().contains("lane_bytes = 1000"), "{e}");
+        let e =
+            Chip::from_toml("name='x'\nnpu_num=2\neu_bytes=16\nlane_bytes=1024\nbanks=4\nfoo=1")
+                .unwrap_err();
+        assert!(e.to_string().contains("foo"), "{e}");
+        let e = Chip::from_toml(
+            "name='x'\nnpu_num=2\neu_bytes=16\nlane_bytes=1024\nbanks=4\nclock_hz=-1.0",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("clock_hz"), "{e}");
+    }
+}

@@ -1,0 +1,311 @@
+//! One candidate group: try slicings (N first, then H), place its blocks, and cost it.
+
+use crate::alloc::{allocate, peak_lower_bound, AllocItem, LaneGeometry};
+use crate::cost::{op_cycles, part_bytes};
+use crate::error::Result;
+use crate::options::{PlanOptions, Search, Timing};
+use crate::plan::{Block, BlockKind, GroupPlan, Slice, TensorRange, TimeStep};
+use crate::slicing::{own_part, recomputed_rows, slice_group, GroupTensors, SliceRanges};
+use crate::timestep::{build, fold_step, occupancy, BlockSpec, Steps};
+use tpusim_graph::query::Uses;
+use tpusim_graph::{Graph, OpId, OpKind};
+use tpusim_layout::ElementType;
+use tpusim_lmem::Chip;
+
+/// Everything the planner needs about one planning run.
+pub struct Ctx<'a> {
+    /// The network.
+    pub graph: &'a Graph,
+    /// Producers/consumers of its tensors.
+    pub uses: Uses,
+    /// The chip.
+    pub chip: &'a Chip,
+    /// Element type.
+    pub dtype: ElementType,
+    /// Timing figures.
+    pub timing: Timing,
+    /// Options.
+    pub opts: &'a PlanOptions,
+    /// Lane geometry for the allocator.
+    pub geo: LaneGeometry,
+}
+
+/// Ops that can run from local memory inside a group.
+pub fn groupable(kind: &OpKind) -> bool {
+    !matches!(kind, OpKind::Gemm | OpKind::Flatten | OpKind::Reshape)
+}
+
+/// A placed, costed slicing of a group.
+pub struct Attempt {
+    /// Batch parts.
+    pub nsecs: u64,
+    /// Height parts.
+    pub hsecs: u64,
+    /// Per-slice ranges.
+    pub slices: Vec<SliceRanges>,
+    /// Blocks.
+    pub blocks: Vec<BlockSpec>,
+    /// Step table.
+    pub steps: Steps,
+    /// Address of each block.
+    pub addrs: Vec<u64>,
+    /// Estimated cycles.
+    pub cycles: u64,
+    /// Global-memory bytes.
+    pub gmem: u64,
+}
+
+/// Candidate (nsecs, hsecs) pairs in the order tried: N first up to `nmax`, then H.
+pub fn slicing_sequence(nmax: u64, hmax: u64) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = (1..=nmax.max(1)).map(|n| (n, 1)).collect();
+    let mut h = 2u64;
+    while h <= hmax {
+        v.push((nmax.max(1), h));
+        h = if h < 8 { h + 1 } else if h < 16 { h + 2 } else if h < 32 { h + 4 } else if h < 64 { h + 8 } else { h + h / 4 };
+    }
+    v
+}
+
+impl<'a> Ctx<'a> {
+    /// Try one slicing of `gt`; `Ok(None)` if it is refused or does not fit.
+    pub fn attempt(&self, gt: &GroupTensors, nsecs: u64, hsecs: u64) -> Result<Option<Attempt>> {
+        let Ok(slices) = slice_group(self.graph, gt, nsecs, hsecs, self.opts.h_half_rule) else {
+            return Ok(None);
+        };
+        let (blocks, steps) = build(self.graph, self.chip, self.dtype, gt, &slices)?;
+        let sliced = slices.len() > 1;
+        let k = steps.k;
+        let mut items = Vec::with_capacity(blocks.len());
+        let mut exposed = Vec::with_capacity(blocks.len());
+        for b in &blocks {
+            let (mask, ex) = occupancy(b.start, b.end, k, sliced);
+            let mut dma = 0u128;
+            for s in b.load_step.iter().chain(b.store_step.iter()) {
+                dma |= 1u128 << fold_step(*s, k, sliced);
+            }
+            let comp = b.compute_steps.iter().fold(0u128, |m, &s| m | 1u128 << s);
+            items.push(AllocItem {
+                size: b.size,
+                mask,
+                dma_mask: dma,
+                compute_mask: comp,
+                resident: b.end.is_none(),
+                start: b.start,
+                span: b.end.map(|e| e - b.start + 1).unwrap_or(u64::MAX),
+            });
+            exposed.push(ex);
+        }
+        if peak_lower_bound(&items, k + 2) > self.geo.lane_bytes {
+            return Ok(None);
+        }
+        let Some(addrs) = allocate(&items, self.geo) else { return Ok(None) };
+        let (cycles, gmem) = self.group_cost(gt, &slices, &blocks, &steps, &exposed);
+        Ok(Some(Attempt { nsecs, hsecs, slices, blocks, steps, addrs, cycles, gmem }))
+    }
+
+    /// The best slicing of ops `first..=last` as a group, or `None` if no slicing fits.
+    pub fn best(&self, first: OpId, last: OpId) -> Result<Option<Attempt>> {
+        let extra = match self.opts.search {
+            Search::Dp => 0,
+            Search::DpBestSlicing => 4,
+        };
+        Ok(self.best_from(first, last, 0, extra)?.map(|(a, _)| a))
+    }
+
+    /// Like [`Ctx::best`], starting at position `skip` of the slicing sequence (the
+    /// search passes the position that fitted the previous, one-op-shorter candidate:
+    /// a group grown by an op needs at least as many slices, so smaller ones are not
+    /// retried). After the first fitting slicing, `extra` more are tried and the
+    /// cheapest kept. Returns the attempt and the position of the first slicing that
+    /// fitted.
+    pub fn best_from(&self, first: OpId, last: OpId, skip: usize, extra: usize) -> Result<Option<(Attempt, usize)>> {
+        let gt = GroupTensors::new(self.graph, &self.uses, first, last);
+        let (mut nmax, mut hmax) = (u64::MAX, u64::MAX);
+        for &t in &gt.escaping {
+            let s = self.graph.tensors[t].shape;
+            nmax = nmax.min(s.n);
+            hmax = hmax.min(s.h);
+        }
+        if gt.escaping.is_empty() {
+            return Ok(None);
+        }
+        let mut best: Option<Attempt> = None;
+        let mut first_fit = None;
+        let mut after_first = 0;
+        let seq = slicing_sequence(nmax, hmax.min(512));
+        for (i, &(n, h)) in seq.iter().enumerate().skip(skip.min(seq.len().saturating_sub(1))) {
+            if best.is_some() {
+                if after_first >= extra {
+                    break;
+                }
+                after_first += 1;
+            }
+            if let Some(a) = self.attempt(&gt, n, h)? {
+                first_fit.get_or_insert(i);
+                if best.as_ref().is_none_or(|b| a.cycles < b.cycles) {
+                    best = Some(a);
+                }
+            }
+        }
+        Ok(best.zip(first_fit))
+    }
+
+    /// Cycles and global-memory bytes of a placed group (see the module docs of
+    /// [`crate::timestep`] for the pipelining rules).
+    pub fn group_cost(
+        &self,
+        gt: &GroupTensors,
+        slices: &[SliceRanges],
+        blocks: &[BlockSpec],
+        steps: &Steps,
+        exposed: &[bool],
+    ) -> (u64, u64) {
+        let g = self.graph;
+        let bits = self.dtype.bits();
+        let k = steps.k as usize;
+        let ns = slices.len();
+        let sliced = ns > 1;
+        let nsecs = slices.iter().map(|s| s.n_idx).max().unwrap_or(0) + 1;
+        let hsecs = slices.iter().map(|s| s.h_idx).max().unwrap_or(0) + 1;
+        let bw = self.timing.gdma_bytes_per_cycle;
+        let load_bytes = |s: &SliceRanges, b: &BlockSpec| -> u64 {
+            let Some(t) = b.tensor else { return 0 };
+            let shape = g.tensors[t].shape;
+            match b.kind {
+                BlockKind::Weight => {
+                    if sliced && (s.n_idx, s.h_idx) != (0, 0) {
+                        0
+                    } else {
+                        part_bytes(shape, [0, shape.n], [0, shape.h], bits)
+                    }
+                }
+                _ => {
+                    let (n, h) = s.ranges[gt.pos[&t]];
+                    part_bytes(shape, n, h, bits)
+                }
+            }
+        };
+        let store_bytes = |s: &SliceRanges, b: &BlockSpec| -> u64 {
+            let Some(t) = b.tensor else { return 0 };
+            let shape = g.tensors[t].shape;
+            own_part(g, t, nsecs, hsecs, s.n_idx, s.h_idx).map(|(n, h)| part_bytes(shape, n, h, bits)).unwrap_or(0)
+        };
+        let mut gmem = 0u64;
+        // per slice: dma bytes per step (normal), load0 (mergeable, exposed), store k+1
+        let mut cyc = 0f64;
+        let mut prev_store_merge = 0u64;
+        for (si, s) in slices.iter().enumerate() {
+            let mut dma = vec![0u64; k + 2];
+            let (mut l0m, mut l0x, mut skm, mut skx) = (0u64, 0u64, 0u64, 0u64);
+            for (j, list) in steps.loads.iter().enumerate() {
+                for &b in list {
+                    let x = load_bytes(s, &blocks[b]);
+                    gmem = gmem.saturating_add(x);
+                    if j == 0 && sliced {
+                        if exposed[b] { l0x += x } else { l0m += x }
+                    } else {
+                        dma[j] += x;
+                    }
+                }
+            }
+            for (j, list) in steps.stores.iter().enumerate() {
+                for &b in list {
+                    let x = store_bytes(s, &blocks[b]);
+                    gmem = gmem.saturating_add(x);
+                    if j == k + 1 && sliced {
+                        if exposed[b] { skx += x } else { skm += x }
+                    } else {
+                        dma[j] += x;
+                    }
+                }
+            }
+            if !sliced {
+                for j in 0..k + 2 {
+                    let comp = steps.compute[j].map(|o| self.op_slice_cycles(gt, s, o)).unwrap_or(0.0);
+                    cyc += comp.max(dma[j] as f64 / bw);
+                }
+                continue;
+            }
+            // the first slice's step-0 loads are the pipeline fill; later slices' are
+            // merged into the previous slice's last step (added below via lookahead)
+            if si == 0 {
+                cyc += (l0m + l0x) as f64 / bw;
+            } else {
+                cyc += l0x as f64 / bw;
+            }
+            let next_l0m = slices.get(si + 1).map(|n| {
+                steps.loads[0].iter().filter(|&&b| !exposed[b]).map(|&b| load_bytes(n, &blocks[b])).sum::<u64>()
+            });
+            for j in 1..=k {
+                let mut d = dma[j];
+                if j == 1 {
+                    d += prev_store_merge;
+                }
+                if j == k {
+                    d += next_l0m.unwrap_or(0);
+                }
+                let comp = steps.compute[j].map(|o| self.op_slice_cycles(gt, s, o)).unwrap_or(0.0);
+                cyc += comp.max(d as f64 / bw);
+            }
+            cyc += skx as f64 / bw;
+            prev_store_merge = skm;
+            if si + 1 == ns {
+                cyc += skm as f64 / bw;
+            }
+        }
+        (cyc.ceil() as u64, gmem)
+    }
+
+    fn op_slice_cycles(&self, gt: &GroupTensors, s: &SliceRanges, o: OpId) -> f64 {
+        let op = &self.graph.ops[o];
+        let Some(&y) = op.outputs.first() else { return 0.0 };
+        let (n, h) = s.ranges[gt.pos[&y]];
+        op_cycles(self.graph, op, n[1] - n[0], h[1] - h[0], self.chip.npu_num, &self.timing)
+    }
+
+    /// The plan record of a placed group.
+    pub fn group_plan(&self, first: OpId, last: OpId, a: &Attempt) -> GroupPlan {
+        let g = self.graph;
+        let gt = GroupTensors::new(g, &self.uses, first, last);
+        let blocks: Vec<Block> = a
+            .blocks
+            .iter()
+            .zip(&a.addrs)
+            .map(|(b, &addr)| Block { name: b.name.clone(), kind: b.kind, addr, size: b.size, start_ts: b.start, end_ts: b.end })
+            .collect();
+        let names = |v: &Vec<usize>| v.iter().map(|&b| a.blocks[b].name.clone()).collect::<Vec<_>>();
+        let timesteps = (0..a.steps.compute.len())
+            .map(|j| TimeStep {
+                compute: a.steps.compute[j].map(|o| g.ops[o].name.clone()),
+                loads: names(&a.steps.loads[j]),
+                stores: names(&a.steps.stores[j]),
+            })
+            .collect();
+        let slices = a
+            .slices
+            .iter()
+            .map(|s| Slice {
+                n_idx: s.n_idx,
+                h_idx: s.h_idx,
+                tensors: gt
+                    .all
+                    .iter()
+                    .zip(&s.ranges)
+                    .map(|(&t, r)| TensorRange { tensor: g.tensors[t].name.clone(), n: r.0, h: r.1 })
+                    .collect(),
+            })
+            .collect();
+        GroupPlan {
+            ops: (first..=last).map(|o| g.ops[o].name.clone()).collect(),
+            nsecs: a.nsecs,
+            hsecs: a.hsecs,
+            lmem_peak: blocks.iter().map(|b| b.addr + b.size).max().unwrap_or(0),
+            blocks,
+            timesteps,
+            slices,
+            gmem_bytes: a.gmem,
+            cycles: a.cycles,
+            recomputed_rows: recomputed_rows(g, &gt, &a.slices, a.nsecs),
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Planning options and the chip timing figures the cost model uses.
+
+use crate::error::{PlanError, Result};
+use crate::plan::TimingUsed;
+use tpusim_layout::ElementType;
+use tpusim_lmem::Chip;
+
+/// How groups are searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Search {
+    /// Dynamic programming over cuts of the op sequence into consecutive groups, each
+    /// candidate taking the first slicing that fits (N first, then H), like TPU-MLIR's
+    /// default. The baseline.
+    Dp,
+    /// The same dynamic program, then each chosen group also tries its first few
+    /// fitting slicings and keeps the cheapest (more slices can pipeline better, and
+    /// the search's first fit skips slicings a shorter candidate needed). Never worse
+    /// than [`Search::Dp`]. The default.
+    DpBestSlicing,
+}
+
+/// Options of one planning run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanOptions {
+    /// Element type of every activation and weight.
+    pub dtype: ElementType,
+    /// Apply the spec's h/2 rule: a candidate slicing fails when, after backward
+    /// slicing, the rows repeated between a tensor's H slices exceed half its height.
+    /// Off by default, as in TPU-MLIR today.
+    pub h_half_rule: bool,
+    /// Group search strategy.
+    pub search: Search,
+    /// Longest group considered, ops (bounds the search; at most 120).
+    pub max_group_ops: usize,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions { dtype: ElementType::F16, h_half_rule: false, search: Search::DpBestSlicing, max_group_ops: 64 }
+    }
+}
+
+impl PlanOptions {
+    /// Error unless the options are usable.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_group_ops < 1 || self.max_group_ops > 120 {
+            return Err(PlanError::BadOption {
+                name: "max_group_ops",
+                value: self.max_group_ops.to_string(),
+                why: "must be between 1 and 120",
+            });
+        }
+        let bits = self.dtype.bits();
+        if !matches!(bits, 8 | 16 | 32) {
+            return Err(PlanError::BadOption {
+                name: "dtype",
+                value: self.dtype.name().to_string(),
+                why: "the planner handles 8-, 16- and 32-bit element types",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Chip timing for the cost model, per cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// Clock, Hz.
+    pub clock_hz: f64,
+    /// Global ↔ local DMA bytes per cycle.
+    pub gdma_bytes_per_cycle: f64,
+    /// Dense conv/gemm multiply-accumulates per cycle per lane at the plan's dtype.
+    pub macs_per_cycle_per_lane: f64,
+    /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
+    /// EU_NUM, one per execution unit.
+    pub eltwise_per_cycle_per_lane: f64,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+impl Timing {
+    /// Timing of `chip` at `dtype`. The preset's `macs_per_cycle_per_lane` is taken as
+    /// the 16-bit figure; 8-bit doubles it and 32-bit divides it by 8 (the ratios of
+    /// Sophgo's published INT8 / FP16 / FP32 peaks for bm1684x: 32 T, 16 T, 2 T).
+    /// Presets without timing use a structural fallback, named as such in `source`:
+    /// 1 GHz, one MAC per execution unit per cycle (EU_NUM MACs per lane), and one
+    /// EU_BYTES row per lane-group of 4 lanes per cycle for DMA
+    /// (`eu_bytes · npu_num / 4` bytes per cycle).
+    pub fn for_chip(chip: &Chip, dtype: ElementType) -> Result<Timing> {
+        let eu_num = tpusim_lmem::eu_num(chip, dtype)? as f64;
+        let scale = match dtype.bits() {
+            8 => 2.0,
+            16 => 1.0,
+            _ => 0.125,
+        };
+        match (chip.clock_hz, chip.gdma_bytes_per_s, chip.macs_per_cycle_per_lane) {
+            (Some(clock), Some(bw), Some(macs)) => Ok(Timing {
+                clock_hz: clock,
+                gdma_bytes_per_cycle: bw / clock,
+                macs_per_cycle_per_lane: (macs * scale).max(1.0),
+                eltwise_per_cycle_per_lane: eu_num,
+                source: chip.source.clone().unwrap_or_else(|| {
+                    format!("timing figures of chip '{}' (for presets: data/lmem/{}.toml, with their sources)", chip.name, chip.name)
+                }),
+            }),
+            _ => Ok(Timing {
+                clock_hz: 1e9,
+                gdma_bytes_per_cycle: (chip.eu_bytes * chip.npu_num) as f64 / 4.0,
+                macs_per_cycle_per_lane: eu_num,
+                eltwise_per_cycle_per_lane: eu_num,
+                source: format!(
+                    "structural fallback: preset '{}' has no timing figures (1 GHz, EU_NUM MACs/cycle/lane, eu_bytes*npu_num/4 DMA bytes/cycle)",
+                    chip.name
+                ),
+            }),
+        }
+    }
+
+    /// The figures as recorded in a plan.
+    pub fn used(&self) -> TimingUsed {
+        TimingUsed {
+            clock_hz: self.clock_hz,
+            gdma_bytes_per_cycle: self.gdma_bytes_per_cycle,
+            macs_per_cycle_per_lane: self.macs_per_cycle_per_lane,
+            source: self.source.clone(),
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Slicing a candidate group: N parts first, then H parts, and the backward pass that
+//! gives every activation tensor of the group its (n, h) range in every slice.
+
+use crate::range::{backward_h, backward_n, h_half_rule_ok, split, Range};
+use std::collections::HashMap;
+use tpusim_graph::query::Uses;
+use tpusim_graph::{Graph, OpId, OpKind, TensorId};
+
+/// The activation tensors of a group `first..=last`: loaded inputs first (first-use
+/// order), then every op output in op order; `pos` maps a tensor id to its index.
+#[derive(Debug, Clone)]
+pub struct GroupTensors {
+    /// First op of the group.
+    pub first: OpId,
+    /// Last op of the group (inclusive).
+    pub last: OpId,
+    /// Tensors loaded from global memory.
+    pub inputs: Vec<TensorId>,
+    /// Tensors produced inside the group.
+    pub produced: Vec<TensorId>,
+    /// Produced tensors that are needed after the group (stored).
+    pub escaping: Vec<TensorId>,
+    /// Every activation tensor: `inputs` then `produced`.
+    pub all: Vec<TensorId>,
+    /// Tensor id → index in `all`.
+    pub pos: HashMap<TensorId, usize>,
+}
+
+impl GroupTensors {
+    /// Collect the tensors of ops `first..=last`.
+    pub fn new(graph: &Graph, uses: &Uses, first: OpId, last: OpId) -> GroupTensors {
+        let inputs = uses.group_inputs(graph, first, last);
+        let mut produced = Vec::new();
+        let mut escaping = Vec::new();
+        for op in graph.ops.iter().take(last + 1).skip(first) {
+            for &t in &op.outputs {
+                if !produced.contains(&t) {
+                    produced.push(t);
+                    // dead outputs (no consumer at all) are stored too: never dropped
+                    let dead = uses.consumers.get(t).is_none_or(|c| c.is_empty());
+                    if uses.escapes(t, first, last) || dead {
+                        escaping.push(t);
+                    }
+                }
+            }
+        }
+        let all: Vec<TensorId> = inputs.iter().chain(produced.iter()).copied().collect();
+        let pos = all.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+        GroupTensors { first, last, inputs, produced, escaping, all, pos }
+    }
+}
+
+/// Ranges of one slice: `(n range, h range)` per tensor of [`GroupTensors::all`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SliceRanges {
+    /// N part index.
+    pub n_idx: u64,
+    /// H part index.
+    pub h_idx: u64,
+    /// `(n, h)` per tensor, indexed like `GroupTensors::all`.
+    pub ranges: Vec<(Range, Range)>,
+}
+
+/// Why a slicing was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SliceRefusal {
+    /// More parts than rows/batches of an output (a part would be empty).
+    TooManyParts,
+    /// A global pooling op cannot be cut along H.
+    GlobalPoolCutH,
+    /// The h/2 rule failed for the named tensor.
+    HalfRule(TensorId),
+    /// A tensor ended up with an empty range in some slice.
+    Empty(TensorId),
+}
+
+/// The own part of a stored tensor in slice (ni, hi): `split(N)` × `split(H)`.
+pub fn own_part(graph: &Graph, t: TensorId, nsecs: u64, hsecs: u64, ni: u64, hi: u64) -> Option<(Range, Range)> {
+    let s = graph.tensors.get(t)?.shape;
+    Some((split(s.n, nsecs, ni)?, split(s.h, hsecs, hi)?))
+}
+
+fn hull(a: Option<(Range, Range)>, b: (Range, Range)) -> (Range, Range) {
+    match a {
+        None => b,
+        Some((n, h)) => ([n[0].min(b.0[0]), n[1].max(b.0[1])], [h[0].min(b.1[0]), h[1].max(b.1[1])]),
+    }
+}
+
+/// Backward slicing of group `gt` into `nsecs × hsecs` slices. For each slice, stored
+/// tensors get their own part; going from the last op to the first, each op's output
+/// range is the hull of its consumers' needs (and its own part when stored), and its
+/// inputs get the backward ranges of that output range.
+pub fn slice_group(
+    graph: &Graph,
+    gt: &GroupTensors,
+    nsecs: u64,
+    hsecs: u64,
+    h_half_rule: bool,
+) -> Result<Vec<SliceRanges>, SliceRefusal> {
+    if hsecs > 1 {
+        for op in graph.ops.iter().take(gt.last + 1).skip(gt.first) {
+            if matches!(op.kind, OpKind::GlobalAvgPool | OpKind::GlobalMaxPool) {
+                return Err(SliceRefusal::GlobalPoolCutH);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity((nsecs * hsecs) as usize);
+    for ni in 0..nsecs {
+        for hi in 0..hsecs {
+            let mut demand: Vec<Option<(Range, Range)>> = vec![None; gt.all.len()];
+            for &t in &gt.escaping {
+                let own = own_part(graph, t, nsecs, hsecs, ni, hi).ok_or(SliceRefusal::TooManyParts)?;
+                demand[gt.pos[&t]] = Some(own);
+            }
+            for op in graph.ops[gt.first..=gt.last].iter().rev() {
+                let Some(&o) = op.outputs.first() else { continue };
+                let Some(oi) = gt.pos.get(&o).copied() else { continue };
+                let Some(r) = demand[oi] else { return Err(SliceRefusal::Empty(o)) };
+                let out_shape = graph.tensors[o].shape;
+                for &u in &op.inputs {
+                    let Some(&ui) = gt.pos.get(&u) else { continue };
+                    let in_shape = graph.tensors[u].shape;
+                    let need = (backward_n(r.0, in_shape.n, out_shape.n), backward_h(&op.kind, r.1, in_shape.h, out_shape.h));
+                    demand[ui] = Some(hull(demand[ui], need));
+                }
+            }
+            let mut ranges = Vec::with_capacity(gt.all.len());
+            for (i, d) in demand.into_iter().enumerate() {
+                match d {
+                    Some(r) if r.0[1] > r.0[0] && r.1[1] > r.1[0] => ranges.push(r),
+                    _ => return Err(SliceRefusal::Empty(gt.all[i])),
+                }
+            }
+            out.push(SliceRanges { n_idx: ni, h_idx: hi, ranges });
+        }
+    }
+    if h_half_rule && hsecs > 1 {
+        for (i, &t) in gt.all.iter().enumerate() {
+            let h = graph.tensors[t].shape.h;
+            for ni in 0..nsecs {
+                let hs: Vec<Range> = out.iter().filter(|s| s.n_idx == ni).map(|s| s.ranges[i].1).collect();
+                if !h_half_rule_ok(&hs, h) {
+                    return Err(SliceRefusal::HalfRule(t));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Rows computed more than once: for every produced tensor and N part, Σ h lengths −
+/// height (never negative).
+pub fn recomputed_rows(graph: &Graph, gt: &GroupTensors, slices: &[SliceRanges], nsecs: u64) -> u64 {
+    let mut total = 0u64;
+    for &t in &gt.produced {
+        let i = gt.pos[&t];
+        let h = graph.tensors[t].shape.h;
+        for ni in 0..nsecs {
+            let sum: u64 = slices.iter().filter(|s| s.n_idx == ni).map(|s| s.ranges[i].1[1] - s.ranges[i].1[0]).sum();
+            total = total.saturating_add(sum.saturating_sub(h));
+        }
+    }
+    total
+}

@@ -1,0 +1,279 @@
+//! Time steps of one loop iteration (one slice) of a group of `k` ops, and the
+//! local-memory blocks with their lifetimes.
+//!
+//! Step 0 only loads (the first op's inputs and weights); step `j` in `1..=k` computes
+//! op `j−1` while loading what op `j` needs (prefetch one step early: a weight used at
+//! step `j` is held over `[j−1, j]`, the spec's `[T5,T5] → [T2,T5]` widening to the
+//! previous compute step) and storing what op `j−2` produced; step `k+1` only stores.
+//! When the group is sliced (more than one slice), weights stay resident (`end = None`)
+//! and are loaded in the first slice only; loads of step 0 and stores of step `k+1`
+//! overlap the neighbouring slices' last and first compute steps (software pipelining:
+//! slice s+1 loads while slice s computes while slice s−1 stores).
+
+use crate::error::Result;
+use crate::plan::BlockKind;
+use crate::slicing::{GroupTensors, SliceRanges};
+use tpusim_graph::{Graph, OpId, OpKind, TensorId, TensorKind};
+use tpusim_layout::ElementType;
+use tpusim_lmem::{Chip, LocalLayout, TensorShape};
+
+/// A block before placement.
+#[derive(Debug, Clone)]
+pub struct BlockSpec {
+    /// Block name (tensor name or `<op>.buffer`).
+    pub name: String,
+    /// What it holds.
+    pub kind: BlockKind,
+    /// The tensor it holds (activations and weights).
+    pub tensor: Option<TensorId>,
+    /// Owner op (buffers).
+    pub op: Option<OpId>,
+    /// Bytes per lane.
+    pub size: u64,
+    /// First step held.
+    pub start: u64,
+    /// Last step held; `None` = resident.
+    pub end: Option<u64>,
+    /// Step of its load, if loaded from global memory.
+    pub load_step: Option<u64>,
+    /// Step of its store, if stored.
+    pub store_step: Option<u64>,
+    /// Steps whose compute op reads or writes it.
+    pub compute_steps: Vec<u64>,
+}
+
+/// The step table in ids: for each step `0..=k+1`, the compute op and block indices
+/// loaded and stored.
+#[derive(Debug, Clone)]
+pub struct Steps {
+    /// Ops in the group.
+    pub k: u64,
+    /// Compute op of each step.
+    pub compute: Vec<Option<OpId>>,
+    /// Blocks loaded in each step.
+    pub loads: Vec<Vec<usize>>,
+    /// Blocks stored in each step.
+    pub stores: Vec<Vec<usize>>,
+}
+
+/// Aligned bytes per lane of an (n, c, h, w) tensor (lmem crate).
+pub fn lane_size(chip: &Chip, dtype: ElementType, n: u64, c: u64, h: u64, w: u64) -> Result<u64> {
+    Ok(tpusim_lmem::lane_bytes(chip, &TensorShape::nchw(n.max(1), c.max(1), h.max(1), w.max(1)), dtype, LocalLayout::Aligned, 0)?)
+}
+
+/// How a weight tensor is laid out in local memory: channels over lanes along its first
+/// dimension (output channels of a filter), the rest of each channel packed along W.
+pub fn weight_local_shape(s: tpusim_graph::Shape4) -> (u64, u64, u64, u64) {
+    if s.n > 1 {
+        (1, s.n, 1, s.c.saturating_mul(s.h).saturating_mul(s.w))
+    } else {
+        (1, s.c, 1, s.h.saturating_mul(s.w))
+    }
+}
+
+/// Scratch bytes per lane an op needs for the largest slice, if any: a transposed conv
+/// expands its input with zeros (stride−1 rows/cols between pixels); average pools
+/// accumulate in f32 when the data type is narrower.
+pub fn buffer_size(chip: &Chip, dtype: ElementType, kind: &OpKind, in_nch: (u64, u64, u64, u64), out_nch: (u64, u64, u64, u64)) -> Result<Option<u64>> {
+    match kind {
+        OpKind::Deconv { params, .. } => {
+            let (n, c, h, w) = in_nch;
+            let eh = (h - 1).saturating_mul(params.stride[0]) + 1;
+            let ew = (w - 1).saturating_mul(params.stride[1]) + 1;
+            Ok(Some(lane_size(chip, dtype, n, c, eh, ew)?))
+        }
+        OpKind::AvgPool(_) | OpKind::GlobalAvgPool if dtype.bits() < 32 => {
+            let (n, c, h, w) = out_nch;
+            Ok(Some(lane_size(chip, ElementType::F32, n, c, h, w)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Build the blocks and the step table of group `gt` sliced as `slices` (`sliced` =
+/// more than one slice: weights resident).
+pub fn build(
+    graph: &Graph,
+    chip: &Chip,
+    dtype: ElementType,
+    gt: &GroupTensors,
+    slices: &[SliceRanges],
+) -> Result<(Vec<BlockSpec>, Steps)> {
+    let sliced = slices.len() > 1;
+    let k = (gt.last - gt.first + 1) as u64;
+    let nsteps = (k + 2) as usize;
+    let step_of = |op: OpId| (op - gt.first) as u64 + 1;
+    let mut blocks: Vec<BlockSpec> = Vec::new();
+    // largest slice extent of each activation tensor
+    let max_ext = |i: usize| -> (u64, u64) {
+        slices.iter().fold((0, 0), |(a, b), s| {
+            let (n, h) = s.ranges[i];
+            (a.max(n[1] - n[0]), b.max(h[1] - h[0]))
+        })
+    };
+    let mut block_of_tensor: std::collections::HashMap<TensorId, usize> = Default::default();
+    // activations
+    for (i, &t) in gt.all.iter().enumerate() {
+        let tensor = &graph.tensors[t];
+        let (n, h) = max_ext(i);
+        let size = lane_size(chip, dtype, n, tensor.shape.c, h, tensor.shape.w)?;
+        let consumer_steps: Vec<u64> = (gt.first..=gt.last)
+            .filter(|&o| graph.ops[o].inputs.contains(&t))
+            .map(step_of)
+            .collect();
+        let last_use = consumer_steps.iter().copied().max();
+        let producer = (gt.first..=gt.last).find(|&o| graph.ops[o].outputs.contains(&t));
+        let (start, load_step, mut end, store_step) = match producer {
+            None => {
+                let first_use = consumer_steps.iter().copied().min().unwrap_or(1);
+                (first_use - 1, Some(first_use - 1), last_use.unwrap_or(first_use), None)
+            }
+            Some(p) => {
+                let ps = step_of(p);
+                let store = gt.escaping.contains(&t).then_some(ps + 1);
+                (ps, None, last_use.unwrap_or(ps).max(ps), store)
+            }
+        };
+        if let Some(s) = store_step {
+            end = end.max(s);
+        }
+        let mut compute_steps = consumer_steps.clone();
+        if let Some(p) = producer {
+            compute_steps.push(step_of(p));
+        }
+        block_of_tensor.insert(t, blocks.len());
+        blocks.push(BlockSpec {
+            name: tensor.name.clone(),
+            kind: BlockKind::Activation,
+            tensor: Some(t),
+            op: None,
+            size,
+            start,
+            end: Some(end),
+            load_step,
+            store_step,
+            compute_steps,
+        });
+    }
+    // weights (one block per weight tensor, even if shared by several ops)
+    for o in gt.first..=gt.last {
+        for &w in &graph.ops[o].weights {
+            let Some(tensor) = graph.tensors.get(w) else { continue };
+            if tensor.kind != TensorKind::Weight {
+                continue;
+            }
+            let us = step_of(o);
+            if let Some(&b) = block_of_tensor.get(&w) {
+                let bl = &mut blocks[b];
+                bl.compute_steps.push(us);
+                if let Some(e) = bl.end.as_mut() {
+                    *e = (*e).max(us);
+                }
+                continue;
+            }
+            let (n, c, h, wd) = weight_local_shape(tensor.shape);
+            let size = lane_size(chip, dtype, n, c, h, wd)?;
+            block_of_tensor.insert(w, blocks.len());
+            blocks.push(BlockSpec {
+                name: tensor.name.clone(),
+                kind: BlockKind::Weight,
+                tensor: Some(w),
+                op: None,
+                size,
+                start: us - 1,
+                end: if sliced { None } else { Some(us) },
+                load_step: Some(us - 1),
+                store_step: None,
+                compute_steps: vec![us],
+            });
+        }
+    }
+    // buffers
+    for o in gt.first..=gt.last {
+        let op = &graph.ops[o];
+        let (Some(&x), Some(&y)) = (op.inputs.first(), op.outputs.first()) else { continue };
+        let (xi, yi) = (gt.pos[&x], gt.pos[&y]);
+        let (xn, xh) = max_ext(xi);
+        let (yn, yh) = max_ext(yi);
+        let xs = graph.tensors[x].shape;
+        let ys = graph.tensors[y].shape;
+        if let Some(size) = buffer_size(chip, dtype, &op.kind, (xn, xs.c, xh, xs.w), (yn, ys.c, yh, ys.w))? {
+            let s = step_of(o);
+            blocks.push(BlockSpec {
+                name: format!("{}.buffer", op.name),
+                kind: BlockKind::Buffer,
+                tensor: None,
+                op: Some(o),
+                size,
+                start: s,
+                end: Some(s),
+                load_step: None,
+                store_step: None,
+                compute_steps: vec![s],
+            });
+        }
+    }
+    let mut steps = Steps {
+        k,
+        compute: (0..nsteps).map(|j| if j >= 1 && (j as u64) <= k { Some(gt.first + j - 1) } else { None }).collect(),
+        loads: vec![Vec::new(); nsteps],
+        stores: vec![Vec::new(); nsteps],
+    };
+    for (i, b) in blocks.iter().enumerate() {
+        if let Some(l) = b.load_step {
+            steps.loads[l as usize].push(i);
+        }
+        if let Some(s) = b.store_step {
+            steps.stores[s as usize].push(i);
+        }
+    }
+    Ok((blocks, steps))
+}
+
+/// Steps a block occupies, as a bit mask over steps `0..=k+1`. Unsliced: its own span.
+/// Sliced (pipelined): step 0 also stands for step `k` of the previous slice and step
+/// `k+1` for step 1 of the next, so they fold onto those; a block loaded at step 0 and
+/// still held at step `k` (or produced at step 1 and stored at `k+1`) would meet its
+/// next-slice copy, so its transfer is not overlapped ("exposed") and it occupies every
+/// compute step. Resident blocks occupy every step.
+pub fn occupancy(start: u64, end: Option<u64>, k: u64, sliced: bool) -> (u128, bool) {
+    let bits = |a: u64, b: u64| -> u128 {
+        if b < a {
+            0
+        } else {
+            let hi = if b >= 127 { u128::MAX } else { (1u128 << (b + 1)) - 1 };
+            hi & !((1u128 << a) - 1)
+        }
+    };
+    let Some(end) = end else {
+        return (bits(0, k + 1), false);
+    };
+    if !sliced {
+        return (bits(start, end), false);
+    }
+    let exposed = (start == 0 && end >= k) || (end == k + 1 && start <= 1);
+    if exposed {
+        return (bits(1, k), true);
+    }
+    let mut m = bits(start.max(1), end.min(k));
+    if start == 0 {
+        m |= 1u128 << k;
+    }
+    if end == k + 1 {
+        m |= 1u128 << 1;
+    }
+    (m, false)
+}
+
+/// The step a transfer at step `j` really runs in when pipelined (0 → k, k+1 → 1).
+pub fn fold_step(j: u64, k: u64, sliced: bool) -> u64 {
+    if !sliced {
+        j
+    } else if j == 0 {
+        k
+    } else if j == k + 1 {
+        1
+    } else {
+        j
+    }
+}

@@ -1,0 +1,251 @@
+//! TPU-MLIR interop: its layer-group cache JSON (`*.layer_group_cache.json`, read back
+//! when `LOAD_TPU_GROUP=1` is set). Format (from TPU-MLIR's `dump_lg_results`):
+//!
+//! ```json
+//! { "opt": 2,
+//!   "GroupLayer": [ { "base_group_idx": 0, "start_idx": 0, "end_idx": 28,
+//!                     "func_start_idx": 0, "func_end_idx": 28, "group_cost": 591722,
+//!                     "index": 0, "locs": ["op names"...],
+//!                     "shape_secs": [nsecs, csecs, dsecs, hsecs, wsecs] } ],
+//!   "GlobalLayer": [ { "index": 1, "func_idx": 29, "group_cost": 100, "loc": "name" } ],
+//!   "CyclePrefixSum": [ { "index": 0, "prefix_end_idx": 28, "cycle_prefix_sum": 591722 } ] }
+//! ```
+//!
+//! Only groups of two or more ops are `GroupLayer`s; `locs` are TPU-MLIR op location
+//! names (ONNX output names after its own fusions). On import, a loc is matched to our
+//! op of that name or whose output tensor has that name.
+
+use crate::error::{PlanError, Result};
+use crate::plan::Plan;
+use crate::GroupRequest;
+use serde::{Deserialize, Serialize};
+use tpusim_graph::Graph;
+
+/// One `GroupLayer` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheGroup {
+    /// Base group (TPU-MLIR's pre-cut of the function); 0 here.
+    #[serde(default)]
+    pub base_group_idx: i64,
+    /// First op index.
+    #[serde(default)]
+    pub start_idx: i64,
+    /// Last op index.
+    #[serde(default)]
+    pub end_idx: i64,
+    /// First op index in the function.
+    #[serde(default)]
+    pub func_start_idx: i64,
+    /// Last op index in the function.
+    #[serde(default)]
+    pub func_end_idx: i64,
+    /// Estimated cycles of the group.
+    #[serde(default)]
+    pub group_cost: i64,
+    /// Position among all groups and global layers.
+    #[serde(default)]
+    pub index: i64,
+    /// Op location names.
+    #[serde(default)]
+    pub locs: Vec<String>,
+    /// `[nsecs, csecs, dsecs, hsecs, wsecs]`.
+    #[serde(default)]
+    pub shape_secs: Vec<i64>,
+}
+
+/// One `GlobalLayer` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheGlobal {
+    /// Position among all groups and global layers.
+    #[serde(default)]
+    pub index: i64,
+    /// Op index in the function.
+    #[serde(default)]
+    pub func_idx: i64,
+    /// Estimated cycles.
+    #[serde(default)]
+    pub group_cost: i64,
+    /// Op location name.
+    #[serde(default)]
+    pub loc: String,
+}
+
+/// One `CyclePrefixSum` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachePrefix {
+    /// Position.
+    pub index: i64,
+    /// Last op index covered.
+    pub prefix_end_idx: i64,
+    /// Cycles so far.
+    pub cycle_prefix_sum: i64,
+}
+
+/// The whole cache file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cache {
+    /// TPU-MLIR's search option (`opt`): 2 = dynamic programming.
+    pub opt: i64,
+    /// Groups of two or more ops.
+    #[serde(rename = "GroupLayer", default)]
+    pub group_layer: Vec<CacheGroup>,
+    /// Single ops.
+    #[serde(rename = "GlobalLayer", default)]
+    pub global_layer: Vec<CacheGlobal>,
+    /// Running cycle totals.
+    #[serde(rename = "CyclePrefixSum", default)]
+    pub cycle_prefix_sum: Vec<CachePrefix>,
+}
+
+/// Our plan's grouping as a TPU-MLIR cache (op indices are ours; `locs` carry the op
+/// names TPU-MLIR matches on; `group_cost` our cycle estimate).
+pub fn export(plan: &Plan) -> Cache {
+    let idx = |name: &str| plan.graph.ops.iter().position(|o| o.name == name).map_or(-1, |i| i as i64);
+    // pieces in op order
+    let mut pieces: Vec<(i64, bool, usize)> = Vec::new();
+    for (gi, g) in plan.groups.iter().enumerate() {
+        pieces.push((idx(&g.ops[0]), true, gi));
+    }
+    for (ci, c) in plan.global_costs.iter().enumerate() {
+        pieces.push((idx(&c.op), false, ci));
+    }
+    pieces.sort();
+    let mut cache = Cache { opt: 2, group_layer: vec![], global_layer: vec![], cycle_prefix_sum: vec![] };
+    let mut sum = 0i64;
+    for (index, &(start, is_group, i)) in pieces.iter().enumerate() {
+        let index = index as i64;
+        let (end, cost) = if is_group {
+            let g = &plan.groups[i];
+            let end = idx(g.ops.last().map_or("", |s| s.as_str()));
+            cache.group_layer.push(CacheGroup {
+                base_group_idx: 0,
+                start_idx: start,
+                end_idx: end,
+                func_start_idx: start,
+                func_end_idx: end,
+                group_cost: g.cycles as i64,
+                index,
+                locs: g.ops.clone(),
+                shape_secs: vec![g.nsecs as i64, 1, 1, g.hsecs as i64, 1],
+            });
+            (end, g.cycles as i64)
+        } else {
+            let c = &plan.global_costs[i];
+            cache.global_layer.push(CacheGlobal { index, func_idx: start, group_cost: c.cycles as i64, loc: c.op.clone() });
+            (start, c.cycles as i64)
+        };
+        sum = sum.saturating_add(cost);
+        cache.cycle_prefix_sum.push(CachePrefix { index, prefix_end_idx: end, cycle_prefix_sum: sum });
+    }
+    cache
+}
+
+/// Parse a cache file's text: the flat form above, or TPU-MLIR 1.30's nested form
+/// (`{"opt": 2, "total subfunc": 1, "subfunc_0": {"GroupLayer": …, "GlobalLayer": …}}`),
+/// whose sub-functions are merged in order.
+pub fn parse(text: &str) -> Result<Cache> {
+    let bad = |why: String| PlanError::BadFile { what: "TPU-MLIR cache JSON", why };
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    let obj = v.as_object().ok_or_else(|| bad("the top level is not an object".into()))?;
+    let opt = obj.get("opt").and_then(|o| o.as_i64()).ok_or_else(|| bad("no integer 'opt' field".into()))?;
+    let mut cache = Cache { opt, group_layer: vec![], global_layer: vec![], cycle_prefix_sum: vec![] };
+    let mut parts: Vec<&serde_json::Map<String, serde_json::Value>> = vec![obj];
+    let mut subs: Vec<(u64, &serde_json::Map<String, serde_json::Value>)> = obj
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("subfunc_")?.parse().ok()?, v.as_object()?)))
+        .collect();
+    subs.sort_by_key(|s| s.0);
+    parts.extend(subs.into_iter().map(|s| s.1));
+    for p in parts {
+        let field = |name: &str| p.get(name).cloned().unwrap_or(serde_json::Value::Array(vec![]));
+        let g: Vec<CacheGroup> = serde_json::from_value(field("GroupLayer")).map_err(|e| bad(format!("GroupLayer: {e}")))?;
+        let l: Vec<CacheGlobal> = serde_json::from_value(field("GlobalLayer")).map_err(|e| bad(format!("GlobalLayer: {e}")))?;
+        let c: Vec<CachePrefix> = serde_json::from_value(field("CyclePrefixSum")).map_err(|e| bad(format!("CyclePrefixSum: {e}")))?;
+        cache.group_layer.extend(g);
+        cache.global_layer.extend(l);
+        cache.cycle_prefix_sum.extend(c);
+    }
+    Ok(cache)
+}
+
+/// Our op for a TPU-MLIR loc name: an op of that name, or the op producing a tensor of
+/// that name.
+pub fn match_loc(graph: &Graph, loc: &str) -> Option<usize> {
+    graph.ops.iter().position(|o| o.name == loc).or_else(|| {
+        graph.ops.iter().position(|o| o.outputs.iter().any(|&t| graph.tensors.get(t).is_some_and(|x| x.name == loc)))
+    })
+}
+
+/// What an import made of a cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    /// Our groups, in op order.
+    pub requests: Vec<GroupRequest>,
+    /// Locs that match none of our ops or tensors (TPU-MLIR's own inserted ops, such as
+    /// casts), skipped.
+    pub unmatched: Vec<String>,
+    /// Our ops inside a TPU-MLIR group that we run from global memory (gemm, flatten,
+    /// reshape): the group is split around them.
+    pub split_at: Vec<String>,
+}
+
+/// The groups of a cache as requests on `graph`. Each group's locs are mapped to our
+/// ops (by op name, then by output tensor name); the group covers our ops from the
+/// first to the last matched one (a group is a consecutive run), split around ops we
+/// cannot place in local memory; runs of one op stay global. `shape_secs` gives the
+/// slicing to try first when the group maps whole.
+pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
+    let mut out = Imported { requests: vec![], unmatched: vec![], split_at: vec![] };
+    let mut taken = vec![false; graph.ops.len()];
+    for g in &cache.group_layer {
+        let mut ids = Vec::new();
+        for loc in &g.locs {
+            match match_loc(graph, loc) {
+                Some(i) => ids.push(i),
+                None => out.unmatched.push(loc.clone()),
+            }
+        }
+        let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else { continue };
+        let secs = match g.shape_secs.as_slice() {
+            [n, _c, _d, h, _w] if *n >= 1 && *h >= 1 => Some((*n as u64, *h as u64)),
+            _ => None,
+        };
+        let mut run_start: Option<usize> = None;
+        let mut runs = Vec::new();
+        for o in first..=last + 1 {
+            let ok = o <= last && !taken[o] && crate::group::groupable(&graph.ops[o].kind);
+            if o <= last && !ok {
+                out.split_at.push(graph.ops[o].name.clone());
+            }
+            match (ok, run_start) {
+                (true, None) => run_start = Some(o),
+                (false, Some(s)) => {
+                    runs.push((s, o - 1));
+                    run_start = None;
+                }
+                _ => {}
+            }
+        }
+        let whole = runs.len() == 1 && runs[0] == (first, last);
+        for (a, b) in runs {
+            for t in taken.iter_mut().take(b + 1).skip(a) {
+                *t = true;
+            }
+            if b > a {
+                out.requests.push(GroupRequest { first: a, last: b, secs: if whole { secs } else { None } });
+            }
+        }
+    }
+    if out.requests.is_empty() && !cache.group_layer.is_empty() {
+        return Err(PlanError::BadFile {
+            what: "TPU-MLIR cache JSON",
+            why: format!(
+                "none of its groups maps onto two or more ops of '{}' (unmatched locs: {})",
+                graph.name,
+                out.unmatched.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    out.requests.sort_by_key(|r| r.first);
+    Ok(out)
+}

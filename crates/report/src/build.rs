@@ -1,0 +1,280 @@
+//! The pipeline: network → tensors in the chip's layouts → plan → per-layer and
+//! whole-model timing → [`Report`].
+
+use crate::error::{ReportError, Result};
+use crate::machine::{parse_dtype, Machine};
+use crate::model::{GroupReport, LayerReport, Report, TensorReport};
+use crate::schedule::Ctx;
+use crate::storage::{picture, stored, Stored};
+use crate::timing::Timer;
+use tpusim_graph::{Graph, OpKind};
+use tpusim_layout::ElementType;
+use tpusim_planner::PlanOptions;
+
+/// Default model of `tpusim report`.
+pub const DEFAULT_MODEL: &str = "resnet50";
+/// Default input resolution (H, W), pixels.
+pub const DEFAULT_RESOLUTION: (u64, u64) = (224, 224);
+
+/// Where a network comes from. Files are read by the caller (libraries do no I/O).
+#[derive(Debug, Clone)]
+pub enum ModelSource {
+    /// A built-in model name (`resnet50`, …).
+    Builtin(String),
+    /// The bytes of an ONNX file, with the name to show.
+    Onnx {
+        /// Name to show (the file's stem).
+        name: String,
+        /// File contents.
+        bytes: Vec<u8>,
+    },
+    /// The text of a SCALE-Sim topology CSV, with the name to show.
+    Topology {
+        /// Name to show (the file's stem).
+        name: String,
+        /// File contents.
+        text: String,
+    },
+}
+
+impl ModelSource {
+    /// The name shown in the report.
+    pub fn name(&self) -> &str {
+        match self {
+            ModelSource::Builtin(n) => n,
+            ModelSource::Onnx { name, .. } | ModelSource::Topology { name, .. } => name,
+        }
+    }
+
+    /// Build the network for `batch` images of `resolution`, fused (batch-norm and
+    /// activations folded into their producers, as the planner expects).
+    pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
+        if batch == 0 {
+            return Err(ReportError::BadBatch { given: 0, why: "must be at least 1".into() });
+        }
+        let lower = |e: tpusim_graph::GraphError| ReportError::Lower { context: format!("model '{}'", self.name()), message: e.to_string() };
+        let g = match self {
+            ModelSource::Builtin(n) => tpusim_graph::load(&n.to_ascii_lowercase(), batch, resolution),
+            ModelSource::Onnx { bytes, .. } => tpusim_graph::from_onnx_bytes(bytes, Some(batch), Some(resolution)),
+            ModelSource::Topology { name, text } => tpusim_graph::from_topology_csv(text, name, batch),
+        }
+        .map_err(lower)?;
+        tpusim_graph::fuse::fuse(&g).map_err(lower)
+    }
+}
+
+/// One report to make.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The network.
+    pub model: ModelSource,
+    /// Chip name (TPU or NPU preset).
+    pub chip: String,
+    /// Batch size.
+    pub batch: u64,
+    /// Element type name, `None` = the chip's default (bf16 on TPUs, f16 on NPUs).
+    pub dtype: Option<String>,
+    /// Input resolution (H, W).
+    pub resolution: (u64, u64),
+    /// TPU VMEM override, bytes.
+    pub vmem_bytes: Option<u64>,
+}
+
+impl Request {
+    /// The default run: ResNet-50, batch 1, 224×224, on the default chip.
+    pub fn default_run() -> Request {
+        Request {
+            model: ModelSource::Builtin(DEFAULT_MODEL.into()),
+            chip: crate::machine::DEFAULT_CHIP.into(),
+            batch: 1,
+            dtype: None,
+            resolution: DEFAULT_RESOLUTION,
+            vmem_bytes: None,
+        }
+    }
+}
+
+/// Make the report of one request.
+pub fn report(req: &Request) -> Result<Report> {
+    let machine = Machine::lookup(&req.chip, req.vmem_bytes)?;
+    let dtype = match &req.dtype {
+        Some(d) => parse_dtype(d)?,
+        None => machine.default_dtype(),
+    };
+    let graph = req.model.graph(req.batch, req.resolution)?;
+    report_graph(&graph, req.model.name(), &machine, dtype, req.batch)
+}
+
+fn is_view(kind: &OpKind) -> bool {
+    matches!(kind, OpKind::Flatten | OpKind::Reshape)
+}
+
+fn add(a: u64, b: u64, what: &str) -> Result<u64> {
+    a.checked_add(b).ok_or_else(|| ReportError::Overflow(what.to_string()))
+}
+
+/// Make the report of a (fused) graph on a machine.
+pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: ElementType, batch: u64) -> Result<Report> {
+    let bw = machine.offchip_bytes_per_s(dtype)?;
+    let peak = machine.peak_flops_per_s(dtype)?;
+    let vector = machine.vector_flops_per_s(dtype)?;
+    let stored_all: Vec<Stored> = (0..graph.tensors.len()).map(|t| stored(machine, graph, t, dtype)).collect::<Result<_>>()?;
+    let expansion: Vec<f64> = stored_all.iter().map(|s| if s.bytes_logical > 0 { s.bytes_moved as f64 / s.bytes_logical as f64 } else { 1.0 }).collect();
+    let timer = Timer::new(graph, machine, dtype, expansion)?;
+
+    // the plan
+    let pchip = machine.planner_chip()?;
+    let opts = PlanOptions { dtype, ..PlanOptions::default() };
+    let plan = tpusim_planner::plan(graph, &pchip, &opts).map_err(|e| match e {
+        tpusim_planner::PlanError::BadOption { name: "dtype", value, why } => ReportError::BadDtype { given: value, why: why.to_string() },
+        other => ReportError::Lower { context: format!("planning '{model}' on {}", machine.name()), message: other.to_string() },
+    })?;
+
+    // layers alone
+    let mut layers = Vec::with_capacity(graph.ops.len());
+    let (mut flops, mut macs, mut bytes_logical, mut bytes_moved) = (0u64, 0u64, 0u64, 0u64);
+    for op in &graph.ops {
+        let y = op.outputs.first().map(|&t| graph.tensors[t].shape);
+        let c = match y {
+            Some(s) => timer.compute(op, s.n, s.h)?,
+            None => crate::timing::Compute { seconds: 0.0, macs: 0, flops: 0, utilization: 0.0 },
+        };
+        let (mut bl, mut bm) = (0u64, 0u64);
+        if !is_view(&op.kind) {
+            for &t in op.inputs.iter().chain(&op.weights).chain(&op.outputs) {
+                bl = add(bl, stored_all[t].bytes_logical, "layer bytes")?;
+                bm = add(bm, stored_all[t].bytes_moved, "layer bytes")?;
+            }
+        }
+        let memory_s = bm as f64 / bw;
+        let utilization = c.utilization;
+        flops = add(flops, c.flops, "total FLOPs")?;
+        macs = add(macs, c.macs, "total MACs")?;
+        bytes_logical = add(bytes_logical, bl, "total logical bytes")?;
+        bytes_moved = add(bytes_moved, bm, "total bytes moved")?;
+        layers.push(LayerReport {
+            name: op.name.clone(),
+            op: op.kind.name().to_string(),
+            flops: c.flops,
+            bytes_logical: bl,
+            bytes_moved: bm,
+            compute_s: c.seconds,
+            memory_s,
+            bound: if c.seconds >= memory_s { "compute".into() } else { "memory".into() },
+            group: 0,
+            utilization,
+        });
+    }
+
+    // groups in execution order: planner groups and global ops, by first op
+    let ctx = Ctx::new(graph, &stored_all, &timer, bw);
+    let mut pieces: Vec<(usize, GroupReport)> = Vec::new();
+    for gp in &plan.groups {
+        let first = gp.ops.first().and_then(|n| ctx.ops.get(n.as_str()).copied()).ok_or_else(|| ReportError::Lower {
+            context: "reading the plan".into(),
+            message: format!("group {:?} names an unknown op", gp.ops),
+        })?;
+        pieces.push((first, ctx.group(gp)?));
+    }
+    for name in &plan.global_ops {
+        let o = ctx.ops.get(name.as_str()).copied().ok_or_else(|| ReportError::Lower {
+            context: "reading the plan".into(),
+            message: format!("global op '{name}' is not in the graph"),
+        })?;
+        let l = &layers[o];
+        pieces.push((
+            o,
+            GroupReport {
+                ops: vec![name.clone()],
+                time_s: l.time_s(),
+                global: true,
+                nsecs: 1,
+                hsecs: 1,
+                dma_s: l.memory_s,
+                compute_s: l.compute_s,
+                blocks: vec![],
+            },
+        ));
+    }
+    pieces.sort_by_key(|p| p.0);
+    let groups: Vec<GroupReport> = pieces.into_iter().map(|p| p.1).collect();
+    for (gi, g) in groups.iter().enumerate() {
+        for name in &g.ops {
+            if let Some(&o) = ctx.ops.get(name.as_str()) {
+                layers[o].group = gi;
+            }
+        }
+    }
+    let total_time_s: f64 = groups.iter().map(|g| g.time_s).sum();
+
+    // roofline lower bound: all MACs at the best MAC rate, compulsory bytes once
+    let mac_rate = match machine {
+        Machine::Npu(n) => {
+            let t = crate::machine::npu_timing(&n.chip, dtype)?;
+            2.0 * n.chip.npu_num as f64 * t.clock_hz * t.macs_per_cycle_per_lane.max(t.eltwise_per_cycle_per_lane)
+        }
+        Machine::Tpu(_) => peak,
+    };
+    let mut compulsory = 0u64;
+    let real_op = |t: usize, producer: bool| {
+        graph.ops.iter().any(|o| !is_view(&o.kind) && if producer { o.outputs.contains(&t) } else { o.inputs.contains(&t) })
+    };
+    for &t in &graph.inputs {
+        if real_op(t, false) {
+            compulsory = add(compulsory, stored_all[t].bytes_logical, "compulsory bytes")?;
+        }
+    }
+    for &t in &graph.outputs {
+        if real_op(t, true) {
+            compulsory = add(compulsory, stored_all[t].bytes_logical, "compulsory bytes")?;
+        }
+    }
+    for (t, tensor) in graph.tensors.iter().enumerate() {
+        if tensor.kind == tpusim_graph::TensorKind::Weight {
+            compulsory = add(compulsory, stored_all[t].bytes_logical, "compulsory bytes")?;
+        }
+    }
+    let roofline_lower_bound_s = (2.0 * macs as f64 / mac_rate).max(compulsory as f64 / bw);
+
+    // tensors, worst padded first
+    let mut tensors: Vec<TensorReport> = graph
+        .tensors
+        .iter()
+        .zip(&stored_all)
+        .map(|(t, s)| TensorReport {
+            name: t.name.clone(),
+            shape: t.shape.to_string(),
+            layout: s.layout.clone(),
+            bytes_logical: s.bytes_logical,
+            bytes_stored: s.bytes_stored,
+        })
+        .collect();
+    tensors.sort_by(|a, b| b.waste_bytes().cmp(&a.waste_bytes()).then(a.name.cmp(&b.name)));
+    let worst_layout = tensors.first().and_then(|w| {
+        let t = ctx.tensors.get(w.name.as_str())?;
+        Some(picture(&w.name, &stored_all[*t]))
+    });
+
+    Ok(Report {
+        model: model.to_string(),
+        chip: machine.name().to_string(),
+        total_time_s,
+        roofline_lower_bound_s,
+        flops,
+        bytes_logical,
+        bytes_moved,
+        layers,
+        groups,
+        batch,
+        dtype: dtype.name().to_string(),
+        chip_kind: machine.kind().to_string(),
+        peak_flops_per_s: peak,
+        vector_flops_per_s: vector,
+        offchip_bytes_per_s: bw,
+        onchip_bytes: machine.onchip_bytes(),
+        lane_bytes: pchip.lane_bytes,
+        achieved_flops_per_s: if total_time_s > 0.0 { flops as f64 / total_time_s } else { 0.0 },
+        tensors,
+        worst_layout,
+    })
+}

@@ -1,0 +1,169 @@
+//! The terminal rendering of a [`Report`]: a summary (total time, achieved vs peak
+//! FLOP/s, bytes moved vs logical, top layers by time, top tensors by padding waste) and
+//! a per-layer table. Returns text; the CLI prints it.
+
+use crate::model::Report;
+use crate::units::{bytes, percent, seconds, si};
+use std::fmt::Write;
+
+/// How many rows the summary's top lists show.
+pub const TOP_N: usize = 10;
+
+/// A plain text table: header, rows, columns right-aligned except the first two.
+fn table(header: &[&str], rows: &[Vec<String>], left_cols: usize) -> String {
+    let ncol = header.len();
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, cell) in r.iter().enumerate().take(ncol) {
+            width[i] = width[i].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: &[String], out: &mut String| {
+        let mut parts = Vec::with_capacity(ncol);
+        for (i, cell) in cells.iter().enumerate().take(ncol) {
+            let pad = width[i].saturating_sub(cell.chars().count());
+            if i < left_cols {
+                parts.push(format!("{cell}{}", " ".repeat(pad)));
+            } else {
+                parts.push(format!("{}{cell}", " ".repeat(pad)));
+            }
+        }
+        let _ = writeln!(out, "  {}", parts.join("  ").trim_end());
+    };
+    let head: Vec<String> = header.iter().map(|s| s.to_string()).collect();
+    line(&head, &mut out);
+    for r in rows {
+        line(r, &mut out);
+    }
+    out
+}
+
+/// The summary block: headline figures and the two top-10 lists.
+pub fn summary(r: &Report) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} on {} ({}), batch {}, {}",
+        r.model,
+        r.chip,
+        r.chip_kind.to_uppercase(),
+        r.batch,
+        r.dtype
+    );
+    let ratio = if r.roofline_lower_bound_s > 0.0 {
+        r.total_time_s / r.roofline_lower_bound_s
+    } else {
+        f64::NAN
+    };
+    let _ = writeln!(
+        o,
+        "  total time        {}  (roofline lower bound {}, plan is {:.2}x the bound)",
+        seconds(r.total_time_s),
+        seconds(r.roofline_lower_bound_s),
+        ratio
+    );
+    let _ = writeln!(
+        o,
+        "  compute           {} achieved of {} peak ({} of peak), {} in total",
+        si(r.achieved_flops_per_s, "FLOP/s"),
+        si(r.peak_flops_per_s, "FLOP/s"),
+        percent(r.achieved_flops_per_s / r.peak_flops_per_s),
+        si(r.flops as f64, "FLOP")
+    );
+    let expansion = if r.bytes_logical > 0 {
+        r.bytes_moved as f64 / r.bytes_logical as f64
+    } else {
+        1.0
+    };
+    let _ = writeln!(
+        o,
+        "  bytes (per layer) {} moved for {} logical ({:.2}x, layout padding)",
+        bytes(r.bytes_moved),
+        bytes(r.bytes_logical),
+        expansion
+    );
+    let global = r.groups.iter().filter(|g| g.global).count();
+    let _ = writeln!(
+        o,
+        "  plan              {} layers in {} groups ({} global ops); off-chip {}/s, on-chip {}",
+        r.layers.len(),
+        r.groups.len(),
+        global,
+        bytes(r.offchip_bytes_per_s as u64),
+        bytes(r.onchip_bytes)
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Top {TOP_N} layers by time (each alone, max of compute and memory):");
+    let rows: Vec<Vec<String>> = r
+        .top_layers_by_time(TOP_N)
+        .into_iter()
+        .map(|l| {
+            vec![
+                l.name.clone(),
+                l.op.clone(),
+                seconds(l.time_s()),
+                l.bound.clone(),
+                percent(l.utilization),
+                l.group.to_string(),
+            ]
+        })
+        .collect();
+    o.push_str(&table(&["layer", "op", "time", "bound", "util", "group"], &rows, 2));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Top {TOP_N} tensors by padding waste:");
+    let rows: Vec<Vec<String>> = r
+        .top_tensors_by_waste(TOP_N)
+        .into_iter()
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                t.layout.clone(),
+                bytes(t.bytes_logical),
+                bytes(t.bytes_stored),
+                bytes(t.waste_bytes()),
+                format!("{:.2}x", t.expansion()),
+            ]
+        })
+        .collect();
+    o.push_str(&table(&["tensor", "stored as", "logical", "stored", "waste", "expansion"], &rows, 2));
+    o
+}
+
+/// The per-layer table: every op with FLOPs, bytes, compute and memory time, bound and
+/// group.
+pub fn layer_table(r: &Report) -> String {
+    let rows: Vec<Vec<String>> = r
+        .layers
+        .iter()
+        .map(|l| {
+            vec![
+                l.name.clone(),
+                l.op.clone(),
+                si(l.flops as f64, "FLOP"),
+                bytes(l.bytes_logical),
+                bytes(l.bytes_moved),
+                seconds(l.compute_s),
+                seconds(l.memory_s),
+                l.bound.clone(),
+                percent(l.utilization),
+                l.group.to_string(),
+            ]
+        })
+        .collect();
+    let mut o = String::from("Layers:\n");
+    o.push_str(&table(
+        &["layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util", "group"],
+        &rows,
+        2,
+    ));
+    o
+}
+
+/// Summary, then the per-layer table.
+pub fn render(r: &Report) -> String {
+    let mut o = summary(r);
+    o.push('\n');
+    o.push_str(&layer_table(r));
+    o
+}

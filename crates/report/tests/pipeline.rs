@@ -1,0 +1,171 @@
+//! The whole pipeline on the built-in models and every chip kind: the totals equal the
+//! sum of the parts, every op is in exactly one group, the roofline lower bound never
+//! exceeds the planned time, and the TPU layouts show their padding.
+
+use proptest::prelude::*;
+use tpusim_report::{report, Report, ReportError, ModelSource, Request};
+
+/// TPUs whose database entry has no VMEM size get this one in these tests (an input of
+/// the test, not a claim about the chips: the report refuses to guess it).
+const TEST_VMEM: u64 = 128 << 20;
+
+fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Request {
+    Request {
+        model: ModelSource::Builtin(model.into()),
+        chip: chip.into(),
+        batch,
+        dtype: dtype.map(str::to_string),
+        resolution: (res, res),
+        vmem_bytes: if chip == "v5e" || chip.starts_with("bm") { None } else { Some(TEST_VMEM) },
+    }
+}
+
+/// Every invariant a report must satisfy.
+fn check(r: &Report) {
+    let ctx = format!("{} on {} b{} {}", r.model, r.chip, r.batch, r.dtype);
+    // totals are the sums of their parts
+    let sum: f64 = r.groups.iter().map(|g| g.time_s).sum();
+    assert!((r.total_time_s - sum).abs() <= 1e-12 * sum.max(1e-30), "{ctx}: total {} != sum of groups {sum}", r.total_time_s);
+    assert_eq!(r.flops, r.layers.iter().map(|l| l.flops).sum::<u64>(), "{ctx}: flops");
+    assert_eq!(r.bytes_logical, r.layers.iter().map(|l| l.bytes_logical).sum::<u64>(), "{ctx}: bytes_logical");
+    assert_eq!(r.bytes_moved, r.layers.iter().map(|l| l.bytes_moved).sum::<u64>(), "{ctx}: bytes_moved");
+    // every op in exactly one group, and the layer points at it
+    let mut seen = vec![0u32; r.layers.len()];
+    for (gi, g) in r.groups.iter().enumerate() {
+        assert!(!g.ops.is_empty(), "{ctx}: empty group {gi}");
+        if g.global {
+            assert_eq!(g.ops.len(), 1, "{ctx}: a global op is a group of one");
+        }
+        for name in &g.ops {
+            let li = r.layers.iter().position(|l| &l.name == name).unwrap_or_else(|| panic!("{ctx}: group op {name} is no layer"));
+            seen[li] += 1;
+            assert_eq!(r.layers[li].group, gi, "{ctx}: layer {name} names the wrong group");
+        }
+        assert!(g.time_s >= 0.0 && g.time_s.is_finite(), "{ctx}: group {gi} time {}", g.time_s);
+        // a group takes at least its compute and its DMA
+        assert!(g.time_s * (1.0 + 1e-9) >= g.compute_s.max(g.dma_s) - 1e-15, "{ctx}: group {gi} {} < max({}, {})", g.time_s, g.compute_s, g.dma_s);
+    }
+    assert!(seen.iter().all(|&n| n == 1), "{ctx}: ops not in exactly one group: {seen:?}");
+    // layers: bytes moved never below logical; bound names the larger time
+    for l in &r.layers {
+        assert!(l.bytes_moved >= l.bytes_logical, "{ctx}: {} moves less than its logical bytes", l.name);
+        assert_eq!(l.bound, if l.compute_s >= l.memory_s { "compute" } else { "memory" }, "{ctx}: {} bound", l.name);
+        assert!(l.utilization <= 1.0 + 1e-9, "{ctx}: {} utilization {}", l.name, l.utilization);
+    }
+    // the roofline lower bound never exceeds the plan (float tolerance 1e-9 relative)
+    assert!(r.roofline_lower_bound_s > 0.0, "{ctx}: no lower bound");
+    assert!(
+        r.roofline_lower_bound_s <= r.total_time_s * (1.0 + 1e-9),
+        "{ctx}: lower bound {} > planned {}",
+        r.roofline_lower_bound_s,
+        r.total_time_s
+    );
+    assert!(r.achieved_flops_per_s <= r.peak_flops_per_s * (1.0 + 1e-9), "{ctx}: achieved above peak");
+}
+
+#[test]
+fn every_builtin_model_on_every_chip_kind() {
+    for chip in ["v5e", "v6e", "bm1684x", "bm1688"] {
+        for model in ["resnet18", "resnet50", "mobilenetv2", "vgg16"] {
+            // VGG-16's adaptive 7x7 pool needs input/32 to divide or be a multiple of 7
+            let res = if model == "vgg16" { 32 } else { 64 };
+            let r = report(&req(model, chip, 1, None, res)).unwrap_or_else(|e| panic!("{model} on {chip}: {e}"));
+            assert_eq!(r.layers.len(), tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, (res, res)).unwrap()).unwrap().ops.len());
+            check(&r);
+        }
+    }
+}
+
+#[test]
+fn every_tpu_generation() {
+    for chip in ["v3", "v4p", "v5p", "v5e", "v6e"] {
+        let r = report(&req("resnet18", chip, 2, None, 96)).unwrap_or_else(|e| panic!("{chip}: {e}"));
+        assert_eq!(r.chip_kind, "tpu");
+        check(&r);
+    }
+}
+
+#[test]
+fn default_run_is_resnet50_on_v5e() {
+    let r = report(&Request::default_run()).unwrap();
+    assert_eq!((r.model.as_str(), r.chip.as_str(), r.batch, r.dtype.as_str()), ("resnet50", "v5e", 1, "bf16"));
+    check(&r);
+    // ResNet-50: 4.1 GMACs at 224² (torchvision) → about 8.2 GFLOP
+    assert!((8.0e9..8.4e9).contains(&(r.flops as f64)), "flops {}", r.flops);
+    // the 3-channel input is stored with channels on the 128 lanes: 128/3 of its bytes
+    let input = r.tensors.iter().find(|t| t.name == "input").unwrap();
+    assert_eq!(input.bytes_logical, 224 * 224 * 3 * 2);
+    assert_eq!(input.bytes_stored, 224 * 224 * 128 * 2);
+    assert!(input.layout.starts_with("bf16[1,224,224,3]{3,2,1,0:T(8,128)(2,1)}"), "{}", input.layout);
+    // …and it is the worst-padded tensor, whose picture is drawn
+    assert_eq!(r.tensors[0].name, "input");
+    let p = r.worst_layout.as_ref().unwrap();
+    assert_eq!(p.tensor, "input");
+    assert_eq!((p.rows, p.cols), (28, 1));
+    assert!(p.fill.iter().all(|f| (f - 3.0 / 128.0).abs() < 1e-12));
+    // conv1 reads that input: it moves more than it needs
+    let conv1 = r.layers.iter().find(|l| l.name == "conv1").unwrap();
+    assert!(conv1.bytes_moved >= conv1.bytes_logical + (224 * 224 * 125 * 2));
+}
+
+#[test]
+fn npu_moves_logical_bytes_and_pads_lanes() {
+    let r = report(&req("resnet18", "bm1684x", 1, None, 64)).unwrap();
+    assert_eq!(r.chip_kind, "npu");
+    assert_eq!(r.dtype, "f16");
+    assert_eq!(r.bytes_moved, r.bytes_logical, "GMEM is contiguous");
+    // the 3-channel input reserves its aligned size in all 64 lanes
+    let input = r.tensors.iter().find(|t| t.name == "input").unwrap();
+    let per_lane = (64u64 * 64).div_ceil(32) * 32 * 2; // one channel row, EU_NUM 32 f16
+    assert_eq!(input.bytes_stored, per_lane * 64);
+    check(&r);
+    // LMEM blocks stay inside a lane
+    for g in &r.groups {
+        for b in &g.blocks {
+            assert!(b.addr + b.size <= r.lane_bytes, "{} at {}+{} beyond {}", b.name, b.addr, b.size, r.lane_bytes);
+        }
+    }
+}
+
+#[test]
+fn dtypes_change_rates() {
+    let bf16 = report(&req("resnet18", "v5e", 1, Some("bf16"), 64)).unwrap();
+    let int8 = report(&req("resnet18", "v5e", 1, Some("int8"), 64)).unwrap();
+    let f32 = report(&req("resnet18", "v5e", 1, Some("f32"), 64)).unwrap();
+    assert_eq!(int8.peak_flops_per_s, 3.94e14);
+    assert_eq!(bf16.peak_flops_per_s, 1.97e14);
+    assert!(f32.total_time_s > bf16.total_time_s);
+    for r in [&bf16, &int8, &f32] {
+        check(r);
+    }
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    assert!(matches!(report(&req("resnet18", "nochip", 1, None, 64)), Err(ReportError::UnknownChip { .. })));
+    assert!(matches!(report(&req("resnet18", "v5e", 1, Some("f64"), 64)), Err(ReportError::BadDtype { .. })));
+    assert!(matches!(report(&req("resnet18", "v5e", 1, Some("nonsense"), 64)), Err(ReportError::BadDtype { .. })));
+    assert!(matches!(report(&req("resnet18", "v5e", 0, None, 64)), Err(ReportError::BadBatch { .. })));
+    assert!(report(&req("nonet", "v5e", 1, None, 64)).is_err());
+    let mut r = req("resnet18", "v5p", 1, None, 64);
+    r.vmem_bytes = None;
+    let e = report(&r).unwrap_err();
+    assert!(matches!(e, ReportError::MissingFigure { .. }), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    /// The roofline lower bound never exceeds the planned time, over models, chips,
+    /// batches, resolutions and dtypes.
+    #[test]
+    fn lower_bound_never_exceeds_plan(
+        model in prop::sample::select(vec!["resnet18", "mobilenetv2", "resnet50"]),
+        chip in prop::sample::select(vec!["v5e", "v4p", "v6e", "bm1684x", "bm1688", "cv183x"]),
+        batch in 1u64..4,
+        res in prop::sample::select(vec![32u64, 48, 64, 96]),
+        dtype in prop::sample::select(vec!["bf16", "f16", "int8", "f32"]),
+    ) {
+        let r = report(&req(model, chip, batch, Some(dtype), res)).unwrap_or_else(|e| panic!("{model} {chip} b{batch} {res} {dtype}: {e}"));
+        check(&r);
+    }
+}

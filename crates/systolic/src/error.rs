@@ -1,0 +1,80 @@
+//! The crate's error type: every variant names the offending input.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in `tpusim-systolic`. All variants describe bad input
+/// (the caller's fault); none is an internal failure.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SystolicError {
+    /// A dimension that must be at least 1 was 0.
+    #[error("{what} must be at least 1 (got 0)")]
+    Zero {
+        /// Which dimension, e.g. "array rows" or "GEMM K".
+        what: String,
+    },
+    /// A product or sum of sizes does not fit in u64 (or in memory for the engine).
+    #[error("{what} overflows: the sizes are too large")]
+    Overflow {
+        /// Which quantity overflowed.
+        what: String,
+    },
+    /// A value is outside the range this operation accepts.
+    #[error("{what} is {given}, but the limit is {limit}")]
+    TooLarge {
+        /// Which quantity.
+        what: String,
+        /// The value given.
+        given: u64,
+        /// The largest accepted value.
+        limit: u64,
+    },
+    /// A convolution whose filter (after dilation) does not fit the padded input, or
+    /// whose channels/filters do not divide by the group count.
+    #[error("invalid convolution: {0}")]
+    BadConv(String),
+    /// Operand matrices whose shapes do not agree with the GEMM.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    /// A dataflow name other than ws, os, is.
+    #[error("unknown dataflow '{0}' (use ws, os or is)")]
+    Dataflow(String),
+    /// A malformed SCALE-Sim config file.
+    #[error("config {file}: {msg}")]
+    Config {
+        /// File name (or "<text>").
+        file: String,
+        /// What is wrong, with the offending line or key.
+        msg: String,
+    },
+    /// A malformed SCALE-Sim topology CSV.
+    #[error("topology {file} line {line}: {msg}")]
+    Topology {
+        /// File name (or "<text>").
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, SystolicError>;
+
+pub(crate) fn zero(what: &str) -> SystolicError {
+    SystolicError::Zero { what: what.to_string() }
+}
+
+pub(crate) fn overflow(what: &str) -> SystolicError {
+    SystolicError::Overflow { what: what.to_string() }
+}
+
+/// Checked multiply with a named overflow error.
+pub(crate) fn mul(a: u64, b: u64, what: &str) -> Result<u64> {
+    a.checked_mul(b).ok_or_else(|| overflow(what))
+}
+
+/// Checked add with a named overflow error.
+pub(crate) fn add(a: u64, b: u64, what: &str) -> Result<u64> {
+    a.checked_add(b).ok_or_else(|| overflow(what))
+}

@@ -1,0 +1,24 @@
+//! SCALE-Sim 3.0.0 compatibility: its `.cfg` config and topology CSVs in
+//! ([`config`], [`topology`]), its three per-layer reports out ([`report`]), and
+//! [`compat`], which reproduces its numbers exactly, next to [`ours`], our own model
+//! written in the same report format.
+//!
+//! Where the two differ, and why (see also `tests/scalesim_goldens.rs`):
+//!
+//! * SCALE-Sim's "Total Cycles" is `folds · (fold length) − 1`: the last cycle's
+//!   *index*, not a count (the off-by-one its users report). We count cycles.
+//! * SCALE-Sim pads every fold to the full array (a partial fold costs as much as a full
+//!   one) and reloads weights every fold with no overlap (ws: `2R + C + M − 2` per fold).
+//!   Our engine ends a fold when its last *used* column's result has left, and by default
+//!   double-buffers the weight load so it hides behind the previous fold.
+//! * SCALE-Sim's os dataflow does not count the time to drain the stationary results
+//!   out of the array; ours does (R cycles, exposed without double buffering).
+//! * SCALE-Sim's os "SRAM OFMAP Writes" adds R + C per fold to the real count (an
+//!   inflated output count); ours counts M·N.
+
+pub mod compat;
+pub mod config;
+pub mod ours;
+pub mod pyfmt;
+pub mod report;
+pub mod topology;

@@ -1,0 +1,133 @@
+//! SCALE-Sim topology CSVs: conv layers (`Layer name, IFMAP Height, IFMAP Width,
+//! Filter Height, Filter Width, Channels, Num Filter, Strides,`) and GEMM mode
+//! (`Layer, M, N, K,`). Told apart by the header, or forced.
+
+use crate::error::{Result, SystolicError};
+use crate::shape::{Conv, Gemm};
+
+/// Which topology format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopoFormat {
+    /// Conv layers.
+    Conv,
+    /// GEMM (M, N, K) rows.
+    Gemm,
+}
+
+/// One layer as SCALE-Sim sees it (a GEMM is stored as a conv the way SCALE-Sim does:
+/// ifmap M×K, one K-wide filter row, N filters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopoLayer {
+    /// Layer name (depthwise `DP` layers are split per channel, as SCALE-Sim does:
+    /// `<name>Channel_<i>`).
+    pub name: String,
+    /// IFMAP height (already padded: SCALE-Sim has no padding column).
+    pub ifmap_h: u64,
+    /// IFMAP width.
+    pub ifmap_w: u64,
+    /// Filter height.
+    pub filt_h: u64,
+    /// Filter width.
+    pub filt_w: u64,
+    /// Input channels.
+    pub channels: u64,
+    /// Number of filters (output channels).
+    pub num_filt: u64,
+    /// Stride (both directions).
+    pub stride: u64,
+}
+
+impl TopoLayer {
+    /// Output size as SCALE-Sim computes it: ⌈(H − F + S) / S⌉ (windows overhanging
+    /// the bottom/right edge count, with their missing pixels unread).
+    pub fn scalesim_ofmap(&self) -> (u64, u64) {
+        let f = |i: u64, k: u64, s: u64| (i - k + s).div_ceil(s);
+        (f(self.ifmap_h, self.filt_h, self.stride), f(self.ifmap_w, self.filt_w, self.stride))
+    }
+    /// The GEMM SCALE-Sim runs: M = output pixels, K = FH·FW·C, N = filters.
+    pub fn scalesim_gemm(&self) -> Result<Gemm> {
+        let (oh, ow) = self.scalesim_ofmap();
+        Gemm::new(oh * ow, self.filt_h * self.filt_w * self.channels, self.num_filt)
+    }
+    /// The layer as an ordinary convolution (no padding, batch 1, output
+    /// ⌊(H − F)/S⌋ + 1: only windows that fit).
+    pub fn conv(&self) -> Conv {
+        let mut c = Conv::simple(self.ifmap_h, self.ifmap_w, self.channels, self.filt_h, self.filt_w, self.num_filt);
+        c.stride_h = self.stride;
+        c.stride_w = self.stride;
+        c
+    }
+}
+
+fn terr(file: &str, line: usize, msg: String) -> SystolicError {
+    SystolicError::Topology { file: file.to_string(), line, msg }
+}
+
+/// Parse a topology CSV. `format`: `None` tells the format from the header (`Layer,
+/// M, N, K` is GEMM, anything else conv). Rows may end with or without SCALE-Sim's
+/// trailing comma.
+pub fn parse_topology(text: &str, file: &str, format: Option<TopoFormat>) -> Result<(TopoFormat, Vec<TopoLayer>)> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines.next().ok_or_else(|| terr(file, 1, "empty file (expected a header row)".into()))?;
+    let hcells: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
+    let detected = if hcells.len() >= 4 && hcells[1] == "m" && hcells[2] == "n" && hcells[3] == "k" { TopoFormat::Gemm } else { TopoFormat::Conv };
+    let fmt = format.unwrap_or(detected);
+    let mut out = Vec::new();
+    for (no, line) in lines {
+        let ln = no + 1;
+        let mut cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.last() == Some(&"") {
+            cells.pop();
+        }
+        let need = if fmt == TopoFormat::Gemm { 4 } else { 8 };
+        if cells.len() < need {
+            return Err(terr(file, ln, format!("expected at least {need} columns, got {}: '{line}'", cells.len())));
+        }
+        let name = cells[0].to_string();
+        let num = |i: usize, what: &str| -> Result<u64> {
+            let v: u64 = cells[i].parse().map_err(|_| terr(file, ln, format!("{what} '{}' is not a whole number", cells[i])))?;
+            if v == 0 {
+                return Err(terr(file, ln, format!("{what} must be at least 1")));
+            }
+            if v > (1 << 32) {
+                return Err(terr(file, ln, format!("{what} {v} is larger than 2^32")));
+            }
+            Ok(v)
+        };
+        let layer = if fmt == TopoFormat::Gemm {
+            let (m, n, k) = (num(1, "M")?, num(2, "N")?, num(3, "K")?);
+            TopoLayer { name, ifmap_h: m, ifmap_w: k, filt_h: 1, filt_w: k, channels: 1, num_filt: n, stride: 1 }
+        } else {
+            TopoLayer {
+                name,
+                ifmap_h: num(1, "IFMAP Height")?,
+                ifmap_w: num(2, "IFMAP Width")?,
+                filt_h: num(3, "Filter Height")?,
+                filt_w: num(4, "Filter Width")?,
+                channels: num(5, "Channels")?,
+                num_filt: num(6, "Num Filter")?,
+                stride: num(7, "Strides")?,
+            }
+        };
+        if layer.filt_h > layer.ifmap_h || layer.filt_w > layer.ifmap_w {
+            return Err(terr(file, ln, format!("filter {}x{} is larger than the IFMAP {}x{}", layer.filt_h, layer.filt_w, layer.ifmap_h, layer.ifmap_w)));
+        }
+        if let Err(e) = layer.scalesim_gemm() {
+            return Err(terr(file, ln, e.to_string()));
+        }
+        if fmt == TopoFormat::Conv && layer.name.contains("DP") {
+            if layer.channels > 100_000 {
+                return Err(terr(file, ln, format!("depthwise layer with {} channels (limit 100000)", layer.channels)));
+            }
+            for ch in 0..layer.channels {
+                out.push(TopoLayer { name: format!("{}Channel_{ch}", layer.name), channels: 1, ..layer.clone() });
+            }
+        } else {
+            out.push(layer);
+        }
+    }
+    if out.is_empty() {
+        return Err(terr(file, 1, "no layers".into()));
+    }
+    Ok((fmt, out))
+}
