@@ -131,8 +131,7 @@ impl Chip {
         let chip: Chip = toml::from_str(text).map_err(|e| ChipError::BadChipFile {
             origin: origin.to_string(),
             message: e.message().to_string()
-                + &e
-                    .span()
+                + &e.span()
                     .map(|s| format!(" (at byte {})", s.start))
                     .unwrap_or_default(),
         })?;
@@ -154,7 +153,10 @@ impl Chip {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
         {
-            return Err(bad("name", "must be non-empty letters, digits, '-', '_' or '.'".into()));
+            return Err(bad(
+                "name",
+                "must be non-empty letters, digits, '-', '_' or '.'".into(),
+            ));
         }
         let rates: [(&str, Option<f64>); 13] = [
             ("hbm_bytes_per_s", Some(self.hbm_bytes_per_s)),
@@ -166,7 +168,10 @@ impl Chip {
             ("int4_ops_per_s", self.int4_ops_per_s),
             ("fp8_flops_per_s", self.fp8_flops_per_s),
             ("vpu_flops_per_s", self.vpu_flops_per_s),
-            ("ici_one_way_bytes_per_s", Some(self.ici_one_way_bytes_per_s)),
+            (
+                "ici_one_way_bytes_per_s",
+                Some(self.ici_one_way_bytes_per_s),
+            ),
             ("ici_bidi_bytes_per_s", Some(self.ici_bidi_bytes_per_s)),
             ("pcie_bytes_per_s", Some(self.pcie_bytes_per_s)),
             ("dcn_bytes_per_s", Some(self.dcn_bytes_per_s)),
@@ -179,7 +184,10 @@ impl Chip {
             }
         }
         if !(self.hop_latency_s.is_finite() && self.hop_latency_s >= 0.0) {
-            return Err(bad("hop_latency_s", format!("must be >= 0, got {}", self.hop_latency_s)));
+            return Err(bad(
+                "hop_latency_s",
+                format!("must be >= 0, got {}", self.hop_latency_s),
+            ));
         }
         let counts: [(&str, Option<u32>); 8] = [
             ("cores_per_chip", Some(self.cores_per_chip)),
@@ -214,14 +222,27 @@ impl Chip {
         }
         let rank = self.pod_shape.len();
         if !(1..=3).contains(&rank) || self.pod_shape.contains(&0) {
-            return Err(bad("pod_shape", format!("must have 1 to 3 axes of at least 1, got {:?}", self.pod_shape)));
+            return Err(bad(
+                "pod_shape",
+                format!(
+                    "must have 1 to 3 axes of at least 1, got {:?}",
+                    self.pod_shape
+                ),
+            ));
         }
         if self.host_shape.len() != rank
-            || self.host_shape.iter().zip(&self.pod_shape).any(|(h, p)| *h == 0 || h > p)
+            || self
+                .host_shape
+                .iter()
+                .zip(&self.pod_shape)
+                .any(|(h, p)| *h == 0 || h > p)
         {
             return Err(bad(
                 "host_shape",
-                format!("must have the pod's {rank} axes, each between 1 and the pod's, got {:?}", self.host_shape),
+                format!(
+                    "must have the pod's {rank} axes, each between 1 and the pod's, got {:?}",
+                    self.host_shape
+                ),
             ));
         }
         match self.wraparound {
@@ -256,7 +277,8 @@ impl Chip {
     /// Whether `name` (case-insensitive) is this chip's name or one of its aliases.
     pub fn answers_to(&self, name: &str) -> bool {
         let n = name.trim().to_ascii_lowercase();
-        self.name.eq_ignore_ascii_case(&n) || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(&n))
+        self.name.eq_ignore_ascii_case(&n)
+            || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(&n))
     }
 
     /// VMEM → MXU bandwidth per chip, bytes/s: `hbm_bytes_per_s × vmem_bw_ratio`.
@@ -268,7 +290,10 @@ impl Chip {
     /// (one multiply-add per systolic cell per cycle). None without `mxu_dim`.
     pub fn mxu_flops_per_cycle(&self) -> Option<f64> {
         self.mxu_dim.map(|d| {
-            2.0 * f64::from(d) * f64::from(d) * f64::from(self.mxus_per_core) * f64::from(self.cores_per_chip)
+            2.0 * f64::from(d)
+                * f64::from(d)
+                * f64::from(self.mxus_per_core)
+                * f64::from(self.cores_per_chip)
         })
     }
 
@@ -307,14 +332,21 @@ impl Chip {
             RateClass::Int4 => match (self.int4_ops_per_s, self.int8_ops_per_s) {
                 (Some(v), _) => (v, "table".into()),
                 (None, Some(v)) => (v, "no int4 rate: int8 rate".into()),
-                (None, None) => (self.bf16_flops_per_s, "no int4 or int8 rate: bf16 rate".into()),
+                (None, None) => (
+                    self.bf16_flops_per_s,
+                    "no int4 or int8 rate: bf16 rate".into(),
+                ),
             },
             RateClass::Fp8 => match self.fp8_flops_per_s {
                 Some(v) => (v, "table".into()),
                 None => (self.bf16_flops_per_s, "no fp8 rate: bf16 rate".into()),
             },
         };
-        Peak { class, ops_per_s: ops, origin }
+        Peak {
+            class,
+            ops_per_s: ops,
+            origin,
+        }
     }
 
     /// Chips in a full pod (product of `pod_shape`).

@@ -33,7 +33,11 @@ impl Collective {
     /// Parse `allgather`, `reducescatter`, `allreduce`, `alltoall` (dashes and
     /// underscores ignored).
     pub fn parse(s: &str) -> Result<Collective> {
-        let t: String = s.chars().filter(|c| *c != '-' && *c != '_').collect::<String>().to_ascii_lowercase();
+        let t: String = s
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .collect::<String>()
+            .to_ascii_lowercase();
         match t.as_str() {
             "allgather" => Ok(Collective::AllGather),
             "reducescatter" => Ok(Collective::ReduceScatter),
@@ -108,7 +112,11 @@ pub fn collective(
         }
         let nf = f64::from(n);
         let wrap = slice.wraparound[a];
-        hops += if wrap { u64::from(n / 2) } else { u64::from(n - 1) };
+        hops += if wrap {
+            u64::from(n / 2)
+        } else {
+            u64::from(n - 1)
+        };
         let mut cap = if wrap {
             bidi_bytes_per_s
         } else {
@@ -119,7 +127,11 @@ pub fn collective(
         }
         capacity += cap;
     }
-    let mut bandwidth_s = if capacity > 0.0 { bytes / capacity } else { 0.0 };
+    let mut bandwidth_s = if capacity > 0.0 {
+        bytes / capacity
+    } else {
+        0.0
+    };
     if kind == Collective::AllReduce {
         hops *= 2;
         bandwidth_s *= 2.0;
@@ -127,8 +139,17 @@ pub fn collective(
     let latency_s = hops as f64 * hop_latency_s;
     Ok(CollectiveEstimate {
         time_s: latency_s.max(bandwidth_s),
-        regime: if latency_s >= bandwidth_s && hops > 0 { "latency" } else { "bandwidth" }.into(),
-        per_hop_s: if hops > 0 { bandwidth_s / hops as f64 } else { 0.0 },
+        regime: if latency_s >= bandwidth_s && hops > 0 {
+            "latency"
+        } else {
+            "bandwidth"
+        }
+        .into(),
+        per_hop_s: if hops > 0 {
+            bandwidth_s / hops as f64
+        } else {
+            0.0
+        },
         hops,
         latency_s,
         bandwidth_s,

@@ -2,6 +2,7 @@
 
 use crate::chip::Chip;
 use crate::error::{ChipError, Result};
+use std::sync::OnceLock;
 
 /// (file name, TOML text) of every built-in chip, in display order.
 const BUILTIN: &[(&str, &str)] = &[
@@ -14,13 +15,19 @@ const BUILTIN: &[(&str, &str)] = &[
     ("b200.toml", include_str!("../../../data/chips/b200.toml")),
 ];
 
-/// Every built-in chip, parsed and validated, in display order (TPUs oldest first,
-/// then GPUs). Errors only if an embedded file is broken (a build defect).
+/// Every built-in chip, parsed and validated once per process (later calls clone the
+/// cached list), in display order (TPUs oldest first, then GPUs). Errors only if an
+/// embedded file is broken (a build defect).
 pub fn builtin() -> Result<Vec<Chip>> {
-    BUILTIN
-        .iter()
-        .map(|(file, text)| Chip::from_toml_str(text, &format!("data/chips/{file}")))
-        .collect()
+    static PARSED: OnceLock<Result<Vec<Chip>>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| {
+            BUILTIN
+                .iter()
+                .map(|(file, text)| Chip::from_toml_str(text, &format!("data/chips/{file}")))
+                .collect()
+        })
+        .clone()
 }
 
 /// The built-in TOML text of a chip (by name or alias), for users who want to copy
@@ -44,7 +51,12 @@ pub fn lookup(name: &str) -> Result<Chip> {
 
 fn unknown(name: &str) -> ChipError {
     let known = builtin()
-        .map(|v| v.iter().map(|c| c.name.clone()).collect::<Vec<_>>().join(", "))
+        .map(|v| {
+            v.iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
         .unwrap_or_default();
     ChipError::UnknownChip {
         given: name.to_string(),

@@ -80,10 +80,16 @@ mod tests {
     #[test]
     fn classes_and_sizes() {
         assert_eq!(RateClass::of(ElementType::S4).unwrap(), RateClass::Int4);
-        assert_eq!(RateClass::of(ElementType::F8e4m3fn).unwrap(), RateClass::Fp8);
+        assert_eq!(
+            RateClass::of(ElementType::F8e4m3fn).unwrap(),
+            RateClass::Fp8
+        );
         assert!(RateClass::of(ElementType::C64).is_err());
         assert_eq!(packed_bytes(ElementType::S4, 3).unwrap(), 2);
-        assert_eq!(packed_bytes(ElementType::Bf16, 8 * 128 * 8192).unwrap(), 16_777_216);
+        assert_eq!(
+            packed_bytes(ElementType::Bf16, 8 * 128 * 8192).unwrap(),
+            16_777_216
+        );
         assert!(packed_bytes(ElementType::F64, u64::MAX).is_err());
     }
 }

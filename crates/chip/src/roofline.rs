@@ -53,11 +53,13 @@ impl Source {
         match self {
             Source::Hbm => Ok(chip.hbm_bytes_per_s),
             Source::Host => Ok(chip.pcie_bytes_per_s),
-            Source::Vmem => chip.vmem_bytes_per_s().ok_or_else(|| ChipError::MissingFigure {
-                chip: chip.name.clone(),
-                field: "vmem_bw_ratio".into(),
-                purpose: "a roofline from VMEM (give the bandwidth with --bw)".into(),
-            }),
+            Source::Vmem => chip
+                .vmem_bytes_per_s()
+                .ok_or_else(|| ChipError::MissingFigure {
+                    chip: chip.name.clone(),
+                    field: "vmem_bw_ratio".into(),
+                    purpose: "a roofline from VMEM (give the bandwidth with --bw)".into(),
+                }),
         }
     }
 }
@@ -77,11 +79,13 @@ impl Unit {
     pub fn peak(self, chip: &Chip, class: RateClass) -> Result<f64> {
         match self {
             Unit::Mxu => Ok(chip.peak(class).ops_per_s),
-            Unit::Vpu => chip.vpu_flops_per_s().ok_or_else(|| ChipError::MissingFigure {
-                chip: chip.name.clone(),
-                field: "vpu_flops_per_s (or clock_hz and vpu_alus_per_lane)".into(),
-                purpose: "a vector-unit roofline (give the rate with --peak)".into(),
-            }),
+            Unit::Vpu => chip
+                .vpu_flops_per_s()
+                .ok_or_else(|| ChipError::MissingFigure {
+                    chip: chip.name.clone(),
+                    field: "vpu_flops_per_s (or clock_hz and vpu_alus_per_lane)".into(),
+                    purpose: "a vector-unit roofline (give the rate with --peak)".into(),
+                }),
         }
     }
 }
@@ -176,7 +180,11 @@ pub fn estimate(flops: f64, executed_flops: f64, bytes: f64, roofs: &Roofs) -> R
         t_comms_s,
         t_lower_s: t_math_s.max(t_comms_s),
         t_upper_s: t_math_s + t_comms_s,
-        intensity: if bytes > 0.0 { flops / bytes } else { f64::INFINITY },
+        intensity: if bytes > 0.0 {
+            flops / bytes
+        } else {
+            f64::INFINITY
+        },
         critical_intensity: roofs.critical_intensity(),
         bound,
         peak_flops_per_s: roofs.peak_flops_per_s,
@@ -337,7 +345,11 @@ pub fn elementwise_counts(
 /// Counts of a sum-reduction of an array `dims` of `dtype` over the axes `axes`:
 /// one add per input element beyond the first of each output; reads the input,
 /// writes the output. Returns (FLOPs, bytes, output elements).
-pub fn reduction_counts(dtype: ElementType, dims: &[u64], axes: &[usize]) -> Result<(f64, u64, u64)> {
+pub fn reduction_counts(
+    dtype: ElementType,
+    dims: &[u64],
+    axes: &[usize],
+) -> Result<(f64, u64, u64)> {
     let mut input: u64 = 1;
     let mut output: u64 = 1;
     for (i, &d) in dims.iter().enumerate() {

@@ -22,11 +22,15 @@ pub fn parse_shape(text: &str) -> Result<Vec<u32>> {
     t.split(['x', 'X', '×'])
         .map(|p| {
             let p = p.trim();
-            let v: u32 = p
-                .parse()
-                .map_err(|_| bad(format!("'{p}' is not a whole number of chips (expected e.g. 4x4x8)")))?;
+            let v: u32 = p.parse().map_err(|_| {
+                bad(format!(
+                    "'{p}' is not a whole number of chips (expected e.g. 4x4x8)"
+                ))
+            })?;
             if v == 0 || v > MAX_AXIS {
-                return Err(bad(format!("axis length {v} must be between 1 and {MAX_AXIS}")));
+                return Err(bad(format!(
+                    "axis length {v} must be between 1 and {MAX_AXIS}"
+                )));
             }
             Ok(v)
         })
@@ -35,7 +39,10 @@ pub fn parse_shape(text: &str) -> Result<Vec<u32>> {
 
 /// Format a shape as `4x4x8`.
 pub fn format_shape(dims: &[u32]) -> String {
-    dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+    dims.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
 }
 
 /// An ICI-connected slice of one chip type: its shape and which axes wrap around.
@@ -78,14 +85,22 @@ impl Slice {
         }
         for (i, (&d, &p)) in dims.iter().zip(pod).enumerate() {
             if d == 0 || d > p {
-                return Err(no(format!("axis {i} has {d} chips but the pod {} has {p}", format_shape(pod))));
+                return Err(no(format!(
+                    "axis {i} has {d} chips but the pod {} has {p}",
+                    format_shape(pod)
+                )));
             }
         }
         let wraparound = match chip.wraparound {
-            Wraparound::FullAxis => dims.iter().zip(pod).map(|(&d, &p)| d == p && d > 2).collect(),
+            Wraparound::FullAxis => dims
+                .iter()
+                .zip(pod)
+                .map(|(&d, &p)| d == p && d > 2)
+                .collect(),
             Wraparound::FullCubes => {
                 let cube = chip.cube_shape.clone().unwrap_or_default();
-                let whole = cube.len() == dims.len() && dims.iter().zip(&cube).all(|(&d, &c)| c > 0 && d % c == 0);
+                let whole = cube.len() == dims.len()
+                    && dims.iter().zip(&cube).all(|(&d, &c)| c > 0 && d % c == 0);
                 dims.iter().map(|&d| whole && d > 2).collect()
             }
             Wraparound::Switched => unreachable!("rejected above"),
@@ -107,7 +122,11 @@ impl Slice {
                 given: format!("{wrap:?}"),
             });
         }
-        self.wraparound = wrap.iter().zip(&self.dims).map(|(&w, &d)| w && d > 2).collect();
+        self.wraparound = wrap
+            .iter()
+            .zip(&self.dims)
+            .map(|(&w, &d)| w && d > 2)
+            .collect();
         Ok(self)
     }
 
@@ -158,12 +177,19 @@ impl Slice {
     /// Check a chip coordinate: one index per axis, each inside the slice.
     pub fn check_coord(&self, c: &[u32]) -> Result<()> {
         let bad = |problem: String| ChipError::BadCoordinate {
-            given: c.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","),
+            given: c
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
             shape: self.shape(),
             problem,
         };
         if c.len() != self.dims.len() {
-            return Err(bad(format!("needs {} indices, one per axis", self.dims.len())));
+            return Err(bad(format!(
+                "needs {} indices, one per axis",
+                self.dims.len()
+            )));
         }
         for (i, (&v, &d)) in c.iter().zip(&self.dims).enumerate() {
             if v >= d {
@@ -178,11 +204,16 @@ impl Slice {
         let c = text
             .split(',')
             .map(|p| {
-                p.trim().parse::<u32>().map_err(|_| ChipError::BadCoordinate {
-                    given: text.to_string(),
-                    shape: self.shape(),
-                    problem: format!("'{}' is not a whole number (expected e.g. 0,0)", p.trim()),
-                })
+                p.trim()
+                    .parse::<u32>()
+                    .map_err(|_| ChipError::BadCoordinate {
+                        given: text.to_string(),
+                        shape: self.shape(),
+                        problem: format!(
+                            "'{}' is not a whole number (expected e.g. 0,0)",
+                            p.trim()
+                        ),
+                    })
             })
             .collect::<Result<Vec<u32>>>()?;
         self.check_coord(&c)?;
@@ -206,7 +237,9 @@ impl Slice {
     pub fn distance(&self, a: &[u32], b: &[u32]) -> Result<u64> {
         self.check_coord(a)?;
         self.check_coord(b)?;
-        Ok((0..self.dims.len()).map(|i| self.axis_distance(i, a[i], b[i])).sum())
+        Ok((0..self.dims.len())
+            .map(|i| self.axis_distance(i, a[i], b[i]))
+            .sum())
     }
 
     /// Longest hop count along one axis: ⌊n/2⌋ with wraparound, n−1 without.
@@ -230,9 +263,13 @@ impl Slice {
         Ok((0..self.dims.len())
             .map(|i| {
                 let n = self.dims[i];
-                self.axis_distance(i, c[i], 0).max(self.axis_distance(i, c[i], n - 1)).max(
-                    if self.wraparound[i] { u64::from(n / 2) } else { 0 },
-                )
+                self.axis_distance(i, c[i], 0)
+                    .max(self.axis_distance(i, c[i], n - 1))
+                    .max(if self.wraparound[i] {
+                        u64::from(n / 2)
+                    } else {
+                        0
+                    })
             })
             .sum())
     }
@@ -275,7 +312,8 @@ impl Slice {
     /// Bisection bandwidth, bytes/s, one direction: bisection links × one-way link
     /// bandwidth (the convention of Google's pod tables: v3 pod 6.4e12).
     pub fn bisection_bytes_per_s(&self) -> Option<f64> {
-        self.bisection_links().map(|l| l as f64 * self.chip.ici_one_way_bytes_per_s)
+        self.bisection_links()
+            .map(|l| l as f64 * self.chip.ici_one_way_bytes_per_s)
     }
 
     /// Resolve an axis name: `X`, `Y`, `Z` (in the order of the shape) or `0`, `1`, `2`.
@@ -343,11 +381,23 @@ mod tests {
     #[test]
     fn wraparound_rules() {
         let v5e = lookup("v5e").unwrap();
-        assert_eq!(Slice::new(&v5e, &[8, 16]).unwrap().wraparound, vec![false, true]);
-        assert_eq!(Slice::new(&v5e, &[4, 4]).unwrap().wraparound, vec![false, false]);
+        assert_eq!(
+            Slice::new(&v5e, &[8, 16]).unwrap().wraparound,
+            vec![false, true]
+        );
+        assert_eq!(
+            Slice::new(&v5e, &[4, 4]).unwrap().wraparound,
+            vec![false, false]
+        );
         let v5p = lookup("v5p").unwrap();
-        assert_eq!(Slice::new(&v5p, &[4, 4, 8]).unwrap().wraparound, vec![true; 3]);
-        assert_eq!(Slice::new(&v5p, &[2, 2, 4]).unwrap().wraparound, vec![false; 3]);
+        assert_eq!(
+            Slice::new(&v5p, &[4, 4, 8]).unwrap().wraparound,
+            vec![true; 3]
+        );
+        assert_eq!(
+            Slice::new(&v5p, &[2, 2, 4]).unwrap().wraparound,
+            vec![false; 3]
+        );
         assert!(Slice::new(&v5p, &[4, 4]).is_err());
         assert!(Slice::new(&v5e, &[32, 4]).is_err());
         assert!(Slice::new(&lookup("h100").unwrap(), &[8]).is_err());

@@ -25,16 +25,25 @@ const T: f64 = 30.0;
 const B: f64 = 50.0;
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The SVG document. `extra_bandwidths` adds named memory roofs (bytes/s), e.g. a
 /// user's `--bw` override.
-pub fn roofline_svg(chip: &Chip, point: Option<&PlotPoint>, extra_bandwidths: &[(String, f64)]) -> String {
+pub fn roofline_svg(
+    chip: &Chip,
+    point: Option<&PlotPoint>,
+    extra_bandwidths: &[(String, f64)],
+) -> String {
     let mut peaks: Vec<(String, f64)> = Vec::new();
     for c in RateClass::all() {
         let p = chip.peak(c);
-        match peaks.iter_mut().find(|(_, v)| (*v - p.ops_per_s).abs() <= 1e-9 * p.ops_per_s) {
+        match peaks
+            .iter_mut()
+            .find(|(_, v)| (*v - p.ops_per_s).abs() <= 1e-9 * p.ops_per_s)
+        {
             Some(e) => e.0.push_str(&format!("/{}", c.name())),
             None => peaks.push((c.name().to_string(), p.ops_per_s)),
         }
@@ -74,13 +83,30 @@ pub fn roofline_svg(chip: &Chip, point: Option<&PlotPoint>, extra_bandwidths: &[
     // grid and tick labels, one per decade
     for e in x0 as i32..=x1 as i32 {
         let x = px(10f64.powi(e));
-        let _ = writeln!(s, r##"<line x1="{x:.1}" y1="{T}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/>"##, H - B);
-        let _ = writeln!(s, r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">1e{e}</text>"#, H - B + 15.0);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x:.1}" y1="{T}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/>"##,
+            H - B
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">1e{e}</text>"#,
+            H - B + 15.0
+        );
     }
     for e in y0 as i32..=y1 as i32 {
         let y = py(10f64.powi(e));
-        let _ = writeln!(s, r##"<line x1="{L}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/>"##, W - R);
-        let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">1e{e}</text>"#, L - 5.0, y + 4.0);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{L}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/>"##,
+            W - R
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">1e{e}</text>"#,
+            L - 5.0,
+            y + 4.0
+        );
     }
     let _ = writeln!(
         s,
@@ -103,7 +129,14 @@ pub fn roofline_svg(chip: &Chip, point: Option<&PlotPoint>, extra_bandwidths: &[
             r##"<line class="compute-roof" x1="{L}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#c33" stroke-dasharray="4 3"/>"##,
             W - R
         );
-        let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}">{} {:.3e}</text>"#, W - R + 5.0, y + 4.0, esc(name), peak);
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}">{} {:.3e}</text>"#,
+            W - R + 5.0,
+            y + 4.0,
+            esc(name),
+            peak
+        );
     }
     let colors = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
     for (i, (name, bw)) in bws.iter().enumerate() {
@@ -136,8 +169,17 @@ pub fn roofline_svg(chip: &Chip, point: Option<&PlotPoint>, extra_bandwidths: &[
     if let Some(p) = point {
         if p.intensity.is_finite() && p.intensity > 0.0 && p.flops_per_s > 0.0 {
             let (x, y) = (px(p.intensity), py(p.flops_per_s));
-            let _ = writeln!(s, r##"<circle class="op" cx="{x:.1}" cy="{y:.1}" r="5" fill="#000"/>"##);
-            let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, x + 8.0, y - 6.0, esc(&p.label));
+            let _ = writeln!(
+                s,
+                r##"<circle class="op" cx="{x:.1}" cy="{y:.1}" r="5" fill="#000"/>"##
+            );
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
+                x + 8.0,
+                y - 6.0,
+                esc(&p.label)
+            );
         }
     }
     let _ = writeln!(s, "</svg>");

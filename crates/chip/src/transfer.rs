@@ -158,7 +158,12 @@ pub fn gather(
         hops,
         latency_s,
         bandwidth_s,
-        regime: if latency_s >= bandwidth_s && hops > 0 { "latency" } else { "bandwidth" }.into(),
+        regime: if latency_s >= bandwidth_s && hops > 0 {
+            "latency"
+        } else {
+            "bandwidth"
+        }
+        .into(),
     })
 }
 
@@ -224,8 +229,14 @@ mod tests {
         assert_eq!(h.hosts, 2);
         // a ring axis where both ways are equally short gives two ports
         let pod = Slice::new(&v5e, &[16, 16]).unwrap();
-        assert_eq!(p2p(&pod, &[0, 0], &[8, 0], 1.0, 1e-6, 1.0).unwrap().ports, 2);
-        assert_eq!(p2p(&pod, &[0, 0], &[7, 0], 1.0, 1e-6, 1.0).unwrap().ports, 1);
+        assert_eq!(
+            p2p(&pod, &[0, 0], &[8, 0], 1.0, 1e-6, 1.0).unwrap().ports,
+            2
+        );
+        assert_eq!(
+            p2p(&pod, &[0, 0], &[7, 0], 1.0, 1e-6, 1.0).unwrap().ports,
+            1
+        );
         let d = dcn(&s, 16e9, 1.6e10, 3.125e9).unwrap();
         assert_eq!(d.bound, "dcn");
         assert!((d.time_s - 1e9 / 3.125e9).abs() < 1e-12);

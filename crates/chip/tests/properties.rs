@@ -11,7 +11,11 @@ use tpusim_chip::{lookup, Slice};
 fn slice_and_points() -> impl Strategy<Value = (Vec<u32>, Vec<bool>, [Vec<u32>; 3])> {
     (1u32..=16, 1u32..=20, 1u32..=28, any::<[bool; 3]>()).prop_flat_map(|(a, b, c, w)| {
         let pt = (0..a, 0..b, 0..c).prop_map(|(i, j, k)| vec![i, j, k]);
-        (Just(vec![a, b, c]), Just(w.to_vec()), [pt.clone(), pt.clone(), pt])
+        (
+            Just(vec![a, b, c]),
+            Just(w.to_vec()),
+            [pt.clone(), pt.clone(), pt],
+        )
     })
 }
 
@@ -95,7 +99,10 @@ fn distance_matches_breadth_first_search() {
         (vec![2, 2, 4], vec![false, false, false]),
         (vec![1, 7, 3], vec![false, true, true]),
     ] {
-        let s = Slice::new(&chip, &dims).unwrap().with_wraparound(&wrap).unwrap();
+        let s = Slice::new(&chip, &dims)
+            .unwrap()
+            .with_wraparound(&wrap)
+            .unwrap();
         let n: [u32; 3] = [dims[0], dims[1], dims[2]];
         let idx = |c: &[u32]| ((c[0] * n[1] + c[1]) * n[2] + c[2]) as usize;
         let total = (n[0] * n[1] * n[2]) as usize;
@@ -131,7 +138,11 @@ fn distance_matches_breadth_first_search() {
                 }
             }
             for dst in &coords {
-                assert_eq!(s.distance(src, dst).unwrap(), dist[idx(dst)], "{dims:?} {wrap:?} {src:?}->{dst:?}");
+                assert_eq!(
+                    s.distance(src, dst).unwrap(),
+                    dist[idx(dst)],
+                    "{dims:?} {wrap:?} {src:?}->{dst:?}"
+                );
             }
         }
     }

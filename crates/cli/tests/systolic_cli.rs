@@ -8,16 +8,34 @@ fn tpusim() -> Command {
 }
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let out = tpusim().args(args).assert().success().get_output().stdout.clone();
+    let out = tpusim()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     serde_json::from_slice(&out).unwrap()
 }
 
-const FIELDS: [&str; 8] = ["cycles", "compute_cycles", "weight_load_cycles", "macs", "utilization", "folds", "sram_reads", "sram_writes"];
+const FIELDS: [&str; 8] = [
+    "cycles",
+    "compute_cycles",
+    "weight_load_cycles",
+    "macs",
+    "utilization",
+    "folds",
+    "sram_reads",
+    "sram_writes",
+];
 
 #[test]
 fn gemm_json_contract_and_seed_cycles() {
     // the seed's 4×4 case: R-cycle load, then 3N−2 cycles
-    let v = json(&["systolic", "gemm", "--m", "4", "--k", "4", "--n", "4", "--rows", "4", "--cols", "4", "--json"]);
+    let v = json(&[
+        "systolic", "gemm", "--m", "4", "--k", "4", "--n", "4", "--rows", "4", "--cols", "4",
+        "--json",
+    ]);
     for f in FIELDS {
         assert!(v.get(f).is_some(), "missing {f}");
     }
@@ -32,7 +50,23 @@ fn gemm_json_contract_and_seed_cycles() {
 fn cycle_mode_equals_analytic_mode_for_every_dataflow() {
     for df in ["ws", "os", "is"] {
         for db in [false, true] {
-            let mut a = vec!["systolic", "gemm", "--m", "37", "--k", "50", "--n", "29", "--rows", "8", "--cols", "6", "--dataflow", df, "--json"];
+            let mut a = vec![
+                "systolic",
+                "gemm",
+                "--m",
+                "37",
+                "--k",
+                "50",
+                "--n",
+                "29",
+                "--rows",
+                "8",
+                "--cols",
+                "6",
+                "--dataflow",
+                df,
+                "--json",
+            ];
             if !db {
                 a.push("--no-double-buffer");
             }
@@ -44,7 +78,10 @@ fn cycle_mode_equals_analytic_mode_for_every_dataflow() {
             }
         }
     }
-    let conv = ["systolic", "conv", "--ifmap", "9,9,4", "--filter", "3,3,6", "--stride", "2", "--pad", "1", "--batch", "2", "--groups", "2", "--rows", "8", "--cols", "8", "--json"];
+    let conv = [
+        "systolic", "conv", "--ifmap", "9,9,4", "--filter", "3,3,6", "--stride", "2", "--pad", "1",
+        "--batch", "2", "--groups", "2", "--rows", "8", "--cols", "8", "--json",
+    ];
     let an = json(&conv);
     let mut c2 = conv.to_vec();
     c2.extend(["--mode", "cycle"]);
@@ -60,7 +97,25 @@ fn cycle_mode_equals_analytic_mode_for_every_dataflow() {
 fn check_runs_every_dtype_and_dataflow() {
     for dt in ["i8", "i32", "bf16", "f32"] {
         for df in ["ws", "os", "is"] {
-            let v = json(&["systolic", "check", "--m", "33", "--k", "41", "--n", "19", "--rows", "8", "--cols", "8", "--dtype", dt, "--dataflow", df, "--json"]);
+            let v = json(&[
+                "systolic",
+                "check",
+                "--m",
+                "33",
+                "--k",
+                "41",
+                "--n",
+                "19",
+                "--rows",
+                "8",
+                "--cols",
+                "8",
+                "--dtype",
+                dt,
+                "--dataflow",
+                df,
+                "--json",
+            ]);
             assert_eq!(v["cycles_match"], true, "{dt} {df}");
             assert_eq!(v["products_match"], true, "{dt} {df}");
             if dt == "i8" || dt == "i32" {
@@ -71,7 +126,9 @@ fn check_runs_every_dtype_and_dataflow() {
 }
 
 fn golden_dir(case: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../systolic/tests/data/scalesim").join(case)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../systolic/tests/data/scalesim")
+        .join(case)
 }
 
 #[test]
@@ -89,7 +146,11 @@ fn run_scalesim_compat_reproduces_scalesim_reports() {
             .arg("--scalesim-compat")
             .assert()
             .success();
-        for rep in ["COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "DETAILED_ACCESS_REPORT.csv"] {
+        for rep in [
+            "COMPUTE_REPORT.csv",
+            "BANDWIDTH_REPORT.csv",
+            "DETAILED_ACCESS_REPORT.csv",
+        ] {
             let got = std::fs::read_to_string(out.path().join(case).join(rep)).unwrap();
             let want = std::fs::read_to_string(g.join(rep)).unwrap();
             assert_eq!(got, want, "{case} {rep}");
@@ -118,7 +179,11 @@ fn run_default_model_writes_the_same_report_shapes() {
     .unwrap();
     assert_eq!(v["model"], "tpusim");
     assert_eq!(v["layers"].as_array().unwrap().len(), 2);
-    for rep in ["COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "DETAILED_ACCESS_REPORT.csv"] {
+    for rep in [
+        "COMPUTE_REPORT.csv",
+        "BANDWIDTH_REPORT.csv",
+        "DETAILED_ACCESS_REPORT.csv",
+    ] {
         let got = std::fs::read_to_string(out.path().join("gemm_8_ws_user").join(rep)).unwrap();
         let want = std::fs::read_to_string(g.join(rep)).unwrap();
         assert_eq!(got.lines().next(), want.lines().next(), "{rep} header");
@@ -142,28 +207,77 @@ fn run_default_model_writes_the_same_report_shapes() {
 fn svg_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("a.svg");
-    tpusim().args(["systolic", "gemm", "--m", "6", "--k", "4", "--n", "4", "--rows", "4", "--cols", "4", "--svg"]).arg(&f).assert().success();
+    tpusim()
+        .args([
+            "systolic", "gemm", "--m", "6", "--k", "4", "--n", "4", "--rows", "4", "--cols", "4",
+            "--svg",
+        ])
+        .arg(&f)
+        .assert()
+        .success();
     let s = std::fs::read_to_string(&f).unwrap();
     assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-    assert_eq!(s.matches("fill=\"#1a73e8\"").count(), 6 * 4 * 4, "one busy mark per MAC");
+    assert_eq!(
+        s.matches("fill=\"#1a73e8\"").count(),
+        6 * 4 * 4,
+        "one busy mark per MAC"
+    );
 }
 
 #[test]
 fn bad_input_is_one_line_exit_2() {
     for args in [
         vec!["systolic", "gemm", "--m", "0", "--k", "1", "--n", "1"],
-        vec!["systolic", "gemm", "--m", "1", "--k", "1", "--n", "1", "--dataflow", "xs"],
-        vec!["systolic", "gemm", "--m", "1", "--k", "1", "--n", "1", "--rows", "0"],
-        vec!["systolic", "gemm", "--m", "99999999999", "--k", "99999999999", "--n", "99999999999"],
-        vec!["systolic", "gemm", "--m", "1e6", "--k", "1e6", "--n", "1e6", "--mode", "cycle"],
+        vec![
+            "systolic",
+            "gemm",
+            "--m",
+            "1",
+            "--k",
+            "1",
+            "--n",
+            "1",
+            "--dataflow",
+            "xs",
+        ],
+        vec![
+            "systolic", "gemm", "--m", "1", "--k", "1", "--n", "1", "--rows", "0",
+        ],
+        vec![
+            "systolic",
+            "gemm",
+            "--m",
+            "99999999999",
+            "--k",
+            "99999999999",
+            "--n",
+            "99999999999",
+        ],
+        vec![
+            "systolic", "gemm", "--m", "1e6", "--k", "1e6", "--n", "1e6", "--mode", "cycle",
+        ],
         vec!["systolic", "conv", "--ifmap", "4,4,3", "--filter", "5,5,8"],
         vec!["systolic", "conv", "--ifmap", "4,4", "--filter", "3,3,8"],
-        vec!["systolic", "conv", "--ifmap", "8,8,3", "--filter", "3,3,8", "--groups", "2"],
-        vec!["systolic", "check", "--m", "4", "--k", "4", "--n", "4", "--dtype", "f64"],
-        vec!["systolic", "run", "--config", "/nonexistent.cfg", "--topology", "/nonexistent.csv"],
+        vec![
+            "systolic", "conv", "--ifmap", "8,8,3", "--filter", "3,3,8", "--groups", "2",
+        ],
+        vec![
+            "systolic", "check", "--m", "4", "--k", "4", "--n", "4", "--dtype", "f64",
+        ],
+        vec![
+            "systolic",
+            "run",
+            "--config",
+            "/nonexistent.cfg",
+            "--topology",
+            "/nonexistent.csv",
+        ],
     ] {
         let out = tpusim().args(&args).assert().code(2).get_output().clone();
         let err = String::from_utf8(out.stderr).unwrap();
-        assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.trim_end().lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
 }

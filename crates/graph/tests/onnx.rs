@@ -118,6 +118,22 @@ fn opset9_upsample_and_clip_attributes() {
 }
 
 #[test]
+fn attribute_variants() {
+    // SAME_UPPER/SAME_LOWER, ConvTranspose output_shape, asymmetric pads, SE-style Mul of
+    // two activations, Resize by sizes, Concat axis -3, Flatten axis 2, Reshape with -1.
+    let g = from_onnx_bytes(&data("variants.onnx"), &OnnxOptions::default()).unwrap();
+    validate(&g).unwrap();
+    assert_eq!(compare(&g, &expected("variants")), 13);
+    let mul = g.ops.iter().find(|o| o.name == "se_scale").unwrap();
+    assert_eq!(g.tensors[mul.inputs[0]].name, "ap", "full-shape operand first");
+    assert!(g.ops.iter().any(|o| o.kind == OpKind::Upsample { scale_h: 2, scale_w: 2 }));
+    let d = g.ops.iter().find(|o| o.name == "deconv_shape").unwrap();
+    let OpKind::Deconv { params, .. } = d.kind else { panic!() };
+    // ONNX spec: total pad 1 per axis; without SAME_UPPER the odd row goes at the start.
+    assert_eq!(params.pad, [1, 1, 0, 0]);
+}
+
+#[test]
 fn unsupported_op_is_named() {
     let e = from_onnx_bytes(&data("unsupported.onnx"), &OnnxOptions::default()).unwrap_err();
     assert_eq!(

@@ -180,21 +180,33 @@ pub fn tpu_default(t: ElementType, dims: &[u64], gen: TpuGen) -> Result<ArraySha
             Ok(mk(rule.finish(vec![sized(&[k * 128])], vec![0])))
         }
         _ => {
-            let mut best: Option<(u64, ArrayShape)> = None;
+            // Allocation of each candidate, computed directly (ArraySize of a `(r,128)`
+            // first tile on the two most minor physical dims); ties keep the first.
+            let bits = if rule.bits < 8 { u128::from(rule.bits) } else { u128::from(t.storage_bits()) };
+            let mut best: Option<(u128, usize, usize)> = None;
             for m in (0..rank).rev() {
                 for s in (0..rank).rev().filter(|&s| s != m) {
-                    let mut m2m = vec![m as u64, s as u64];
-                    m2m.extend((0..rank).rev().filter(|&d| d != m && d != s).map(|d| d as u64));
-                    let tile = sized(&[rule.rows(dims[s]), 128]);
-                    let cand = mk(rule.finish(vec![tile], m2m));
-                    let bytes = sizes(&cand)?.array_size_bytes;
-                    if best.as_ref().is_none_or(|(b, _)| bytes < *b) {
-                        best = Some((bytes, cand));
+                    let mut el: u128 = u128::from(dims[m].div_ceil(128)) * 128;
+                    let r = rule.rows(dims[s]);
+                    el *= u128::from(dims[s].div_ceil(r)) * u128::from(r);
+                    for (d, &n) in dims.iter().enumerate() {
+                        if d != m && d != s {
+                            el = el.saturating_mul(u128::from(n));
+                        }
+                    }
+                    let bytes = (el.saturating_mul(bits)).div_ceil(8);
+                    if best.is_none_or(|(b, _, _)| bytes < b) {
+                        best = Some((bytes, m, s));
                     }
                 }
             }
-            best.map(|b| b.1)
-                .ok_or_else(|| LayoutError::Unsupported("no candidate layout".into()))
+            let (_, m, s) = best.ok_or_else(|| LayoutError::Unsupported("no candidate layout".into()))?;
+            let mut m2m = vec![m as u64, s as u64];
+            m2m.extend((0..rank).rev().filter(|&d| d != m && d != s).map(|d| d as u64));
+            let out = mk(rule.finish(vec![sized(&[rule.rows(dims[s]), 128])], m2m));
+            // Overflow of the chosen allocation is an error, as everywhere.
+            sizes(&out)?;
+            Ok(out)
         }
     }
 }

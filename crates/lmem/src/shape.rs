@@ -101,9 +101,9 @@ impl FromStr for TensorShape {
     /// Parse `2,3,4,5` (N,C,H,W) or `1,8,2,4,4` (N,C,D,H,W); `1x64x56x56` also works.
     fn from_str(s: &str) -> Result<TensorShape> {
         let v = parse_dims(s)?;
-        let shape = match v.as_slice() {
-            &[n, c, h, w] => TensorShape::nchw(n, c, h, w),
-            &[n, c, d, h, w] => TensorShape::ncdhw(n, c, d, h, w),
+        let shape = match *v.as_slice() {
+            [n, c, h, w] => TensorShape::nchw(n, c, h, w),
+            [n, c, d, h, w] => TensorShape::ncdhw(n, c, d, h, w),
             _ => {
                 return Err(LmemError::BadShape {
                     given: s.to_string(),
@@ -143,9 +143,9 @@ pub struct ElementIndex {
 impl ElementIndex {
     /// Parse `n,c,h,w` or `n,c,d,h,w`.
     pub fn parse(s: &str) -> Result<ElementIndex> {
-        match parse_dims(s)?.as_slice() {
-            &[n, c, h, w] => Ok(ElementIndex { n, c, d: 0, h, w }),
-            &[n, c, d, h, w] => Ok(ElementIndex { n, c, d, h, w }),
+        match *parse_dims(s)?.as_slice() {
+            [n, c, h, w] => Ok(ElementIndex { n, c, d: 0, h, w }),
+            [n, c, d, h, w] => Ok(ElementIndex { n, c, d, h, w }),
             _ => Err(LmemError::BadShape {
                 given: s.to_string(),
                 why: "an index has 4 (n,c,h,w) or 5 (n,c,d,h,w) numbers",

@@ -41,16 +41,27 @@ pub fn window_backward(out: Range, k: u64, s: u64, p: u64, d: u64, h_in: u64) ->
 }
 
 /// Input rows a transposed conv needs for output rows `out`: input row `i` feeds output
-/// rows `i·s − p + t·d` for taps `t` in `0..k`.
+/// rows `i·s − p + t·d` for taps `t` in `0..k`. Exact hull: for each tap, the input rows
+/// whose output lands in `[h0, h1)`, then the hull over taps (with dilation or stride
+/// some taps skip rows, so the plain interval formula would over-fetch).
 pub fn deconv_backward(out: Range, k: u64, s: u64, p: u64, d: u64, h_in: u64) -> Range {
-    if out[1] <= out[0] {
+    if out[1] <= out[0] || h_in == 0 {
         return [0, 0];
     }
-    let (k, s, p, d) = (k.max(1) as i128, s.max(1) as i128, p as i128, d.max(1) as i128);
-    // smallest i with i·s − p + (k−1)·d ≥ h0  →  i ≥ (h0 + p − (k−1)·d) / s
-    let lo = div_ceil_i(out[0] as i128 + p - (k - 1) * d, s);
-    // largest i with i·s − p ≤ h1 − 1  →  i ≤ (h1 − 1 + p) / s
-    let hi = div_floor_i(out[1] as i128 - 1 + p, s) + 1;
+    let (s, p, d) = (s.max(1) as i128, p as i128, d.max(1) as i128);
+    let (mut lo, mut hi) = (i128::MAX, i128::MIN);
+    for t in 0..k.max(1) as i128 {
+        // h0 <= i·s − p + t·d <= h1 − 1
+        let a = div_ceil_i(out[0] as i128 + p - t * d, s).max(0);
+        let b = div_floor_i(out[1] as i128 - 1 + p - t * d, s).min(h_in as i128 - 1);
+        if a <= b {
+            lo = lo.min(a);
+            hi = hi.max(b + 1);
+        }
+    }
+    if lo > hi {
+        return [0, 0];
+    }
     clip(lo, hi, h_in)
 }
 
@@ -175,20 +186,21 @@ mod tests {
         assert_eq!(backward_h(&p, [28, 56], 112, 56), [55, 112]);
     }
 
-    /// Naive reference: the input rows a window op touches, by enumerating taps.
+    /// Naive reference: the hull of every tap position (padding included) an output
+    /// row range reads, clipped to the input — what the spec's formula states.
     fn naive_conv(out: Range, k: u64, s: u64, p: u64, d: u64, h_in: u64) -> Range {
-        let mut lo = u64::MAX;
-        let mut hi = 0;
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
         for o in out[0]..out[1] {
             for t in 0..k {
                 let i = (o * s + t * d) as i64 - p as i64;
-                if i >= 0 && (i as u64) < h_in {
-                    lo = lo.min(i as u64);
-                    hi = hi.max(i as u64 + 1);
-                }
+                lo = lo.min(i);
+                hi = hi.max(i + 1);
             }
         }
-        if lo == u64::MAX { [0, 0] } else { [lo, hi] }
+        let lo = lo.clamp(0, h_in as i64) as u64;
+        let hi = hi.clamp(0, h_in as i64) as u64;
+        if hi <= lo { [lo, lo] } else { [lo, hi] }
     }
 
     fn naive_deconv(out: Range, k: u64, s: u64, p: u64, d: u64, h_in: u64) -> Range {

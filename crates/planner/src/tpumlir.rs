@@ -169,11 +169,15 @@ pub fn parse(text: &str) -> Result<Cache> {
 }
 
 /// Our op for a TPU-MLIR loc name: an op of that name, or the op producing a tensor of
-/// that name.
+/// that name; failing both, the same with a trailing `_<OpType>` removed (TPU-MLIR
+/// names ops `<onnx output>_<onnx op type>`, e.g. `relu4_Relu`, `conv12_Conv`).
 pub fn match_loc(graph: &Graph, loc: &str) -> Option<usize> {
-    graph.ops.iter().position(|o| o.name == loc).or_else(|| {
-        graph.ops.iter().position(|o| o.outputs.iter().any(|&t| graph.tensors.get(t).is_some_and(|x| x.name == loc)))
-    })
+    let find = |name: &str| {
+        graph.ops.iter().position(|o| o.name == name).or_else(|| {
+            graph.ops.iter().position(|o| o.outputs.iter().any(|&t| graph.tensors.get(t).is_some_and(|x| x.name == name)))
+        })
+    };
+    find(loc).or_else(|| loc.rsplit_once('_').and_then(|(stem, _)| find(stem)))
 }
 
 /// What an import made of a cache.

@@ -15,10 +15,15 @@ fn main() {
         let df = Dataflow::parse(p[5]).expect("dataflow");
         let arr = ArraySpec::new(r, c).unwrap();
         let g = Gemm::new(m, k, nn).unwrap();
-        let opts = RunOptions { dataflow: df, double_buffer: false };
+        let opts = RunOptions {
+            dataflow: df,
+            double_buffer: false,
+        };
         let mut s = 1u64;
         let mut rnd = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 56) as i8
         };
         let a = Matrix::from_fn(m as usize, k as usize, |_, _| rnd());
@@ -36,10 +41,15 @@ fn main() {
         let t0 = Instant::now();
         let mut acycles = 0;
         for _ in 0..iters {
-            acycles = std::hint::black_box(analyze(arr, std::hint::black_box(&wl), opts).unwrap()).cycles;
+            acycles =
+                std::hint::black_box(analyze(arr, std::hint::black_box(&wl), opts).unwrap()).cycles;
         }
         let at = t0.elapsed().as_secs_f64() / iters as f64;
         let sc = scalesim::compat::total_cycles(df, r, c, g);
-        println!("{m} {k} {nn} {r} {c} {} {best:.6} {at:.9} {ecycles} {acycles} {sc} {}", df.name(), rayon::current_num_threads());
+        println!(
+            "{m} {k} {nn} {r} {c} {} {best:.6} {at:.9} {ecycles} {acycles} {sc} {}",
+            df.name(),
+            rayon::current_num_threads()
+        );
     }
 }

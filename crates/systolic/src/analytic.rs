@@ -97,7 +97,11 @@ impl StatsBuilder {
             macs: wl.macs(),
             busy_pe_cycles: self.busy,
             utilization: self.busy as f64 / (tl.cycles as f64 * a.pes() as f64),
-            mapping_efficiency: if self.folds == 0 { 0.0 } else { self.used_sum / self.folds as f64 },
+            mapping_efficiency: if self.folds == 0 {
+                0.0
+            } else {
+                self.used_sum / self.folds as f64
+            },
             folds: self.folds,
             sram_reads: self.rs + self.rt,
             sram_reads_stationary: self.rs,
@@ -123,9 +127,15 @@ pub const MAX_ANALYTIC_FOLDS: u64 = 50_000_000;
 /// ```
 pub fn analyze(a: ArraySpec, wl: &Workload, opts: RunOptions) -> Result<Stats> {
     let per = fold_count(opts.dataflow, a, wl.gemm);
-    let total = per.checked_mul(wl.repeat).ok_or_else(|| crate::error::overflow("fold count"))?;
+    let total = per
+        .checked_mul(wl.repeat)
+        .ok_or_else(|| crate::error::overflow("fold count"))?;
     if total > MAX_ANALYTIC_FOLDS {
-        return Err(SystolicError::TooLarge { what: "fold count".into(), given: total, limit: MAX_ANALYTIC_FOLDS });
+        return Err(SystolicError::TooLarge {
+            what: "fold count".into(),
+            given: total,
+            limit: MAX_ANALYTIC_FOLDS,
+        });
     }
     check_cycle_bound(a, wl)?;
     let mut b = StatsBuilder::new(opts);
@@ -143,9 +153,16 @@ pub(crate) fn check_cycle_bound(a: ArraySpec, wl: &Workload) -> Result<()> {
     let g = wl.gemm;
     let s = g.m.max(g.n).max(g.k);
     let per_fold = s
-        .checked_add(a.rows.max(a.cols).checked_mul(4).ok_or_else(|| crate::error::overflow("array size"))?)
+        .checked_add(
+            a.rows
+                .max(a.cols)
+                .checked_mul(4)
+                .ok_or_else(|| crate::error::overflow("array size"))?,
+        )
         .ok_or_else(|| crate::error::overflow("cycle count"))?;
-    let folds = fold_count(Dataflow::Os, a, g).max(fold_count(Dataflow::Ws, a, g)).max(fold_count(Dataflow::Is, a, g));
+    let folds = fold_count(Dataflow::Os, a, g)
+        .max(fold_count(Dataflow::Ws, a, g))
+        .max(fold_count(Dataflow::Is, a, g));
     per_fold
         .checked_mul(folds)
         .and_then(|x| x.checked_mul(wl.repeat))

@@ -26,7 +26,9 @@ pub struct ConvRun<A> {
 
 fn check_len(what: &str, got: usize, want: u64) -> Result<()> {
     if got as u64 != want {
-        return Err(SystolicError::Shape(format!("{what} has {got} values, the convolution needs {want}")));
+        return Err(SystolicError::Shape(format!(
+            "{what} has {got} values, the convolution needs {want}"
+        )));
     }
     Ok(())
 }
@@ -45,11 +47,15 @@ pub fn im2col<E: Element + Default>(conv: &Conv, input: &[E], g: u64) -> Result<
             for ox in 0..ow as i64 {
                 for ky in 0..conv.kh as i64 {
                     for kx in 0..conv.kw as i64 {
-                        let y = oy * conv.stride_h as i64 - conv.pad_h as i64 + ky * conv.dil_h as i64;
-                        let x = ox * conv.stride_w as i64 - conv.pad_w as i64 + kx * conv.dil_w as i64;
+                        let y =
+                            oy * conv.stride_h as i64 - conv.pad_h as i64 + ky * conv.dil_h as i64;
+                        let x =
+                            ox * conv.stride_w as i64 - conv.pad_w as i64 + kx * conv.dil_w as i64;
                         for ci in 0..cg {
                             let v = if y >= 0 && y < h && x >= 0 && x < w {
-                                input[((b * h as usize + y as usize) * w as usize + x as usize) * c + g as usize * cg + ci]
+                                input[((b * h as usize + y as usize) * w as usize + x as usize) * c
+                                    + g as usize * cg
+                                    + ci]
                             } else {
                                 E::default()
                             };
@@ -70,7 +76,9 @@ pub fn weights_to_gemm<E: Element>(conv: &Conv, filter: &[E], g: u64) -> Result<
     let gemm = conv.gemm()?;
     let ng = gemm.n as usize;
     let oc = conv.out_c as usize;
-    Ok(Matrix::from_fn(gemm.k as usize, ng, |kk, co| filter[kk * oc + g as usize * ng + co]))
+    Ok(Matrix::from_fn(gemm.k as usize, ng, |kk, co| {
+        filter[kk * oc + g as usize * ng + co]
+    }))
 }
 
 /// Run a convolution on the engine: im2col per group, one GEMM per group, folds of all
@@ -103,7 +111,11 @@ pub fn run_conv<E: Element + Default>(
         b.push(arr, t);
     }
     let stats = b.finish(arr, &Workload::from_conv(conv)?);
-    Ok(ConvRun { output, stats, folds: all })
+    Ok(ConvRun {
+        output,
+        stats,
+        folds: all,
+    })
 }
 
 /// Direct convolution (seven nested loops, no im2col): the independent reference.
@@ -111,7 +123,12 @@ pub fn conv_reference<E: Element>(conv: &Conv, input: &[E], filter: &[E]) -> Res
     let (oh, ow) = conv.validate()?;
     check_len("input", input.len(), conv.input_elems())?;
     check_len("filter", filter.len(), conv.filter_elems())?;
-    let (h, w, c, oc) = (conv.in_h as i64, conv.in_w as i64, conv.in_c as usize, conv.out_c as usize);
+    let (h, w, c, oc) = (
+        conv.in_h as i64,
+        conv.in_w as i64,
+        conv.in_c as usize,
+        conv.out_c as usize,
+    );
     let cg = c / conv.groups as usize;
     let ng = oc / conv.groups as usize;
     let mut out = vec![E::Acc::default(); conv.batch as usize * oh as usize * ow as usize * oc];
@@ -123,19 +140,30 @@ pub fn conv_reference<E: Element>(conv: &Conv, input: &[E], filter: &[E]) -> Res
                     let mut acc = E::Acc::default();
                     for ky in 0..conv.kh as i64 {
                         for kx in 0..conv.kw as i64 {
-                            let y = oy * conv.stride_h as i64 - conv.pad_h as i64 + ky * conv.dil_h as i64;
-                            let x = ox * conv.stride_w as i64 - conv.pad_w as i64 + kx * conv.dil_w as i64;
+                            let y = oy * conv.stride_h as i64 - conv.pad_h as i64
+                                + ky * conv.dil_h as i64;
+                            let x = ox * conv.stride_w as i64 - conv.pad_w as i64
+                                + kx * conv.dil_w as i64;
                             if y < 0 || y >= h || x < 0 || x >= w {
                                 continue;
                             }
                             for ci in 0..cg {
-                                let iv = input[((b * h as usize + y as usize) * w as usize + x as usize) * c + g * cg + ci];
-                                let fv = filter[((ky as usize * conv.kw as usize + kx as usize) * cg + ci) * oc + co];
+                                let iv = input[((b * h as usize + y as usize) * w as usize
+                                    + x as usize)
+                                    * c
+                                    + g * cg
+                                    + ci];
+                                let fv = filter[((ky as usize * conv.kw as usize + kx as usize)
+                                    * cg
+                                    + ci)
+                                    * oc
+                                    + co];
                                 acc = acc.mac(iv.widen(), fv.widen());
                             }
                         }
                     }
-                    out[((b * oh as usize + oy as usize) * ow as usize + ox as usize) * oc + co] = acc;
+                    out[((b * oh as usize + oy as usize) * ow as usize + ox as usize) * oc + co] =
+                        acc;
                 }
             }
         }

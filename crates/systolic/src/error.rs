@@ -62,11 +62,15 @@ pub enum SystolicError {
 pub type Result<T> = std::result::Result<T, SystolicError>;
 
 pub(crate) fn zero(what: &str) -> SystolicError {
-    SystolicError::Zero { what: what.to_string() }
+    SystolicError::Zero {
+        what: what.to_string(),
+    }
 }
 
 pub(crate) fn overflow(what: &str) -> SystolicError {
-    SystolicError::Overflow { what: what.to_string() }
+    SystolicError::Overflow {
+        what: what.to_string(),
+    }
 }
 
 /// Checked multiply with a named overflow error.

@@ -21,8 +21,8 @@ mod element;
 mod engine;
 mod error;
 mod fold;
-pub mod scalesim;
 mod matrix;
+pub mod scalesim;
 mod schedule;
 mod shape;
 mod svg;
@@ -30,11 +30,14 @@ mod svg;
 pub use analytic::{analyze, RunOptions, Stats, MAX_ANALYTIC_FOLDS};
 pub use conv::{conv_reference, im2col, run_conv, weights_to_gemm, ConvRun};
 pub use element::{Acc, Element};
-pub use engine::{check_engine_limits, max_abs_diff, run_gemm, trace_ws, EngineRun, Snapshot, MAX_ENGINE_ELEMS, MAX_ENGINE_MACS, MAX_ENGINE_SIDE};
+pub use engine::{
+    check_engine_limits, max_abs_diff, run_gemm, trace_ws, EngineRun, Snapshot, Traced,
+    MAX_ENGINE_ELEMS, MAX_ENGINE_MACS, MAX_ENGINE_SIDE,
+};
 pub use error::{Result, SystolicError};
 pub use fold::{fold_count, fold_timing, folds, FoldShape, FoldTiming};
+pub use half::bf16;
 pub use matrix::{reference_matmul, Matrix};
 pub use schedule::{Scheduler, Timeline};
 pub use shape::{ArraySpec, Conv, Dataflow, Gemm, Workload};
 pub use svg::{render_ws_svg, SVG_MAX_CYCLES, SVG_MAX_PES};
-pub use half::bf16;

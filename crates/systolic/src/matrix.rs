@@ -66,5 +66,9 @@ pub fn reference_matmul<E: Element>(a: &Matrix<E>, w: &Matrix<E>) -> Result<Matr
             }
         }
     }
-    Ok(Matrix { rows: a.rows, cols: w.cols, data: c })
+    Ok(Matrix {
+        rows: a.rows,
+        cols: w.cols,
+        data: c,
+    })
 }

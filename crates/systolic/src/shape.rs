@@ -186,17 +186,43 @@ impl Conv {
                 self.in_c, self.out_c, self.groups
             )));
         }
-        let oh = out_size(self.in_h, self.kh, self.stride_h, self.pad_h, self.dil_h, "height")?;
-        let ow = out_size(self.in_w, self.kw, self.stride_w, self.pad_w, self.dil_w, "width")?;
+        let oh = out_size(
+            self.in_h,
+            self.kh,
+            self.stride_h,
+            self.pad_h,
+            self.dil_h,
+            "height",
+        )?;
+        let ow = out_size(
+            self.in_w,
+            self.kw,
+            self.stride_w,
+            self.pad_w,
+            self.dil_w,
+            "width",
+        )?;
         let g = self.gemm_unchecked(oh, ow)?;
         mul(g.macs(), self.groups, "convolution MACs")?;
-        mul(mul(mul(self.batch, self.in_h, "input size")?, self.in_w, "input size")?, self.in_c, "input size")?;
+        mul(
+            mul(
+                mul(self.batch, self.in_h, "input size")?,
+                self.in_w,
+                "input size",
+            )?,
+            self.in_c,
+            "input size",
+        )?;
         Ok((oh, ow))
     }
 
     fn gemm_unchecked(&self, oh: u64, ow: u64) -> Result<Gemm> {
         let m = mul(mul(self.batch, oh, "conv M")?, ow, "conv M")?;
-        let k = mul(mul(self.kh, self.kw, "conv K")?, self.in_c / self.groups, "conv K")?;
+        let k = mul(
+            mul(self.kh, self.kw, "conv K")?,
+            self.in_c / self.groups,
+            "conv K",
+        )?;
         Gemm::new(m, k, self.out_c / self.groups)
     }
 

@@ -6,7 +6,9 @@ use proptest::prelude::*;
 use tpusim_systolic::*;
 
 fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     *seed >> 33
 }
 
@@ -98,7 +100,15 @@ fn full_folds_without_double_buffering_are_closed_form() {
     // ws, N and K multiples of the array: F·(2R + C + M − 2), one more than SCALE-Sim's
     let arr = ArraySpec::new(8, 8).unwrap();
     let g = Gemm::new(30, 16, 24).unwrap();
-    let s = analyze(arr, &Workload::from_gemm(g), RunOptions { dataflow: Dataflow::Ws, double_buffer: false }).unwrap();
+    let s = analyze(
+        arr,
+        &Workload::from_gemm(g),
+        RunOptions {
+            dataflow: Dataflow::Ws,
+            double_buffer: false,
+        },
+    )
+    .unwrap();
     assert_eq!(s.folds, 6);
     assert_eq!(s.cycles, 6 * (16 + 8 + 30 - 2));
     assert_eq!(s.weight_load_cycles, 6 * 8);
@@ -109,7 +119,15 @@ fn double_buffering_hides_loads_for_long_streams() {
     // M ≥ R + K_f + N_f − 2: no bubble; only the first load is exposed
     let arr = ArraySpec::new(8, 8).unwrap();
     let g = Gemm::new(100, 32, 32).unwrap();
-    let s = analyze(arr, &Workload::from_gemm(g), RunOptions { dataflow: Dataflow::Ws, double_buffer: true }).unwrap();
+    let s = analyze(
+        arr,
+        &Workload::from_gemm(g),
+        RunOptions {
+            dataflow: Dataflow::Ws,
+            double_buffer: true,
+        },
+    )
+    .unwrap();
     assert_eq!(s.folds, 16);
     assert_eq!(s.weight_load_cycles, 8);
     assert_eq!(s.cycles, 8 + 16 * 100 + 8 + 8 - 2);

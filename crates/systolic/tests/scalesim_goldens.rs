@@ -16,14 +16,25 @@ fn cases() -> Vec<(String, TopoFormat)> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let (name, kind) = l.split_once(' ').unwrap();
-            (name.to_string(), if kind == "gemm" { TopoFormat::Gemm } else { TopoFormat::Conv })
+            (
+                name.to_string(),
+                if kind == "gemm" {
+                    TopoFormat::Gemm
+                } else {
+                    TopoFormat::Conv
+                },
+            )
         })
         .collect()
 }
 
 fn load(name: &str, fmt: TopoFormat) -> (ScaleConfig, Vec<TopoLayer>) {
     let d = data().join(name);
-    let cfg = ScaleConfig::parse(&std::fs::read_to_string(d.join("scale.cfg")).unwrap(), "scale.cfg").unwrap();
+    let cfg = ScaleConfig::parse(
+        &std::fs::read_to_string(d.join("scale.cfg")).unwrap(),
+        "scale.cfg",
+    )
+    .unwrap();
     let text = std::fs::read_to_string(d.join("topology.csv")).unwrap();
     let (detected, layers) = parse_topology(&text, "topology.csv", None).unwrap();
     assert_eq!(detected, fmt, "{name}: header tells the format");
@@ -36,7 +47,15 @@ fn golden(name: &str, file: &str) -> String {
 
 /// Cells of a report, row by row (after the header).
 fn cells(text: &str) -> Vec<Vec<String>> {
-    text.lines().skip(1).map(|l| l.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()).collect()
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect()
 }
 
 #[test]
@@ -45,12 +64,27 @@ fn compat_reports_equal_scalesim_byte_for_byte() {
     let mut refused = Vec::new();
     for (name, fmt) in cases() {
         let (cfg, layers) = load(&name, fmt);
-        let reps: Vec<_> = layers.iter().map(|l| compat::layer_report(&cfg, l)).collect();
+        let reps: Vec<_> = layers
+            .iter()
+            .map(|l| compat::layer_report(&cfg, l))
+            .collect();
         if reps.iter().all(|r| r.is_ok()) {
             let reps: Vec<_> = reps.into_iter().map(|r| r.unwrap()).collect();
-            assert_eq!(report::compute_csv(&reps), golden(&name, "COMPUTE_REPORT.csv"), "{name} compute");
-            assert_eq!(report::bandwidth_csv(&reps), golden(&name, "BANDWIDTH_REPORT.csv"), "{name} bandwidth");
-            assert_eq!(report::detail_csv(&reps), golden(&name, "DETAILED_ACCESS_REPORT.csv"), "{name} detail");
+            assert_eq!(
+                report::compute_csv(&reps),
+                golden(&name, "COMPUTE_REPORT.csv"),
+                "{name} compute"
+            );
+            assert_eq!(
+                report::bandwidth_csv(&reps),
+                golden(&name, "BANDWIDTH_REPORT.csv"),
+                "{name} bandwidth"
+            );
+            assert_eq!(
+                report::detail_csv(&reps),
+                golden(&name, "DETAILED_ACCESS_REPORT.csv"),
+                "{name} detail"
+            );
             full += 1;
         } else {
             refused.push(name.clone());
@@ -60,8 +94,16 @@ fn compat_reports_equal_scalesim_byte_for_byte() {
     eprintln!("exact: {full}, refused: {refused:?}");
     // refused: USER mode (stall model not reproduced) and the 128×128 GEMMs whose
     // 45,000-word filter exceeds half the 64 KiB filter SRAM (SCALE-Sim refetches)
-    assert!(full >= 15, "only {full} cases reproduced exactly; refused {refused:?}");
-    assert!(refused.iter().all(|n| n.ends_with("_user") || n.starts_with("gemm_128")), "refused {refused:?}");
+    assert!(
+        full >= 15,
+        "only {full} cases reproduced exactly; refused {refused:?}"
+    );
+    assert!(
+        refused
+            .iter()
+            .all(|n| n.ends_with("_user") || n.starts_with("gemm_128")),
+        "refused {refused:?}"
+    );
 }
 
 #[test]
@@ -78,9 +120,17 @@ fn compute_columns_equal_scalesim_in_every_case() {
             assert_eq!(want[i][3], "0", "{name}: golden has stalls");
             let row = report::compute_csv(std::slice::from_ref(&r));
             let got = cells(&row);
-            assert_eq!(got[0][2..], want[i][2..], "{name} layer {i} compute columns");
+            assert_eq!(
+                got[0][2..],
+                want[i][2..],
+                "{name} layer {i} compute columns"
+            );
             let d = cells(&report::detail_csv(std::slice::from_ref(&r)));
-            assert_eq!(d[0][1..10], want_d[i][1..10], "{name} layer {i} SRAM columns");
+            assert_eq!(
+                d[0][1..10],
+                want_d[i][1..10],
+                "{name} layer {i} SRAM columns"
+            );
         }
     }
 }
@@ -90,36 +140,80 @@ fn our_default_differs_from_scalesim_as_documented() {
     // ws, full folds, no double buffering: ours = SCALE-Sim + 1 (its off-by-one)
     let a = ArraySpec::new(8, 8).unwrap();
     let g = Gemm::new(16, 8, 8).unwrap();
-    let ours = analyze(a, &Workload::from_gemm(g), RunOptions { dataflow: Dataflow::Ws, double_buffer: false }).unwrap();
+    let ours = analyze(
+        a,
+        &Workload::from_gemm(g),
+        RunOptions {
+            dataflow: Dataflow::Ws,
+            double_buffer: false,
+        },
+    )
+    .unwrap();
     let theirs = compat::total_cycles(Dataflow::Ws, 8, 8, g);
     assert_eq!(theirs, 37); // gemm_8_ws_calc layer 1
     assert_eq!(ours.cycles, theirs + 1);
     // partial column folds: SCALE-Sim pays the full array width, we stop at the last
     // used column (g1 of gemm_8_ws_calc: N = 20 on 8 columns → last fold uses 4)
     let g1 = Gemm::new(30, 19, 20).unwrap();
-    let ours = analyze(a, &Workload::from_gemm(g1), RunOptions { dataflow: Dataflow::Ws, double_buffer: false }).unwrap();
+    let ours = analyze(
+        a,
+        &Workload::from_gemm(g1),
+        RunOptions {
+            dataflow: Dataflow::Ws,
+            double_buffer: false,
+        },
+    )
+    .unwrap();
     let theirs = compat::total_cycles(Dataflow::Ws, 8, 8, g1);
     assert_eq!(theirs, 467);
     assert_eq!(ours.cycles, theirs + 1 - 3 * (8 - 4));
     // os: SCALE-Sim does not count draining the stationary outputs (R per fold)
-    let ours = analyze(a, &Workload::from_gemm(g), RunOptions { dataflow: Dataflow::Os, double_buffer: false }).unwrap();
+    let ours = analyze(
+        a,
+        &Workload::from_gemm(g),
+        RunOptions {
+            dataflow: Dataflow::Os,
+            double_buffer: false,
+        },
+    )
+    .unwrap();
     let theirs = compat::total_cycles(Dataflow::Os, 8, 8, g);
     assert_eq!(ours.cycles, theirs + 1 + 2 * 8);
     // double buffering (our default) hides the weight loads SCALE-Sim exposes
-    let ours_db = analyze(a, &Workload::from_gemm(g1), RunOptions { dataflow: Dataflow::Ws, double_buffer: true }).unwrap();
+    let ours_db = analyze(
+        a,
+        &Workload::from_gemm(g1),
+        RunOptions {
+            dataflow: Dataflow::Ws,
+            double_buffer: true,
+        },
+    )
+    .unwrap();
     assert_eq!(ours_db.weight_load_cycles, 8);
     assert!(ours_db.cycles < compat::total_cycles(Dataflow::Ws, 8, 8, g1));
 }
 
 #[test]
 fn topology_and_config_errors_name_the_input() {
-    let e = parse_topology("Layer,M,N,K,\ng,1,x,3,\n", "t.csv", None).unwrap_err().to_string();
-    assert!(e.contains("t.csv") && e.contains("line 2") && e.contains("'x'"), "{e}");
+    let e = parse_topology("Layer,M,N,K,\ng,1,x,3,\n", "t.csv", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("t.csv") && e.contains("line 2") && e.contains("'x'"),
+        "{e}"
+    );
     let e = parse_topology("Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,\nc,3,3,5,5,1,1,1,\n", "t.csv", None).unwrap_err().to_string();
     assert!(e.contains("larger than the IFMAP"), "{e}");
-    let (_, dp) = parse_topology("Layer name,a,b,c,d,e,f,g,\nDP1,8,8,3,3,3,1,1,\n", "t.csv", None).unwrap();
+    let (_, dp) = parse_topology(
+        "Layer name,a,b,c,d,e,f,g,\nDP1,8,8,3,3,3,1,1,\n",
+        "t.csv",
+        None,
+    )
+    .unwrap();
     assert_eq!(dp.len(), 3);
     assert_eq!(dp[2].name, "DP1Channel_2");
-    let e = ScaleConfig::parse("[general]\nrun_name = x\n", "c.cfg").unwrap_err().to_string();
+    let e = ScaleConfig::parse("[general]\nrun_name = x\n", "c.cfg")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("c.cfg") && e.contains("missing"), "{e}");
 }

@@ -3,17 +3,26 @@
 
 use tpusim_systolic::*;
 
+/// One clock's feature and psum registers (4×4 each).
+type Clock = (Vec<Vec<i32>>, Vec<Vec<i32>>);
+
 struct SeedRun {
     a: Vec<Vec<i32>>,
     b_copy: Vec<Vec<i32>>,
     /// per clock: (feature 4×4, psum 4×4)
-    clocks: Vec<(Vec<Vec<i32>>, Vec<Vec<i32>>)>,
+    clocks: Vec<Clock>,
 }
 
 fn rows(lines: &[&str]) -> Vec<Vec<i32>> {
     lines
         .iter()
-        .map(|l| l.trim().trim_end_matches(',').split(',').map(|x| x.trim().parse().unwrap()).collect())
+        .map(|l| {
+            l.trim()
+                .trim_end_matches(',')
+                .split(',')
+                .map(|x| x.trim().parse().unwrap())
+                .collect()
+        })
         .collect()
 }
 
@@ -37,10 +46,15 @@ fn parse() -> SeedRun {
 }
 
 #[test]
+#[allow(clippy::needless_range_loop)]
 fn seed_products_cycles_and_registers() {
     let s = parse();
     let n = 4usize;
-    assert_eq!(s.clocks.len(), 3 * n - 2, "the seed program runs 3N−2 clocks");
+    assert_eq!(
+        s.clocks.len(),
+        3 * n - 2,
+        "the seed program runs 3N−2 clocks"
+    );
     // Seed: PE(i,j) holds B_copy[i][j] = B[j][i]; row i takes A[i][t−i]; C = B·A.
     // Our GEMM: stream X[s][i] = A[i][s] (X = Aᵀ), stationary W = B_copy; Y = X·W = (B·A)ᵀ.
     let x = Matrix::from_fn(n, n, |r, c| s.a[c][r] as i8);
@@ -60,7 +74,16 @@ fn seed_products_cycles_and_registers() {
     // (b) 3N−2 cycles after the weight load
     assert_eq!(traces.len(), 1);
     assert_eq!(traces[0].len(), 3 * n - 2);
-    let run = run_gemm(arr, RunOptions { dataflow: Dataflow::Ws, double_buffer: false }, &x, &w).unwrap();
+    let run = run_gemm(
+        arr,
+        RunOptions {
+            dataflow: Dataflow::Ws,
+            double_buffer: false,
+        },
+        &x,
+        &w,
+    )
+    .unwrap();
     assert_eq!(run.folds[0].span, 3 * n as u64 - 2);
     assert_eq!(run.folds[0].pre, 4);
     assert_eq!(run.stats.cycles, 4 + 3 * n as u64 - 2);
@@ -74,8 +97,16 @@ fn seed_products_cycles_and_registers() {
         assert_eq!(snap.cycle, t as u64);
         for i in 0..n {
             for j in 0..n {
-                assert_eq!(snap.feature[i * n + j], feat[i][j] as f64, "feature ({i},{j}) clock {t}");
-                assert_eq!(snap.psum[i * n + j], psum[i][j] as f64, "psum ({i},{j}) clock {t}");
+                assert_eq!(
+                    snap.feature[i * n + j],
+                    feat[i][j] as f64,
+                    "feature ({i},{j}) clock {t}"
+                );
+                assert_eq!(
+                    snap.psum[i * n + j],
+                    psum[i][j] as f64,
+                    "psum ({i},{j}) clock {t}"
+                );
             }
         }
     }

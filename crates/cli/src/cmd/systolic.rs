@@ -61,15 +61,27 @@ pub fn run(cmd: SystolicCmd) -> Result<()> {
 }
 
 /// Random i8 operands through the traced ws engine, drawn as SVG.
-fn svg_for_gemm(arr: tpusim_systolic::ArraySpec, g: tpusim_systolic::Gemm, rng: &mut layer::Rng) -> Result<String> {
+fn svg_for_gemm(
+    arr: tpusim_systolic::ArraySpec,
+    g: tpusim_systolic::Gemm,
+    rng: &mut layer::Rng,
+) -> Result<String> {
     use tpusim_systolic as sy;
     if arr.pes() > sy::SVG_MAX_PES {
-        anyhow::bail!("--svg draws arrays of at most {} PEs (got {}x{})", sy::SVG_MAX_PES, arr.rows, arr.cols);
+        anyhow::bail!(
+            "--svg draws arrays of at most {} PEs (got {}x{})",
+            sy::SVG_MAX_PES,
+            arr.rows,
+            arr.cols
+        );
     }
     let folds = sy::fold_count(sy::Dataflow::Ws, arr, g);
     let est = folds.saturating_mul(g.m + 2 * arr.rows + arr.cols);
     if est > sy::SVG_MAX_CYCLES {
-        anyhow::bail!("--svg draws at most {} cycles; this GEMM needs about {est}", sy::SVG_MAX_CYCLES);
+        anyhow::bail!(
+            "--svg draws at most {} cycles; this GEMM needs about {est}",
+            sy::SVG_MAX_CYCLES
+        );
     }
     let am = sy::Matrix::from_fn(g.m as usize, g.k as usize, |_, _| (rng.next() % 10) as i8);
     let wm = sy::Matrix::from_fn(g.k as usize, g.n as usize, |_, _| (rng.next() % 10) as i8);
@@ -78,7 +90,11 @@ fn svg_for_gemm(arr: tpusim_systolic::ArraySpec, g: tpusim_systolic::Gemm, rng: 
     let weights: Vec<f64> = (0..r * c)
         .map(|p| {
             let (i, j) = (p / c, p % c);
-            if i < wm.rows && j < wm.cols { wm.at(i, j) as f64 } else { 0.0 }
+            if i < wm.rows && j < wm.cols {
+                wm.at(i, j) as f64
+            } else {
+                0.0
+            }
         })
         .collect();
     Ok(sy::render_ws_svg(arr, &weights, &traces)?)

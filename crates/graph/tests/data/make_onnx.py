@@ -104,6 +104,34 @@ def upsample_v9():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)], ir_version=8)
 
 
+def variants():
+    """Attribute variants: SAME padding, ConvTranspose output_shape, Resize by sizes,
+    squeeze-excitation Mul of two activations, Flatten axis 2, Reshape with -1."""
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "c.w"], ["c"], name="conv_same", auto_pad="SAME_UPPER", strides=[2, 2]),
+        n("MaxPool", ["c"], ["mp"], name="pool_same_lower", auto_pad="SAME_LOWER", kernel_shape=[3, 3], strides=[2, 2]),
+        n("ConvTranspose", ["mp", "d.w"], ["d"], name="deconv_shape", strides=[2, 2], output_shape=[10, 12]),
+        n("AveragePool", ["d"], ["ap"], name="avg_pad", kernel_shape=[3, 3], pads=[1, 0, 1, 2]),
+        n("GlobalAveragePool", ["ap"], ["se0"], name="se_pool"),
+        n("Conv", ["se0", "se.w", "se.b"], ["se1"], name="se_fc"),
+        n("Sigmoid", ["se1"], ["se2"], name="se_gate"),
+        n("Mul", ["se2", "ap"], ["se"], name="se_scale"),
+        n("Resize", ["se", "", "", "sizes"], ["rs"], name="resize_sizes", mode="nearest"),
+        n("Concat", ["rs", "rs", "rs"], ["cat"], name="cat3", axis=-3),
+        n("Flatten", ["cat"], ["fl"], name="flatten_axis2", axis=2),
+        n("Reshape", ["fl", "shape"], ["y"], name="reshape_infer"),
+    ]
+    g = helper.make_graph(
+        nodes, "variants",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 19, 23])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 480])],
+        [w("c.w", 4, 3, 3, 3), w("d.w", 4, 2, 3, 3), w("se.w", 2, 2, 1, 1), w("se.b", 2),
+         ints("sizes", [2, 2, 20, 24]), ints("shape", [2, -1, 480])],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def unsupported():
     n = helper.make_node
     g = helper.make_graph(
@@ -149,5 +177,6 @@ if __name__ == "__main__":
         v.type.tensor_type.shape.dim[0].dim_param = "N"
     onnx.save(dyn, "small_cnn_dynamic.onnx")
     save(upsample_v9(), "upsample_v9")
+    save(variants(), "variants")
     save(unsupported(), "unsupported", with_runtime=True)
     print("ok")

@@ -13,6 +13,12 @@ mod stationary;
 
 pub use stationary::Snapshot;
 
+/// One column block's results: (first column, width, block values, fold timings).
+type BlockResult<A> = (usize, usize, Vec<A>, Vec<FoldTiming>);
+
+/// A traced run: the product and every fold's per-cycle snapshots.
+pub type Traced<A> = (Matrix<A>, Vec<Vec<Snapshot>>);
+
 use crate::analytic::{RunOptions, Stats, StatsBuilder};
 use crate::element::{Acc, Element};
 use crate::error::{Result, SystolicError};
@@ -43,24 +49,48 @@ pub struct EngineRun<A> {
 pub fn check_engine_limits(a: ArraySpec, g: Gemm) -> Result<()> {
     for (v, what) in [(a.rows, "array rows"), (a.cols, "array columns")] {
         if v > MAX_ENGINE_SIDE {
-            return Err(SystolicError::TooLarge { what: format!("{what} for the cycle engine"), given: v, limit: MAX_ENGINE_SIDE });
+            return Err(SystolicError::TooLarge {
+                what: format!("{what} for the cycle engine"),
+                given: v,
+                limit: MAX_ENGINE_SIDE,
+            });
         }
     }
-    for (v, what) in [(g.m * g.k, "A elements"), (g.k * g.n, "W elements"), (g.m * g.n, "C elements")] {
+    for (v, what) in [
+        (g.m * g.k, "A elements"),
+        (g.k * g.n, "W elements"),
+        (g.m * g.n, "C elements"),
+    ] {
         if v > MAX_ENGINE_ELEMS {
-            return Err(SystolicError::TooLarge { what: format!("{what} for the cycle engine"), given: v, limit: MAX_ENGINE_ELEMS });
+            return Err(SystolicError::TooLarge {
+                what: format!("{what} for the cycle engine"),
+                given: v,
+                limit: MAX_ENGINE_ELEMS,
+            });
         }
     }
     if g.macs() > MAX_ENGINE_MACS {
-        return Err(SystolicError::TooLarge { what: "MACs for the cycle engine (use the analytic mode)".into(), given: g.macs(), limit: MAX_ENGINE_MACS });
+        return Err(SystolicError::TooLarge {
+            what: "MACs for the cycle engine (use the analytic mode)".into(),
+            given: g.macs(),
+            limit: MAX_ENGINE_MACS,
+        });
     }
     Ok(())
 }
 
 /// Run C = A·W on the array, cycle by cycle.
-pub fn run_gemm<E: Element>(arr: ArraySpec, opts: RunOptions, a: &Matrix<E>, w: &Matrix<E>) -> Result<EngineRun<E::Acc>> {
+pub fn run_gemm<E: Element>(
+    arr: ArraySpec,
+    opts: RunOptions,
+    a: &Matrix<E>,
+    w: &Matrix<E>,
+) -> Result<EngineRun<E::Acc>> {
     if a.cols != w.rows {
-        return Err(SystolicError::Shape(format!("A is {}×{} but W is {}×{}", a.rows, a.cols, w.rows, w.cols)));
+        return Err(SystolicError::Shape(format!(
+            "A is {}×{} but W is {}×{}",
+            a.rows, a.cols, w.rows, w.cols
+        )));
     }
     let g = Gemm::new(a.rows as u64, a.cols as u64, w.cols as u64)?;
     check_engine_limits(arr, g)?;
@@ -74,15 +104,26 @@ pub fn run_gemm<E: Element>(arr: ArraySpec, opts: RunOptions, a: &Matrix<E>, w: 
         b.push(arr, t);
     }
     let stats = b.finish(arr, &Workload::from_gemm(g));
-    Ok(EngineRun { c, stats, folds: timings })
+    Ok(EngineRun {
+        c,
+        stats,
+        folds: timings,
+    })
 }
 
 /// Run one weight-stationary GEMM sequentially, recording a [`Snapshot`] of every PE at
 /// every compute cycle of every fold (for pictures and the seed test; small arrays
 /// only — memory grows as cycles · R · C).
-pub fn trace_ws<E: Element>(arr: ArraySpec, a: &Matrix<E>, w: &Matrix<E>) -> Result<(Matrix<E::Acc>, Vec<Vec<Snapshot>>)> {
+pub fn trace_ws<E: Element>(
+    arr: ArraySpec,
+    a: &Matrix<E>,
+    w: &Matrix<E>,
+) -> Result<Traced<E::Acc>> {
     if a.cols != w.rows {
-        return Err(SystolicError::Shape(format!("A is {}×{} but W is {}×{}", a.rows, a.cols, w.rows, w.cols)));
+        return Err(SystolicError::Shape(format!(
+            "A is {}×{} but W is {}×{}",
+            a.rows, a.cols, w.rows, w.cols
+        )));
     }
     let g = Gemm::new(a.rows as u64, a.cols as u64, w.cols as u64)?;
     check_engine_limits(arr, g)?;
@@ -95,13 +136,29 @@ pub fn trace_ws<E: Element>(arr: ArraySpec, a: &Matrix<E>, w: &Matrix<E>) -> Res
     let mut block: Vec<E::Acc> = Vec::new();
     let fl: Vec<FoldShape> = folds(Dataflow::Ws, arr, g).collect();
     for (idx, f) in fl.iter().enumerate() {
-        let (k0, n0, kf, nf) = (f.row0 as usize, f.col0 as usize, f.rows_used as usize, f.cols_used as usize);
+        let (k0, n0, kf, nf) = (
+            f.row0 as usize,
+            f.col0 as usize,
+            f.rows_used as usize,
+            f.cols_used as usize,
+        );
         if n0 != cur_col0 {
             cur_col0 = n0;
             block = vec![E::Acc::default(); m * nf];
         }
-        let tile: Vec<E::Acc> = (0..kf * nf).map(|x| w.at(k0 + x / nf, n0 + x % nf).widen()).collect();
-        let sf = stationary::StationaryFold { r, c, tile: &tile, kf, nf, rev: &rev[k0 * m..], rev_stride: m, s: m };
+        let tile: Vec<E::Acc> = (0..kf * nf)
+            .map(|x| w.at(k0 + x / nf, n0 + x % nf).widen())
+            .collect();
+        let sf = stationary::StationaryFold {
+            r,
+            c,
+            tile: &tile,
+            kf,
+            nf,
+            rev: &rev[k0 * m..],
+            rev_stride: m,
+            s: m,
+        };
         let mut tr = Vec::new();
         stationary::run_fold(&sf, *f, &mut block, Some(&mut tr));
         traces.push(tr);
@@ -112,7 +169,14 @@ pub fn trace_ws<E: Element>(arr: ArraySpec, a: &Matrix<E>, w: &Matrix<E>) -> Res
             }
         }
     }
-    Ok((Matrix { rows: m, cols: n, data: cm }, traces))
+    Ok((
+        Matrix {
+            rows: m,
+            cols: n,
+            data: cm,
+        },
+        traces,
+    ))
 }
 
 /// `rev[k * M + u] = A[M − 1 − u][k]`: A's columns, each reversed (ws streams).
@@ -152,12 +216,17 @@ fn column_blocks(fl: Vec<FoldShape>) -> Vec<Vec<FoldShape>> {
     out
 }
 
-fn run_ws<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> (Matrix<E::Acc>, Vec<FoldTiming>) {
+fn run_ws<E: Element>(
+    arr: ArraySpec,
+    g: Gemm,
+    a: &Matrix<E>,
+    w: &Matrix<E>,
+) -> (Matrix<E::Acc>, Vec<FoldTiming>) {
     let (r, c) = (arr.rows as usize, arr.cols as usize);
     let (m, n) = (g.m as usize, g.n as usize);
     let rev = reversed_columns(a);
     let blocks = column_blocks(folds(Dataflow::Ws, arr, g).collect());
-    let results: Vec<(usize, usize, Vec<E::Acc>, Vec<FoldTiming>)> = blocks
+    let results: Vec<BlockResult<E::Acc>> = blocks
         .par_iter()
         .map(|blk| {
             let n0 = blk[0].col0 as usize;
@@ -171,7 +240,16 @@ fn run_ws<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> 
                     let row = &w.data[(k0 + i) * n + n0..(k0 + i) * n + n0 + nf];
                     tile.extend(row.iter().map(|v| v.widen()));
                 }
-                let sf = stationary::StationaryFold { r, c, tile: &tile, kf, nf, rev: &rev[k0 * m..], rev_stride: m, s: m };
+                let sf = stationary::StationaryFold {
+                    r,
+                    c,
+                    tile: &tile,
+                    kf,
+                    nf,
+                    rev: &rev[k0 * m..],
+                    rev_stride: m,
+                    s: m,
+                };
                 ts.push(stationary::run_fold(&sf, *f, &mut out, None));
             }
             (n0, nf, out, ts)
@@ -185,16 +263,28 @@ fn run_ws<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> 
         }
         timings.extend(ts);
     }
-    (Matrix { rows: m, cols: n, data: cm }, timings)
+    (
+        Matrix {
+            rows: m,
+            cols: n,
+            data: cm,
+        },
+        timings,
+    )
 }
 
-fn run_is<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> (Matrix<E::Acc>, Vec<FoldTiming>) {
+fn run_is<E: Element>(
+    arr: ArraySpec,
+    g: Gemm,
+    a: &Matrix<E>,
+    w: &Matrix<E>,
+) -> (Matrix<E::Acc>, Vec<FoldTiming>) {
     let (r, c) = (arr.rows as usize, arr.cols as usize);
     let (m, k, n) = (g.m as usize, g.k as usize, g.n as usize);
     // streamed: W's rows reversed (row i of the array takes W[k0 + i][s] at position s)
     let rev = reversed_rows(w);
     let blocks = column_blocks(folds(Dataflow::Is, arr, g).collect());
-    let results: Vec<(usize, usize, Vec<E::Acc>, Vec<FoldTiming>)> = blocks
+    let results: Vec<BlockResult<E::Acc>> = blocks
         .par_iter()
         .map(|blk| {
             let m0 = blk[0].col0 as usize;
@@ -209,7 +299,16 @@ fn run_is<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> 
                         tile.push(a.data[(m0 + j) * k + k0 + i].widen());
                     }
                 }
-                let sf = stationary::StationaryFold { r, c, tile: &tile, kf, nf: mf, rev: &rev[k0 * n..], rev_stride: n, s: n };
+                let sf = stationary::StationaryFold {
+                    r,
+                    c,
+                    tile: &tile,
+                    kf,
+                    nf: mf,
+                    rev: &rev[k0 * n..],
+                    rev_stride: n,
+                    s: n,
+                };
                 ts.push(stationary::run_fold(&sf, *f, &mut out, None));
             }
             (m0, mf, out, ts)
@@ -225,15 +324,27 @@ fn run_is<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> 
         }
         timings.extend(ts);
     }
-    (Matrix { rows: m, cols: n, data: cm }, timings)
+    (
+        Matrix {
+            rows: m,
+            cols: n,
+            data: cm,
+        },
+        timings,
+    )
 }
 
-fn run_os<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> (Matrix<E::Acc>, Vec<FoldTiming>) {
+fn run_os<E: Element>(
+    arr: ArraySpec,
+    g: Gemm,
+    a: &Matrix<E>,
+    w: &Matrix<E>,
+) -> (Matrix<E::Acc>, Vec<FoldTiming>) {
     let r = arr.rows as usize;
     let (m, k, n) = (g.m as usize, g.k as usize, g.n as usize);
     let arev = reversed_rows(a);
     let blocks = column_blocks(folds(Dataflow::Os, arr, g).collect());
-    let results: Vec<(usize, usize, Vec<E::Acc>, Vec<FoldTiming>)> = blocks
+    let results: Vec<BlockResult<E::Acc>> = blocks
         .par_iter()
         .map(|blk| {
             let n0 = blk[0].col0 as usize;
@@ -251,7 +362,14 @@ fn run_os<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> 
             let mut ts = Vec::with_capacity(blk.len());
             for f in blk {
                 let (m0, mf) = (f.row0 as usize, f.rows_used as usize);
-                let of = output::OutputFold { r, mf, nf, k, arev: &arev[m0 * k..], skew: &skew };
+                let of = output::OutputFold {
+                    r,
+                    mf,
+                    nf,
+                    k,
+                    arev: &arev[m0 * k..],
+                    skew: &skew,
+                };
                 ts.push(output::run_fold(&of, *f, &mut out[m0 * nf..(m0 + mf) * nf]));
             }
             (n0, nf, out, ts)
@@ -265,10 +383,21 @@ fn run_os<E: Element>(arr: ArraySpec, g: Gemm, a: &Matrix<E>, w: &Matrix<E>) -> 
         }
         timings.extend(ts);
     }
-    (Matrix { rows: m, cols: n, data: cm }, timings)
+    (
+        Matrix {
+            rows: m,
+            cols: n,
+            data: cm,
+        },
+        timings,
+    )
 }
 
 /// Largest absolute difference between two result matrices (0 when equal).
 pub fn max_abs_diff<A: Acc>(x: &Matrix<A>, y: &Matrix<A>) -> f64 {
-    x.data.iter().zip(&y.data).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max)
+    x.data
+        .iter()
+        .zip(&y.data)
+        .map(|(a, b)| (a.to_f64() - b.to_f64()).abs())
+        .fold(0.0, f64::max)
 }

@@ -27,7 +27,11 @@ pub(crate) struct OutputFold<'a, A> {
 }
 
 /// Run one fold; results are written into `out` (`mf × nf`, row-major).
-pub(crate) fn run_fold<A: Acc>(f: &OutputFold<'_, A>, shape: FoldShape, out: &mut [A]) -> FoldTiming {
+pub(crate) fn run_fold<A: Acc>(
+    f: &OutputFold<'_, A>,
+    shape: FoldShape,
+    out: &mut [A],
+) -> FoldTiming {
     let (r, mf, nf, k) = (f.r, f.mf, f.nf, f.k);
     let mut acc = vec![A::default(); mf * nf];
     let mac = super::simd::pick::<A>();

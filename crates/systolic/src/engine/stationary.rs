@@ -164,5 +164,10 @@ fn snapshot<A: Acc>(f: &StationaryFold<'_, A>, ring: &[A], t: usize) -> Snapshot
             }
         }
     }
-    Snapshot { cycle: t as u64, feature, psum, busy }
+    Snapshot {
+        cycle: t as u64,
+        feature,
+        psum,
+        busy,
+    }
 }

@@ -29,7 +29,10 @@ use crate::shape::{ceil_div, Dataflow};
 
 fn unsupported(layer: &TopoLayer, why: String) -> SystolicError {
     SystolicError::TooLarge {
-        what: format!("--scalesim-compat for layer '{}': {why}; the closed form", layer.name),
+        what: format!(
+            "--scalesim-compat for layer '{}': {why}; the closed form",
+            layer.name
+        ),
         given: 1,
         limit: 0,
     }
@@ -49,7 +52,9 @@ fn ifmap_valid(l: &TopoLayer, ow: u64, m: u64, k: u64) -> bool {
 fn touched(input: u64, f: u64, s: u64, out: u64) -> u64 {
     if s >= f {
         // disjoint windows (clipped at the edge)
-        (0..out).map(|o| (o * s + f).min(input).saturating_sub(o * s)).sum()
+        (0..out)
+            .map(|o| (o * s + f).min(input).saturating_sub(o * s))
+            .sum()
     } else {
         ((out - 1) * s + f).min(input)
     }
@@ -121,7 +126,11 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
     let pes = r * c;
     let ovf = || crate::error::overflow("SCALE-Sim cycle count");
     let total = folds.checked_mul(lf).ok_or_else(ovf)? - 1;
-    let macs100 = m.checked_mul(n).and_then(|x| x.checked_mul(k)).and_then(|x| x.checked_mul(100)).ok_or_else(ovf)?;
+    let macs100 = m
+        .checked_mul(n)
+        .and_then(|x| x.checked_mul(k))
+        .and_then(|x| x.checked_mul(100))
+        .ok_or_else(ovf)?;
     let denom = (total as u128 * pes as u128) as f64;
     let (mut map_sum, mut cu_sum) = (0.0f64, 0.0f64);
     for fc in 0..cf {
@@ -129,7 +138,8 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
         for fr in 0..rf {
             let ru = (sr - fr * r).min(r);
             map_sum += (ru * cu) as f64 / pes as f64;
-            cu_sum += (ru as u128 * cu as u128 * t as u128) as f64 / (pes as u128 * cyc_fold as u128) as f64;
+            cu_sum += (ru as u128 * cu as u128 * t as u128) as f64
+                / (pes as u128 * cyc_fold as u128) as f64;
         }
     }
     let mapping = map_sum / folds as f64 * 100.0;
@@ -162,28 +172,47 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
                 let (k0, kf) = (fr * r, (sr - fr * r).min(r));
                 diag_or_none(t, kf, |tt, j| valid_if(tt, k0 + j)).map(|o| o.map(|x| r + x))
             })?;
-            ((r, last), (r - ru0, last_off + r - 1), (2 * r - 1, last_off + 2 * r - 1 + t - 1 + cu_last - 1))
+            (
+                (r, last),
+                (r - ru0, last_off + r - 1),
+                (2 * r - 1, last_off + 2 * r - 1 + t - 1 + cu_last - 1),
+            )
         }
         Dataflow::Os => {
             let last = last_if(&|_fc, fr| {
                 let (m0, mf) = (fr * r, (sr - fr * r).min(r));
                 diag_or_none(t, mf, |tt, j| valid_if(m0 + j, tt))
             })?;
-            ((0, last), (0, last_off + t - 1 + cu_last - 1), (t - 1 + r - ru0, last_off + t - 1 + r - 1 + cu_last - 1))
+            (
+                (0, last),
+                (0, last_off + t - 1 + cu_last - 1),
+                (t - 1 + r - ru0, last_off + t - 1 + r - 1 + cu_last - 1),
+            )
         }
         Dataflow::Is => {
             // stationary Aᵀ tile, flipped: tile row i (K index k0 + i) sits in row R−1−i
             let mf0 = sc.min(c);
-            let first_i = (0..ru0).rev().find(|&i| (0..mf0).any(|j| valid_if(j, i))).ok_or_else(scan_err)?;
+            let first_i = (0..ru0)
+                .rev()
+                .find(|&i| (0..mf0).any(|j| valid_if(j, i)))
+                .ok_or_else(scan_err)?;
             let last = last_if(&|fc, fr| {
                 let (k0, kf) = (fr * r, (sr - fr * r).min(r));
                 let (m0, mf) = (fc * c, (sc - fc * c).min(c));
                 if kf * mf > SCAN_LIMIT {
                     return None;
                 }
-                Some((0..kf).find(|&i| (0..mf).any(|j| valid_if(m0 + j, k0 + i))).map(|i| r - 1 - i))
+                Some(
+                    (0..kf)
+                        .find(|&i| (0..mf).any(|j| valid_if(m0 + j, k0 + i)))
+                        .map(|i| r - 1 - i),
+                )
             })?;
-            ((r - 1 - first_i, last), (r, last_off + r + t - 1 + ru_last - 1), (2 * r - 1, last_off + 2 * r - 1 + t - 1 + cu_last - 1))
+            (
+                (r - 1 - first_i, last),
+                (r, last_off + r + t - 1 + ru_last - 1),
+                (2 * r - 1, last_off + 2 * r - 1 + t - 1 + cu_last - 1),
+            )
         }
     };
     let (if_reads, f_reads, o_writes, _o_actual) = match cfg.dataflow {
@@ -192,9 +221,21 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
         Dataflow::Is => (k * m, k * n * cf, m * n * rf, m * n * rf),
     };
     let sram = [
-        Access { start: if_rows.0 as i64 + 1, stop: if_rows.1 as i64 + 1, count: if_reads },
-        Access { start: f_rows.0 as i64 + 1, stop: f_rows.1 as i64 + 1, count: f_reads },
-        Access { start: o_rows.0 as i64, stop: o_rows.1 as i64, count: o_writes },
+        Access {
+            start: if_rows.0 as i64 + 1,
+            stop: if_rows.1 as i64 + 1,
+            count: if_reads,
+        },
+        Access {
+            start: f_rows.0 as i64 + 1,
+            stop: f_rows.1 as i64 + 1,
+            count: f_reads,
+        },
+        Access {
+            start: o_rows.0 as i64,
+            stop: o_rows.1 as i64,
+            count: o_writes,
+        },
     ];
     if !full {
         return Ok(LayerReport {
@@ -211,7 +252,9 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
     }
     // DRAM, CALC mode
     let (oh, _) = l.scalesim_ofmap();
-    let u_if = touched(l.ifmap_h, l.filt_h, l.stride, oh) * touched(l.ifmap_w, l.filt_w, l.stride, ow) * l.channels;
+    let u_if = touched(l.ifmap_h, l.filt_h, l.stride, oh)
+        * touched(l.ifmap_w, l.filt_w, l.stride, ow)
+        * l.channels;
     let u_f = k * n;
     let prefetch = |u: u64, kb: u64, what: &str| -> Result<Access> {
         let ips = kb * 1024 / 100;
@@ -226,7 +269,11 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
         }
         let sets = ceil_div(u, ips);
         let cycles = ceil_div(sets * ips, 10);
-        Ok(Access { start: -(cycles as i64), stop: -1, count: u })
+        Ok(Access {
+            start: -(cycles as i64),
+            stop: -1,
+            count: u,
+        })
     };
     let d_if = prefetch(u_if, cfg.ifmap_kb, "IFMAP")?;
     let d_f = prefetch(u_f, cfg.filter_kb, "FILTER")?;
@@ -253,8 +300,16 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
                     let s2 = s_ - pfx;
                     // lanes j < cu with lo ≤ s2 − j < hi
                     let j_lo = (s2 + 1).saturating_sub(hi);
-                    let j_hi = if s2 >= lo { (s2 - lo).min(cu - 1) } else { u64::MAX };
-                    if j_hi == u64::MAX || j_lo > j_hi { 0 } else { j_hi - j_lo + 1 }
+                    let j_hi = if s2 >= lo {
+                        (s2 - lo).min(cu - 1)
+                    } else {
+                        u64::MAX
+                    };
+                    if j_hi == u64::MAX || j_lo > j_hi {
+                        0
+                    } else {
+                        j_hi - j_lo + 1
+                    }
                 };
                 if !wb.row(row, n_valid) {
                     return Err(unsupported(l, "the OFMAP write buffer fills during a write-back (SCALE-Sim then stalls the array)".into()));
@@ -313,7 +368,20 @@ struct WriteBuffer {
 impl WriteBuffer {
     fn new(total: u64, width: u64) -> Self {
         let active = total.div_ceil(2);
-        WriteBuffer { total, drain_half: total - active, active, width, free: total, lines: Vec::new(), cur: 0, drain_start_line: 0, drain_end: 0, first: None, last: 0, count: 0 }
+        WriteBuffer {
+            total,
+            drain_half: total - active,
+            active,
+            width,
+            free: total,
+            lines: Vec::new(),
+            cur: 0,
+            drain_start_line: 0,
+            drain_end: 0,
+            first: None,
+            last: 0,
+            count: 0,
+        }
     }
     fn force(&mut self) {
         if self.cur > 0 {
@@ -367,6 +435,10 @@ impl WriteBuffer {
             self.drain_end = self.drain(cycle);
             cycle = self.drain_end + 1;
         }
-        Access { start: self.first.unwrap_or(0), stop: self.last, count: self.count }
+        Access {
+            start: self.first.unwrap_or(0),
+            stop: self.last,
+            count: self.count,
+        }
     }
 }

@@ -40,7 +40,10 @@ pub struct ScaleConfig {
 }
 
 fn err(file: &str, msg: String) -> SystolicError {
-    SystolicError::Config { file: file.to_string(), msg }
+    SystolicError::Config {
+        file: file.to_string(),
+        msg,
+    }
 }
 
 /// Parse configparser-style text: `[section]`, `key = value` or `key: value`, `#`/`;`
@@ -54,13 +57,23 @@ fn parse_ini(text: &str, file: &str) -> Result<HashMap<(String, String), String>
             continue;
         }
         if let Some(rest) = line.strip_prefix('[') {
-            let name = rest.strip_suffix(']').ok_or_else(|| err(file, format!("line {}: unclosed section '{line}'", no + 1)))?;
+            let name = rest
+                .strip_suffix(']')
+                .ok_or_else(|| err(file, format!("line {}: unclosed section '{line}'", no + 1)))?;
             section = name.trim().to_ascii_lowercase();
             continue;
         }
-        let pos = line.find(['=', ':']).ok_or_else(|| err(file, format!("line {}: expected 'key = value', got '{line}'", no + 1)))?;
+        let pos = line.find(['=', ':']).ok_or_else(|| {
+            err(
+                file,
+                format!("line {}: expected 'key = value', got '{line}'", no + 1),
+            )
+        })?;
         let (k, v) = line.split_at(pos);
-        out.insert((section.clone(), k.trim().to_ascii_lowercase()), v[1..].trim().to_string());
+        out.insert(
+            (section.clone(), k.trim().to_ascii_lowercase()),
+            v[1..].trim().to_string(),
+        );
     }
     Ok(out)
 }
@@ -70,38 +83,64 @@ impl ScaleConfig {
     pub fn parse(text: &str, file: &str) -> Result<Self> {
         let ini = parse_ini(text, file)?;
         let get = |s: &str, k: &str| -> Result<&String> {
-            ini.get(&(s.to_string(), k.to_ascii_lowercase())).ok_or_else(|| err(file, format!("missing [{s}] {k}")))
+            ini.get(&(s.to_string(), k.to_ascii_lowercase()))
+                .ok_or_else(|| err(file, format!("missing [{s}] {k}")))
         };
         let num = |s: &str, k: &str| -> Result<u64> {
             let v = get(s, k)?;
-            v.parse::<u64>().map_err(|_| err(file, format!("[{s}] {k} = '{v}' is not a whole number")))
+            v.parse::<u64>()
+                .map_err(|_| err(file, format!("[{s}] {k} = '{v}' is not a whole number")))
         };
         let opt_num = |s: &str, k: &str, d: u64| -> Result<u64> {
             match ini.get(&(s.to_string(), k.to_ascii_lowercase())) {
                 None => Ok(d),
-                Some(v) => v.parse::<u64>().map_err(|_| err(file, format!("[{s}] {k} = '{v}' is not a whole number"))),
+                Some(v) => v
+                    .parse::<u64>()
+                    .map_err(|_| err(file, format!("[{s}] {k} = '{v}' is not a whole number"))),
             }
         };
         let ap = "architecture_presets";
-        let array = ArraySpec::new(num(ap, "ArrayHeight")?, num(ap, "ArrayWidth")?).map_err(|e| err(file, e.to_string()))?;
-        let dataflow = Dataflow::parse(get(ap, "Dataflow")?).map_err(|e| err(file, e.to_string()))?;
+        let array = ArraySpec::new(num(ap, "ArrayHeight")?, num(ap, "ArrayWidth")?)
+            .map_err(|e| err(file, e.to_string()))?;
+        let dataflow =
+            Dataflow::parse(get(ap, "Dataflow")?).map_err(|e| err(file, e.to_string()))?;
         let mode = match get("run_presets", "InterfaceBandwidth")?.as_str() {
             "CALC" => BandwidthMode::Calc,
             "USER" => BandwidthMode::User,
-            other => return Err(err(file, format!("[run_presets] InterfaceBandwidth = '{other}' (use CALC or USER)"))),
+            other => {
+                return Err(err(
+                    file,
+                    format!("[run_presets] InterfaceBandwidth = '{other}' (use CALC or USER)"),
+                ))
+            }
         };
         let mut bandwidths = Vec::new();
         if let Some(b) = ini.get(&(ap.to_string(), "bandwidth".to_string())) {
             for part in b.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                bandwidths.push(part.parse::<u64>().map_err(|_| err(file, format!("[{ap}] Bandwidth '{b}': '{part}' is not a whole number")))?);
+                bandwidths.push(part.parse::<u64>().map_err(|_| {
+                    err(
+                        file,
+                        format!("[{ap}] Bandwidth '{b}': '{part}' is not a whole number"),
+                    )
+                })?);
             }
         }
-        if mode == BandwidthMode::User && bandwidths.first().is_none_or(|b| *b == 0) {
-            return Err(err(file, "USER bandwidth mode needs a positive [architecture_presets] Bandwidth".into()));
+        if mode == BandwidthMode::User && bandwidths.first().map_or(true, |b| *b == 0) {
+            return Err(err(
+                file,
+                "USER bandwidth mode needs a positive [architecture_presets] Bandwidth".into(),
+            ));
         }
         let run_name = get("general", "run_name")?.clone();
-        if run_name.is_empty() || run_name.contains(['/', '\\']) || run_name == "." || run_name == ".." {
-            return Err(err(file, format!("[general] run_name '{run_name}' must be a plain folder name")));
+        if run_name.is_empty()
+            || run_name.contains(['/', '\\'])
+            || run_name == "."
+            || run_name == ".."
+        {
+            return Err(err(
+                file,
+                format!("[general] run_name '{run_name}' must be a plain folder name"),
+            ));
         }
         let cfg = ScaleConfig {
             run_name,
@@ -115,9 +154,16 @@ impl ScaleConfig {
             ifmap_bank_bandwidth: opt_num("layout", "IfmapSRAMBankBandwidth", 10)?,
             filter_bank_bandwidth: opt_num("layout", "FilterSRAMBankBandwidth", 10)?,
         };
-        for (v, k) in [(cfg.ifmap_kb, "IfmapSramSzkB"), (cfg.filter_kb, "FilterSramSzkB"), (cfg.ofmap_kb, "OfmapSramSzkB")] {
+        for (v, k) in [
+            (cfg.ifmap_kb, "IfmapSramSzkB"),
+            (cfg.filter_kb, "FilterSramSzkB"),
+            (cfg.ofmap_kb, "OfmapSramSzkB"),
+        ] {
             if v == 0 || v > (1 << 40) {
-                return Err(err(file, format!("[{ap}] {k} = {v} must be between 1 and 2^40")));
+                return Err(err(
+                    file,
+                    format!("[{ap}] {k} = {v} must be between 1 and 2^40"),
+                ));
             }
         }
         Ok(cfg)

@@ -21,14 +21,30 @@ pub fn layer_report(cfg: &ScaleConfig, l: &TopoLayer, double_buffer: bool) -> Re
     let (oh, ow) = l.scalesim_ofmap();
     let touched = |input: u64, f: u64, s: u64, out: u64| -> u64 {
         if s >= f {
-            (0..out).map(|o| (o * s + f).min(input).saturating_sub(o * s)).sum()
+            (0..out)
+                .map(|o| (o * s + f).min(input).saturating_sub(o * s))
+                .sum()
         } else {
             ((out - 1) * s + f).min(input)
         }
     };
-    let u_if = touched(l.ifmap_h, l.filt_h, l.stride, oh) * touched(l.ifmap_w, l.filt_w, l.stride, ow) * l.channels;
-    let wl = Workload { gemm: g, repeat: 1, unique_inputs: u_if + g.k * g.n, unique_outputs: g.m * g.n };
-    let s = analyze(cfg.array, &wl, RunOptions { dataflow: cfg.dataflow, double_buffer })?;
+    let u_if = touched(l.ifmap_h, l.filt_h, l.stride, oh)
+        * touched(l.ifmap_w, l.filt_w, l.stride, ow)
+        * l.channels;
+    let wl = Workload {
+        gemm: g,
+        repeat: 1,
+        unique_inputs: u_if + g.k * g.n,
+        unique_outputs: g.m * g.n,
+    };
+    let s = analyze(
+        cfg.array,
+        &wl,
+        RunOptions {
+            dataflow: cfg.dataflow,
+            double_buffer,
+        },
+    )?;
     let words = wl.unique_inputs + wl.unique_outputs;
     let stall = match cfg.mode {
         BandwidthMode::Calc => 0,
@@ -49,7 +65,11 @@ pub fn layer_report(cfg: &ScaleConfig, l: &TopoLayer, double_buffer: bool) -> Re
             (a, st - a)
         }
     };
-    let win = |count: u64| Access { start: 0, stop: total as i64 - 1, count };
+    let win = |count: u64| Access {
+        start: 0,
+        stop: total as i64 - 1,
+        count,
+    };
     Ok(LayerReport {
         name: l.name.clone(),
         cycles_incl_prefetch: total as i64,

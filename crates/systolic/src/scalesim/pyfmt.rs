@@ -10,7 +10,11 @@ pub fn py_float(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // shortest round-trip digits and decimal exponent
     let e = format!("{:e}", x.abs());
@@ -22,7 +26,11 @@ pub fn py_float(x: f64) -> String {
     if (-4..16).contains(&exp) {
         let s = if exp >= 0 {
             if nd > exp + 1 {
-                format!("{}.{}", &digits[..(exp + 1) as usize], &digits[(exp + 1) as usize..])
+                format!(
+                    "{}.{}",
+                    &digits[..(exp + 1) as usize],
+                    &digits[(exp + 1) as usize..]
+                )
             } else {
                 format!("{}{}.0", digits, "0".repeat((exp + 1 - nd) as usize))
             }
@@ -31,8 +39,16 @@ pub fn py_float(x: f64) -> String {
         };
         format!("{sign}{s}")
     } else {
-        let m = if nd > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits.clone() };
-        let es = if exp < 0 { format!("-{:02}", -exp) } else { format!("+{:02}", exp) };
+        let m = if nd > 1 {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        } else {
+            digits.clone()
+        };
+        let es = if exp < 0 {
+            format!("-{:02}", -exp)
+        } else {
+            format!("+{:02}", exp)
+        };
         format!("{sign}{m}e{es}")
     }
 }

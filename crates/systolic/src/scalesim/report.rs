@@ -81,7 +81,13 @@ pub fn bandwidth_csv(layers: &[LayerReport]) -> String {
             l.dram[1].avg_bw(),
             l.dram[2].avg_bw(),
         ];
-        s += &format!("{i}, {},\n", v.iter().map(|x| py_float(*x)).collect::<Vec<_>>().join(", "));
+        s += &format!(
+            "{i}, {},\n",
+            v.iter()
+                .map(|x| py_float(*x))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     s
 }
@@ -94,7 +100,13 @@ pub fn detail_csv(layers: &[LayerReport]) -> String {
             .sram
             .iter()
             .chain(l.dram.iter())
-            .flat_map(|a| [py_float_int(a.start), py_float_int(a.stop), a.count.to_string()])
+            .flat_map(|a| {
+                [
+                    py_float_int(a.start),
+                    py_float_int(a.stop),
+                    a.count.to_string(),
+                ]
+            })
             .collect();
         s += &format!("{i}, {},\n", cells.join(", "));
     }

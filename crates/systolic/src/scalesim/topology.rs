@@ -42,17 +42,31 @@ impl TopoLayer {
     /// the bottom/right edge count, with their missing pixels unread).
     pub fn scalesim_ofmap(&self) -> (u64, u64) {
         let f = |i: u64, k: u64, s: u64| (i - k + s).div_ceil(s);
-        (f(self.ifmap_h, self.filt_h, self.stride), f(self.ifmap_w, self.filt_w, self.stride))
+        (
+            f(self.ifmap_h, self.filt_h, self.stride),
+            f(self.ifmap_w, self.filt_w, self.stride),
+        )
     }
     /// The GEMM SCALE-Sim runs: M = output pixels, K = FH·FW·C, N = filters.
     pub fn scalesim_gemm(&self) -> Result<Gemm> {
         let (oh, ow) = self.scalesim_ofmap();
-        Gemm::new(oh * ow, self.filt_h * self.filt_w * self.channels, self.num_filt)
+        Gemm::new(
+            oh * ow,
+            self.filt_h * self.filt_w * self.channels,
+            self.num_filt,
+        )
     }
     /// The layer as an ordinary convolution (no padding, batch 1, output
     /// ⌊(H − F)/S⌋ + 1: only windows that fit).
     pub fn conv(&self) -> Conv {
-        let mut c = Conv::simple(self.ifmap_h, self.ifmap_w, self.channels, self.filt_h, self.filt_w, self.num_filt);
+        let mut c = Conv::simple(
+            self.ifmap_h,
+            self.ifmap_w,
+            self.channels,
+            self.filt_h,
+            self.filt_w,
+            self.num_filt,
+        );
         c.stride_h = self.stride;
         c.stride_w = self.stride;
         c
@@ -60,17 +74,38 @@ impl TopoLayer {
 }
 
 fn terr(file: &str, line: usize, msg: String) -> SystolicError {
-    SystolicError::Topology { file: file.to_string(), line, msg }
+    SystolicError::Topology {
+        file: file.to_string(),
+        line,
+        msg,
+    }
 }
 
 /// Parse a topology CSV. `format`: `None` tells the format from the header (`Layer,
 /// M, N, K` is GEMM, anything else conv). Rows may end with or without SCALE-Sim's
 /// trailing comma.
-pub fn parse_topology(text: &str, file: &str, format: Option<TopoFormat>) -> Result<(TopoFormat, Vec<TopoLayer>)> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines.next().ok_or_else(|| terr(file, 1, "empty file (expected a header row)".into()))?;
-    let hcells: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
-    let detected = if hcells.len() >= 4 && hcells[1] == "m" && hcells[2] == "n" && hcells[3] == "k" { TopoFormat::Gemm } else { TopoFormat::Conv };
+pub fn parse_topology(
+    text: &str,
+    file: &str,
+    format: Option<TopoFormat>,
+) -> Result<(TopoFormat, Vec<TopoLayer>)> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines
+        .next()
+        .ok_or_else(|| terr(file, 1, "empty file (expected a header row)".into()))?;
+    let hcells: Vec<String> = header
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .collect();
+    let detected = if hcells.len() >= 4 && hcells[1] == "m" && hcells[2] == "n" && hcells[3] == "k"
+    {
+        TopoFormat::Gemm
+    } else {
+        TopoFormat::Conv
+    };
     let fmt = format.unwrap_or(detected);
     let mut out = Vec::new();
     for (no, line) in lines {
@@ -81,11 +116,24 @@ pub fn parse_topology(text: &str, file: &str, format: Option<TopoFormat>) -> Res
         }
         let need = if fmt == TopoFormat::Gemm { 4 } else { 8 };
         if cells.len() < need {
-            return Err(terr(file, ln, format!("expected at least {need} columns, got {}: '{line}'", cells.len())));
+            return Err(terr(
+                file,
+                ln,
+                format!(
+                    "expected at least {need} columns, got {}: '{line}'",
+                    cells.len()
+                ),
+            ));
         }
         let name = cells[0].to_string();
         let num = |i: usize, what: &str| -> Result<u64> {
-            let v: u64 = cells[i].parse().map_err(|_| terr(file, ln, format!("{what} '{}' is not a whole number", cells[i])))?;
+            let v: u64 = cells[i].parse().map_err(|_| {
+                terr(
+                    file,
+                    ln,
+                    format!("{what} '{}' is not a whole number", cells[i]),
+                )
+            })?;
             if v == 0 {
                 return Err(terr(file, ln, format!("{what} must be at least 1")));
             }
@@ -96,7 +144,16 @@ pub fn parse_topology(text: &str, file: &str, format: Option<TopoFormat>) -> Res
         };
         let layer = if fmt == TopoFormat::Gemm {
             let (m, n, k) = (num(1, "M")?, num(2, "N")?, num(3, "K")?);
-            TopoLayer { name, ifmap_h: m, ifmap_w: k, filt_h: 1, filt_w: k, channels: 1, num_filt: n, stride: 1 }
+            TopoLayer {
+                name,
+                ifmap_h: m,
+                ifmap_w: k,
+                filt_h: 1,
+                filt_w: k,
+                channels: 1,
+                num_filt: n,
+                stride: 1,
+            }
         } else {
             TopoLayer {
                 name,
@@ -110,17 +167,35 @@ pub fn parse_topology(text: &str, file: &str, format: Option<TopoFormat>) -> Res
             }
         };
         if layer.filt_h > layer.ifmap_h || layer.filt_w > layer.ifmap_w {
-            return Err(terr(file, ln, format!("filter {}x{} is larger than the IFMAP {}x{}", layer.filt_h, layer.filt_w, layer.ifmap_h, layer.ifmap_w)));
+            return Err(terr(
+                file,
+                ln,
+                format!(
+                    "filter {}x{} is larger than the IFMAP {}x{}",
+                    layer.filt_h, layer.filt_w, layer.ifmap_h, layer.ifmap_w
+                ),
+            ));
         }
         if let Err(e) = layer.scalesim_gemm() {
             return Err(terr(file, ln, e.to_string()));
         }
         if fmt == TopoFormat::Conv && layer.name.contains("DP") {
             if layer.channels > 100_000 {
-                return Err(terr(file, ln, format!("depthwise layer with {} channels (limit 100000)", layer.channels)));
+                return Err(terr(
+                    file,
+                    ln,
+                    format!(
+                        "depthwise layer with {} channels (limit 100000)",
+                        layer.channels
+                    ),
+                ));
             }
             for ch in 0..layer.channels {
-                out.push(TopoLayer { name: format!("{}Channel_{ch}", layer.name), channels: 1, ..layer.clone() });
+                out.push(TopoLayer {
+                    name: format!("{}Channel_{ch}", layer.name),
+                    channels: 1,
+                    ..layer.clone()
+                });
             }
         } else {
             out.push(layer);

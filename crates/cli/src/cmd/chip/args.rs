@@ -29,7 +29,11 @@ impl ChipFile {
                 return Ok(chip);
             }
             return tpusim_chip::lookup(name).map_err(|e| {
-                anyhow!("{e}; the chip file '{}' defines '{}'", path.display(), chip.name)
+                anyhow!(
+                    "{e}; the chip file '{}' defines '{}'",
+                    path.display(),
+                    chip.name
+                )
             });
         }
         Ok(tpusim_chip::lookup(name)?)
@@ -122,7 +126,9 @@ pub fn parse_array(text: &str) -> Result<(ElementType, Vec<u64>, u64)> {
                 .ok()
                 .filter(|v| v.fract() == 0.0 && *v < 1.8e19)
                 .map(|v| v as u64)
-                .ok_or_else(|| anyhow!("--array '{text}': '{}' is not a whole dimension", p.trim()))?;
+                .ok_or_else(|| {
+                    anyhow!("--array '{text}': '{}' is not a whole dimension", p.trim())
+                })?;
             elements = elements
                 .checked_mul(v)
                 .ok_or_else(|| anyhow!("--array '{text}': element count overflows 2^64"))?;
@@ -162,7 +168,10 @@ mod tests {
     #[test]
     fn arrays() {
         let (t, d, b) = parse_array("bf16[8,128,8192]").unwrap();
-        assert_eq!((t, d, b), (ElementType::Bf16, vec![8, 128, 8192], 16_777_216));
+        assert_eq!(
+            (t, d, b),
+            (ElementType::Bf16, vec![8, 128, 8192], 16_777_216)
+        );
         assert_eq!(parse_array("s4[3]").unwrap().2, 2);
         assert_eq!(parse_array("f32[]").unwrap().2, 4);
         assert!(parse_array("bf16[8,").is_err());

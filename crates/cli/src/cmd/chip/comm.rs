@@ -149,17 +149,31 @@ pub enum CommCmd {
 }
 
 fn latency(link: &Link, default: f64) -> Result<f64> {
-    link.hop_latency.as_deref().map(|t| seconds("--hop-latency", t)).transpose().map(|v| v.unwrap_or(default))
+    link.hop_latency
+        .as_deref()
+        .map(|t| seconds("--hop-latency", t))
+        .transpose()
+        .map(|v| v.unwrap_or(default))
 }
 
 fn bw(flag: &str, given: &Option<String>, default: f64) -> Result<f64> {
-    given.as_deref().map(|t| rate(flag, t)).transpose().map(|v| v.unwrap_or(default))
+    given
+        .as_deref()
+        .map(|t| rate(flag, t))
+        .transpose()
+        .map(|v| v.unwrap_or(default))
 }
 
 /// Run one `tpusim comm` verb.
 pub fn run(cmd: CommCmd) -> Result<()> {
     match cmd {
-        CommCmd::P2p { topo, from, to, size, link } => {
+        CommCmd::P2p {
+            topo,
+            from,
+            to,
+            size,
+            link,
+        } => {
             let s = topo.slice()?;
             let (a, b) = (s.parse_coord(&from)?, s.parse_coord(&to)?);
             let v = size.bytes()?;
@@ -181,25 +195,45 @@ pub fn run(cmd: CommCmd) -> Result<()> {
             table(&[
                 ("bytes", fbytes(v)),
                 ("hops", t.hops.to_string()),
-                ("ports", format!("{} x {}", t.ports, sci(t.link_bytes_per_s, "B/s"))),
+                (
+                    "ports",
+                    format!("{} x {}", t.ports, sci(t.link_bytes_per_s, "B/s")),
+                ),
                 ("first byte", time(t.first_byte_s)),
                 ("total (max)", time(t.total_s)),
                 ("total (sum)", time(t.t_upper_s)),
             ]);
             Ok(())
         }
-        CommCmd::Host { chip, size, bw: b, json, file } => {
+        CommCmd::Host {
+            chip,
+            size,
+            bw: b,
+            json,
+            file,
+        } => {
             let c = file.resolve(&chip)?;
             let v = size.bytes()?;
             let pcie = bw("--bw", &b, c.pcie_bytes_per_s)?;
             let t = host_to_chip(v, pcie)?;
             if json {
-                return print_json(&serde_json::json!({"time_s": t, "bytes": v, "pcie_bytes_per_s": pcie}));
+                return print_json(
+                    &serde_json::json!({"time_s": t, "bytes": v, "pcie_bytes_per_s": pcie}),
+                );
             }
-            table(&[("bytes", fbytes(v)), ("pcie", sci(pcie, "B/s")), ("time", time(t))]);
+            table(&[
+                ("bytes", fbytes(v)),
+                ("pcie", sci(pcie, "B/s")),
+                ("time", time(t)),
+            ]);
             Ok(())
         }
-        CommCmd::HostLoad { topo, size, bw: b, json } => {
+        CommCmd::HostLoad {
+            topo,
+            size,
+            bw: b,
+            json,
+        } => {
             let s = topo.slice()?;
             let v = size.bytes()?;
             let h = host_load(&s, v, bw("--bw", &b, s.chip.pcie_bytes_per_s)?)?;
@@ -208,13 +242,27 @@ pub fn run(cmd: CommCmd) -> Result<()> {
             }
             table(&[
                 ("bytes", fbytes(v)),
-                ("chips", format!("{} on {} hosts, each {}", h.chips, h.hosts, fbytes(h.bytes_per_chip))),
+                (
+                    "chips",
+                    format!(
+                        "{} on {} hosts, each {}",
+                        h.chips,
+                        h.hosts,
+                        fbytes(h.bytes_per_chip)
+                    ),
+                ),
                 ("pcie", sci(h.pcie_bytes_per_s, "B/s per chip")),
                 ("time", time(h.time_s)),
             ]);
             Ok(())
         }
-        CommCmd::Dcn { topo, size, bw: b, pcie_bw, json } => {
+        CommCmd::Dcn {
+            topo,
+            size,
+            bw: b,
+            pcie_bw,
+            json,
+        } => {
             let s = topo.slice()?;
             let v = size.bytes()?;
             let d = dcn(
@@ -228,10 +276,16 @@ pub fn run(cmd: CommCmd) -> Result<()> {
             }
             table(&[
                 ("bytes", fbytes(v)),
-                ("chips", format!("{} per slice, each {}", d.chips, fbytes(d.bytes_per_chip))),
+                (
+                    "chips",
+                    format!("{} per slice, each {}", d.chips, fbytes(d.bytes_per_chip)),
+                ),
                 ("pcie stage", time(d.pcie_s)),
                 ("dcn stage", time(d.dcn_s)),
-                ("time (pipelined)", format!("{} ({}-bound)", time(d.time_s), d.bound)),
+                (
+                    "time (pipelined)",
+                    format!("{} ({}-bound)", time(d.time_s), d.bound),
+                ),
                 ("time (sum)", time(d.t_upper_s)),
             ]);
             Ok(())
@@ -240,8 +294,18 @@ pub fn run(cmd: CommCmd) -> Result<()> {
         CommCmd::Reducescatter(a) => run_collective(Collective::ReduceScatter, a),
         CommCmd::Allreduce(a) => run_collective(Collective::AllReduce, a),
         CommCmd::Alltoall(a) => run_collective(Collective::AllToAll, a),
-        CommCmd::Gather { topo, to, size, link } => run_gather(topo, &to, size, link),
-        CommCmd::Scatter { topo, from, size, link } => run_gather(topo, &from, size, link),
+        CommCmd::Gather {
+            topo,
+            to,
+            size,
+            link,
+        } => run_gather(topo, &to, size, link),
+        CommCmd::Scatter {
+            topo,
+            from,
+            size,
+            link,
+        } => run_gather(topo, &from, size, link),
     }
 }
 
@@ -285,7 +349,16 @@ fn run_collective(kind: Collective, a: CollectiveArgs) -> Result<()> {
         return print_json(&e);
     }
     table(&[
-        ("collective", format!("{kind:?} of {} over axes {:?} (sizes {:?}, wraparound {:?})", fbytes(v), e.axes, e.axis_sizes, e.wraparound)),
+        (
+            "collective",
+            format!(
+                "{kind:?} of {} over axes {:?} (sizes {:?}, wraparound {:?})",
+                fbytes(v),
+                e.axes,
+                e.axis_sizes,
+                e.wraparound
+            ),
+        ),
         ("time", time(e.time_s)),
         ("regime", e.regime.clone()),
         ("hops", e.hops.to_string()),

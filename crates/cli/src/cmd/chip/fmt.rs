@@ -44,7 +44,13 @@ fn trim(s: String) -> String {
 
 /// Bytes as `16.78 MB (16777216 B)` (SI units, exact count in brackets).
 pub fn bytes(b: f64) -> String {
-    let units = [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
+    let units = [
+        (1e15, "PB"),
+        (1e12, "TB"),
+        (1e9, "GB"),
+        (1e6, "MB"),
+        (1e3, "kB"),
+    ];
     for (m, u) in units {
         if b >= m {
             return format!("{:.2} {u} ({b:.0} B)", b / m);

@@ -52,7 +52,13 @@ pub fn run(cmd: ChipCmd) -> Result<()> {
         ChipCmd::List { json } => {
             let chips = tpusim_chip::builtin()?;
             if json {
-                let shown: Vec<Shown> = chips.iter().map(|c| Shown { chip: c, derived: c.derived() }).collect();
+                let shown: Vec<Shown> = chips
+                    .iter()
+                    .map(|c| Shown {
+                        chip: c,
+                        derived: c.derived(),
+                    })
+                    .collect();
                 return print_json(&serde_json::json!({ "chips": shown }));
             }
             println!(
@@ -67,18 +73,33 @@ pub fn run(cmd: ChipCmd) -> Result<()> {
                     c.hbm_bytes / 1_000_000_000,
                     c.hbm_bytes_per_s,
                     c.bf16_flops_per_s,
-                    c.int8_ops_per_s.map(|v| format!("{v:.3e}")).unwrap_or_else(|| "-".into()),
+                    c.int8_ops_per_s
+                        .map(|v| format!("{v:.3e}"))
+                        .unwrap_or_else(|| "-".into()),
                     c.ici_one_way_bytes_per_s,
                     tpusim_chip::slice::format_shape(&c.pod_shape)
                 );
             }
             Ok(())
         }
-        ChipCmd::Show { chip, json, toml, file } => {
+        ChipCmd::Show {
+            chip,
+            json,
+            toml,
+            file,
+        } => {
             let c = file.resolve(&chip)?;
             if toml {
-                if file.chip_file.is_some() && !tpusim_chip::database::builtin().map(|b| b.contains(&c)).unwrap_or(false) {
-                    let path = file.chip_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+                if file.chip_file.is_some()
+                    && !tpusim_chip::database::builtin()
+                        .map(|b| b.contains(&c))
+                        .unwrap_or(false)
+                {
+                    let path = file
+                        .chip_file
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default();
                     print!("{}", std::fs::read_to_string(&path)?);
                 } else {
                     print!("{}", tpusim_chip::database::builtin_toml(&c.name)?);
@@ -87,7 +108,10 @@ pub fn run(cmd: ChipCmd) -> Result<()> {
             }
             let d = c.derived();
             if json {
-                return print_json(&Shown { chip: &c, derived: d });
+                return print_json(&Shown {
+                    chip: &c,
+                    derived: d,
+                });
             }
             show_table(&c, &d);
             Ok(())
@@ -105,7 +129,12 @@ fn show_table(c: &Chip, d: &Derived) {
         ("vmem_bytes_per_s", opt(d.vmem_bytes_per_s, "B/s")),
         ("cores_per_chip", c.cores_per_chip.to_string()),
         ("mxus_per_core", c.mxus_per_core.to_string()),
-        ("mxu_dim", c.mxu_dim.map(|m| format!("{m}x{m}")).unwrap_or_else(|| "-".into())),
+        (
+            "mxu_dim",
+            c.mxu_dim
+                .map(|m| format!("{m}x{m}"))
+                .unwrap_or_else(|| "-".into()),
+        ),
         ("clock_hz", opt(c.clock_hz, "Hz")),
         ("vpu_flops_per_s", opt(d.vpu_flops_per_s, "FLOP/s")),
     ];
@@ -117,23 +146,51 @@ fn show_table(c: &Chip, d: &Derived) {
             "int4" => "peak int4",
             _ => "peak fp8",
         };
-        let origin = if p.origin == "table" { String::new() } else { format!("  ({})", p.origin) };
+        let origin = if p.origin == "table" {
+            String::new()
+        } else {
+            format!("  ({})", p.origin)
+        };
         rows.push((label, format!("{}{origin}", sci(p.ops_per_s, "op/s"))));
     }
     rows.extend([
-        ("ici_one_way_bytes_per_s", sci(c.ici_one_way_bytes_per_s, "B/s per link")),
-        ("ici_bidi_bytes_per_s", sci(c.ici_bidi_bytes_per_s, "B/s per link")),
+        (
+            "ici_one_way_bytes_per_s",
+            sci(c.ici_one_way_bytes_per_s, "B/s per link"),
+        ),
+        (
+            "ici_bidi_bytes_per_s",
+            sci(c.ici_bidi_bytes_per_s, "B/s per link"),
+        ),
         ("ici_links_per_chip", c.ici_links_per_chip.to_string()),
         ("pcie_bytes_per_s", sci(c.pcie_bytes_per_s, "B/s")),
         ("dcn_bytes_per_s", sci(c.dcn_bytes_per_s, "B/s")),
-        ("pod_shape", format!("{} ({} chips)", shape(&c.pod_shape), d.pod_chips)),
-        ("host_shape", format!("{} ({} chips)", shape(&c.host_shape), d.chips_per_host)),
+        (
+            "pod_shape",
+            format!("{} ({} chips)", shape(&c.pod_shape), d.pod_chips),
+        ),
+        (
+            "host_shape",
+            format!("{} ({} chips)", shape(&c.host_shape), d.chips_per_host),
+        ),
         ("wraparound", format!("{:?}", c.wraparound)),
         ("hop_latency_s", sci(c.hop_latency_s, "s")),
-        ("critical_intensity_hbm", sci(d.critical_intensity_hbm, "FLOP/B")),
-        ("critical_intensity_vmem", opt(d.critical_intensity_vmem, "FLOP/B")),
-        ("critical_intensity_pcie", sci(d.critical_intensity_pcie, "FLOP/B")),
-        ("critical_batch_ici_bidi", sci(d.critical_batch_ici_bidi, "per chip")),
+        (
+            "critical_intensity_hbm",
+            sci(d.critical_intensity_hbm, "FLOP/B"),
+        ),
+        (
+            "critical_intensity_vmem",
+            opt(d.critical_intensity_vmem, "FLOP/B"),
+        ),
+        (
+            "critical_intensity_pcie",
+            sci(d.critical_intensity_pcie, "FLOP/B"),
+        ),
+        (
+            "critical_batch_ici_bidi",
+            sci(d.critical_batch_ici_bidi, "per chip"),
+        ),
     ]);
     table(&rows);
 }

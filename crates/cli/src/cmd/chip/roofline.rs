@@ -172,7 +172,11 @@ fn plot(c: &Common, chip: &Chip, r: &Roofline, label: &str) -> Result<()> {
     if let Some(b) = &c.bw {
         extra.push((format!("--bw ({})", c.from), rate("--bw", b)?));
     }
-    let achieved = if r.t_lower_s > 0.0 { r.flops / r.t_lower_s } else { 0.0 };
+    let achieved = if r.t_lower_s > 0.0 {
+        r.flops / r.t_lower_s
+    } else {
+        0.0
+    };
     let point = PlotPoint {
         label: label.to_string(),
         intensity: r.intensity,
@@ -202,11 +206,28 @@ fn print_roofline(r: &Roofline, extra: Vec<(&str, String)>) {
 /// Run one `tpusim roofline` verb.
 pub fn run(cmd: RooflineCmd) -> Result<()> {
     match cmd {
-        RooflineCmd::Matmul { b, d, f, batch, dtype: dt, weights_dtype, out_dtype, common } => {
+        RooflineCmd::Matmul {
+            b,
+            d,
+            f,
+            batch,
+            dtype: dt,
+            weights_dtype,
+            out_dtype,
+            common,
+        } => {
             let chip = common.file.resolve(&common.chip)?;
             let x = dtype("--dtype", &dt)?;
-            let w = weights_dtype.as_deref().map(|t| dtype("--weights-dtype", t)).transpose()?.unwrap_or(x);
-            let o = out_dtype.as_deref().map(|t| dtype("--out-dtype", t)).transpose()?.unwrap_or(x);
+            let w = weights_dtype
+                .as_deref()
+                .map(|t| dtype("--weights-dtype", t))
+                .transpose()?
+                .unwrap_or(x);
+            let o = out_dtype
+                .as_deref()
+                .map(|t| dtype("--out-dtype", t))
+                .transpose()?
+                .unwrap_or(x);
             let mm = Matmul {
                 batch: count("--batch", &batch)?,
                 b: count("--b", &b)?,
@@ -219,7 +240,12 @@ pub fn run(cmd: RooflineCmd) -> Result<()> {
             let class = matmul_class(&chip, x, w)?;
             let rf = roofs(&common, &chip, Unit::Mxu, class)?;
             let e = matmul(&chip, &mm, &rf)?;
-            plot(&common, &chip, &e.roofline, &format!("matmul B={} D={} F={}", mm.b, mm.d, mm.f))?;
+            plot(
+                &common,
+                &chip,
+                &e.roofline,
+                &format!("matmul B={} D={} F={}", mm.b, mm.d, mm.f),
+            )?;
             if common.json {
                 return print_json(&Out {
                     chip: &chip.name,
@@ -230,7 +256,10 @@ pub fn run(cmd: RooflineCmd) -> Result<()> {
                 });
             }
             let pad = match e.mxu_dim {
-                Some(m) => format!("D {} -> {}, F {} -> {} (MXU {m}x{m})", mm.d, e.padded_d, mm.f, e.padded_f),
+                Some(m) => format!(
+                    "D {} -> {}, F {} -> {} (MXU {m}x{m})",
+                    mm.d, e.padded_d, mm.f, e.padded_f
+                ),
                 None => "none (no systolic MXU)".into(),
             };
             print_roofline(
@@ -248,7 +277,14 @@ pub fn run(cmd: RooflineCmd) -> Result<()> {
             );
             Ok(())
         }
-        RooflineCmd::Op { flops, bytes, chips, unit, dtype: dt, common } => {
+        RooflineCmd::Op {
+            flops,
+            bytes,
+            chips,
+            unit,
+            dtype: dt,
+            common,
+        } => {
             let chip = common.file.resolve(&common.chip)?;
             let unit = match unit.to_ascii_lowercase().as_str() {
                 "mxu" => Unit::Mxu,
@@ -269,26 +305,47 @@ pub fn run(cmd: RooflineCmd) -> Result<()> {
                     source: Source::parse(&common.from)?,
                     unit,
                     dtype: class.name(),
-                    estimate: WithBatch { roofline: r, critical_batch: None, chips: n },
+                    estimate: WithBatch {
+                        roofline: r,
+                        critical_batch: None,
+                        chips: n,
+                    },
                 });
             }
-            let note = if n > 1 { vec![("chips", format!("{n} (figures per chip)"))] } else { vec![] };
+            let note = if n > 1 {
+                vec![("chips", format!("{n} (figures per chip)"))]
+            } else {
+                vec![]
+            };
             print_roofline(&r, note);
             Ok(())
         }
-        RooflineCmd::Elementwise { array, inputs, flops_per_element, common } => {
+        RooflineCmd::Elementwise {
+            array,
+            inputs,
+            flops_per_element,
+            common,
+        } => {
             let chip = common.file.resolve(&common.chip)?;
             let (t, dims, _) = parse_array(&array)?;
             let elements = dims.iter().product::<u64>();
             let (fl, by) = elementwise_counts(t, elements, inputs, flops_per_element)?;
             vector_op(&common, &chip, t, fl, by as f64, "elementwise")
         }
-        RooflineCmd::Reduce { array, axes, common } => {
+        RooflineCmd::Reduce {
+            array,
+            axes,
+            common,
+        } => {
             let chip = common.file.resolve(&common.chip)?;
             let (t, dims, _) = parse_array(&array)?;
             let axes = axes
                 .split(',')
-                .map(|a| a.trim().parse::<usize>().map_err(|_| anyhow!("--axes: '{a}' is not an axis index")))
+                .map(|a| {
+                    a.trim()
+                        .parse::<usize>()
+                        .map_err(|_| anyhow!("--axes: '{a}' is not an axis index"))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let (fl, by, _) = reduction_counts(t, &dims, &axes)?;
             vector_op(&common, &chip, t, fl, by as f64, "reduce")
@@ -296,7 +353,14 @@ pub fn run(cmd: RooflineCmd) -> Result<()> {
     }
 }
 
-fn vector_op(common: &Common, chip: &Chip, t: ElementType, fl: f64, by: f64, label: &str) -> Result<()> {
+fn vector_op(
+    common: &Common,
+    chip: &Chip,
+    t: ElementType,
+    fl: f64,
+    by: f64,
+    label: &str,
+) -> Result<()> {
     let class = RateClass::of(t)?;
     let rf = roofs(common, chip, Unit::Vpu, class)?;
     let r = estimate(fl, fl, by, &rf)?;
@@ -307,7 +371,11 @@ fn vector_op(common: &Common, chip: &Chip, t: ElementType, fl: f64, by: f64, lab
             source: Source::parse(&common.from)?,
             unit: Unit::Vpu,
             dtype: t.name(),
-            estimate: WithBatch { roofline: r, critical_batch: None, chips: 1 },
+            estimate: WithBatch {
+                roofline: r,
+                critical_batch: None,
+                chips: 1,
+            },
         });
     }
     print_roofline(&r, vec![("unit", "vpu (vector unit)".into())]);

@@ -64,7 +64,8 @@ pub fn run(cmd: SliceCmd) -> Result<()> {
     match cmd {
         SliceCmd::Info { topo, dtype, json } => {
             let s = topo.slice()?;
-            let t: tpusim_layout::ElementType = dtype.parse().map_err(|e| anyhow!("--dtype: {e}"))?;
+            let t: tpusim_layout::ElementType =
+                dtype.parse().map_err(|e| anyhow!("--dtype: {e}"))?;
             let class = RateClass::of(t)?;
             let info = Info {
                 chip: s.chip.name.clone(),
@@ -86,22 +87,46 @@ pub fn run(cmd: SliceCmd) -> Result<()> {
             table(&[
                 ("slice", format!("{} {}", s.chip.display_name, s.shape())),
                 ("chips", info.chips.to_string()),
-                ("hosts", format!("{} (host {})", info.hosts, tpusim_chip::slice::format_shape(&s.chip.host_shape))),
+                (
+                    "hosts",
+                    format!(
+                        "{} (host {})",
+                        info.hosts,
+                        tpusim_chip::slice::format_shape(&s.chip.host_shape)
+                    ),
+                ),
                 ("cores", info.cores.to_string()),
                 ("wraparound", format!("{:?}", info.wraparound)),
-                ("flops_per_s", sci(info.flops_per_s, &format!("{} FLOP/s", class.name()))),
+                (
+                    "flops_per_s",
+                    sci(info.flops_per_s, &format!("{} FLOP/s", class.name())),
+                ),
                 ("hbm", fbytes(info.hbm_bytes as f64)),
                 ("max_hops", info.max_hops.to_string()),
-                ("bisection", format!("{} links, {}", info.bisection_links.unwrap_or(0), opt(info.bisection_bytes_per_s, "B/s one way"))),
+                (
+                    "bisection",
+                    format!(
+                        "{} links, {}",
+                        info.bisection_links.unwrap_or(0),
+                        opt(info.bisection_bytes_per_s, "B/s one way")
+                    ),
+                ),
             ]);
             Ok(())
         }
-        SliceCmd::Hops { topo, from, to, json } => {
+        SliceCmd::Hops {
+            topo,
+            from,
+            to,
+            json,
+        } => {
             let s = topo.slice()?;
             let a = s.parse_coord(&from)?;
             let b = s.parse_coord(&to)?;
             let hops = s.distance(&a, &b)?;
-            let per_axis: Vec<u64> = (0..s.dims.len()).map(|i| s.axis_distance(i, a[i], b[i])).collect();
+            let per_axis: Vec<u64> = (0..s.dims.len())
+                .map(|i| s.axis_distance(i, a[i], b[i]))
+                .collect();
             if json {
                 return print_json(&serde_json::json!({
                     "hops": hops, "per_axis": per_axis, "wraparound": s.wraparound, "max_hops": s.max_hops()

@@ -66,7 +66,11 @@ fn go<E: sy::Element>(
 }
 
 pub fn run(a: CheckArgs) -> Result<()> {
-    let g = sy::Gemm::new(parse_count(&a.m, "m")?, parse_count(&a.k, "k")?, parse_count(&a.n, "n")?)?;
+    let g = sy::Gemm::new(
+        parse_count(&a.m, "m")?,
+        parse_count(&a.k, "k")?,
+        parse_count(&a.n, "n")?,
+    )?;
     let (arr, o) = options(&a.array)?;
     sy::check_engine_limits(arr, g)?;
     let (m, k, n) = (g.m as usize, g.k as usize, g.n as usize);
@@ -121,15 +125,37 @@ pub fn run(a: CheckArgs) -> Result<()> {
     } else {
         println!(
             "check {} GEMM M={} K={} N={} on {}x{} {} (double buffer {})",
-            co.dtype, co.m, co.k, co.n, co.rows, co.cols, co.dataflow, if co.double_buffer { "yes" } else { "no" }
+            co.dtype,
+            co.m,
+            co.k,
+            co.n,
+            co.rows,
+            co.cols,
+            co.dataflow,
+            if co.double_buffer { "yes" } else { "no" }
         );
         println!("  engine cycles      {:>12}", co.engine_cycles);
-        println!("  analytic cycles    {:>12}   {}", co.analytic_cycles, if co.stats_match { "all figures equal" } else { "DIFFERENT" });
-        println!("  max |engine - matmul| {:>9.3e}   {}", co.max_abs_error, if co.products_match { "ok" } else { "MISMATCH" });
+        println!(
+            "  analytic cycles    {:>12}   {}",
+            co.analytic_cycles,
+            if co.stats_match {
+                "all figures equal"
+            } else {
+                "DIFFERENT"
+            }
+        );
+        println!(
+            "  max |engine - matmul| {:>9.3e}   {}",
+            co.max_abs_error,
+            if co.products_match { "ok" } else { "MISMATCH" }
+        );
         println!("  engine time        {:>12.4} s", co.engine_seconds);
     }
     if !co.products_match || !co.stats_match {
-        return Err(crate::util::Internal("engine disagrees with the reference (see above)".into()).into());
+        return Err(crate::util::Internal(
+            "engine disagrees with the reference (see above)".into(),
+        )
+        .into());
     }
     Ok(())
 }

@@ -142,7 +142,13 @@ pub(super) fn parse_count(text: &str, what: &str) -> Result<u64> {
 pub(super) fn options(a: &ArrayArgs) -> Result<(sy::ArraySpec, sy::RunOptions)> {
     let arr = sy::ArraySpec::new(a.rows, a.cols)?;
     let df = sy::Dataflow::parse(&a.dataflow)?;
-    Ok((arr, sy::RunOptions { dataflow: df, double_buffer: !a.no_double_buffer }))
+    Ok((
+        arr,
+        sy::RunOptions {
+            dataflow: df,
+            double_buffer: !a.no_double_buffer,
+        },
+    ))
 }
 
 /// SplitMix64: the CLI's deterministic operand generator.
@@ -193,7 +199,12 @@ fn out(
         cols: arr.cols,
         dataflow: o.dataflow.name().to_string(),
         double_buffer: o.double_buffer,
-        mode: if mode == Mode::Analytic { "analytic" } else { "cycle" }.to_string(),
+        mode: if mode == Mode::Analytic {
+            "analytic"
+        } else {
+            "cycle"
+        }
+        .to_string(),
     }
 }
 
@@ -214,7 +225,10 @@ fn print_table(title: &str, o: &LayerOut) {
         ("MACs", o.macs.to_string()),
         ("busy PE cycles", o.busy_pe_cycles.to_string()),
         ("utilization", format!("{:.2} %", o.utilization * 100.0)),
-        ("mapping efficiency", format!("{:.2} %", o.mapping_efficiency * 100.0)),
+        (
+            "mapping efficiency",
+            format!("{:.2} %", o.mapping_efficiency * 100.0),
+        ),
         ("folds", o.folds.to_string()),
         ("SRAM reads (elems)", o.sram_reads.to_string()),
         ("SRAM writes (elems)", o.sram_writes.to_string()),
@@ -227,7 +241,11 @@ fn print_table(title: &str, o: &LayerOut) {
 }
 
 pub fn run_gemm(a: GemmArgs) -> Result<()> {
-    let g = sy::Gemm::new(parse_count(&a.m, "m")?, parse_count(&a.k, "k")?, parse_count(&a.n, "n")?)?;
+    let g = sy::Gemm::new(
+        parse_count(&a.m, "m")?,
+        parse_count(&a.k, "k")?,
+        parse_count(&a.n, "n")?,
+    )?;
     let (arr, o) = options(&a.array)?;
     let stats = match a.mode {
         Mode::Analytic => sy::analyze(arr, &sy::Workload::from_gemm(g), o)?,
@@ -248,7 +266,13 @@ pub fn run_gemm(a: GemmArgs) -> Result<()> {
     if a.json {
         print_json(&lo)
     } else {
-        print_table(&format!("GEMM C[{},{}] = A[{},{}]·W[{},{}]", g.m, g.n, g.m, g.k, g.k, g.n), &lo);
+        print_table(
+            &format!(
+                "GEMM C[{},{}] = A[{},{}]·W[{},{}]",
+                g.m, g.n, g.m, g.k, g.k, g.n
+            ),
+            &lo,
+        );
         Ok(())
     }
 }

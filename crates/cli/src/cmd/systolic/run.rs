@@ -74,18 +74,36 @@ pub fn run(a: RunArgs) -> Result<()> {
         Some("conv") => Some(topology::TopoFormat::Conv),
         Some(o) => bail!("-i '{o}' must be gemm or conv"),
     };
-    let (_, layers) = topology::parse_topology(&read(&a.topology)?, &a.topology.display().to_string(), fmt)?;
+    let (_, layers) =
+        topology::parse_topology(&read(&a.topology)?, &a.topology.display().to_string(), fmt)?;
     let mut reps = Vec::with_capacity(layers.len());
     for l in &layers {
-        let r = if a.scalesim_compat { compat::layer_report(&cfg, l)? } else { ours::layer_report(&cfg, l, !a.no_double_buffer)? };
+        let r = if a.scalesim_compat {
+            compat::layer_report(&cfg, l)?
+        } else {
+            ours::layer_report(&cfg, l, !a.no_double_buffer)?
+        };
         reps.push(r);
     }
     let dir = a.out.join(&cfg.run_name);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
-    write_atomic(&dir.join("COMPUTE_REPORT.csv"), report::compute_csv(&reps).as_bytes())?;
-    write_atomic(&dir.join("BANDWIDTH_REPORT.csv"), report::bandwidth_csv(&reps).as_bytes())?;
-    write_atomic(&dir.join("DETAILED_ACCESS_REPORT.csv"), report::detail_csv(&reps).as_bytes())?;
-    let model = if a.scalesim_compat { "scalesim-compat" } else { "tpusim" };
+    write_atomic(
+        &dir.join("COMPUTE_REPORT.csv"),
+        report::compute_csv(&reps).as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join("BANDWIDTH_REPORT.csv"),
+        report::bandwidth_csv(&reps).as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join("DETAILED_ACCESS_REPORT.csv"),
+        report::detail_csv(&reps).as_bytes(),
+    )?;
+    let model = if a.scalesim_compat {
+        "scalesim-compat"
+    } else {
+        "tpusim"
+    };
     let total: u64 = reps.iter().map(|r| r.total_cycles).sum();
     if a.json {
         return print_json(&RunJson {
@@ -122,11 +140,20 @@ pub fn run(a: RunArgs) -> Result<()> {
         model,
         dir.display()
     );
-    println!("  {:<16} {:>12} {:>12} {:>8} {:>9} {:>9} {:>9}", "layer", "cycles+pref", "cycles", "stalls", "util %", "map %", "comp %");
+    println!(
+        "  {:<16} {:>12} {:>12} {:>8} {:>9} {:>9} {:>9}",
+        "layer", "cycles+pref", "cycles", "stalls", "util %", "map %", "comp %"
+    );
     for r in &reps {
         println!(
             "  {:<16} {:>12} {:>12} {:>8} {:>9.2} {:>9.2} {:>9.2}",
-            r.name, r.cycles_incl_prefetch, r.total_cycles, r.stall_cycles, r.overall_util, r.mapping_efficiency, r.compute_util
+            r.name,
+            r.cycles_incl_prefetch,
+            r.total_cycles,
+            r.stall_cycles,
+            r.overall_util,
+            r.mapping_efficiency,
+            r.compute_util
         );
     }
     println!("  {:<16} {:>12} {:>12}", "total", "", total);
