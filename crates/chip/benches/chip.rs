@@ -16,7 +16,12 @@ fn bfs_all_pairs(s: &Slice) -> u64 {
         let mut q = VecDeque::from([src]);
         while let Some(c) = q.pop_front() {
             let (i, j) = (c / b, c % b);
-            let nb = [((i + 1) % a, j), ((i + a - 1) % a, j), (i, (j + 1) % b), (i, (j + b - 1) % b)];
+            let nb = [
+                ((i + 1) % a, j),
+                ((i + a - 1) % a, j),
+                (i, (j + 1) % b),
+                (i, (j + b - 1) % b),
+            ];
             for (x, y) in nb {
                 let n = x * b + y;
                 if dist[n] == u64::MAX {
@@ -50,10 +55,14 @@ fn benches(c: &mut Criterion) {
     c.bench_function("baseline: parse v5e TOML", |bch| {
         bch.iter(|| Chip::from_toml_str(black_box(text), "bench").unwrap())
     });
-    c.bench_function("lookup v5e (cached database)", |bch| bch.iter(|| lookup(black_box("v5e")).unwrap()));
+    c.bench_function("lookup v5e (cached database)", |bch| {
+        bch.iter(|| lookup(black_box("v5e")).unwrap())
+    });
     let pod = Slice::new(&lookup("v5e").unwrap(), &[16, 16]).unwrap();
     assert_eq!(bfs_all_pairs(&pod), closed_form_all_pairs(&pod));
-    c.bench_function("baseline: BFS all pairs v5e 16x16", |bch| bch.iter(|| bfs_all_pairs(black_box(&pod))));
+    c.bench_function("baseline: BFS all pairs v5e 16x16", |bch| {
+        bch.iter(|| bfs_all_pairs(black_box(&pod)))
+    });
     c.bench_function("closed-form all pairs v5e 16x16", |bch| {
         bch.iter(|| closed_form_all_pairs(black_box(&pod)))
     });

@@ -15,19 +15,22 @@ const BUILTIN: &[(&str, &str)] = &[
     ("b200.toml", include_str!("../../../data/chips/b200.toml")),
 ];
 
+/// The parsed database, built once per process.
+fn cached() -> &'static Result<Vec<Chip>> {
+    static PARSED: OnceLock<Result<Vec<Chip>>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        BUILTIN
+            .iter()
+            .map(|(file, text)| Chip::from_toml_str(text, &format!("data/chips/{file}")))
+            .collect()
+    })
+}
+
 /// Every built-in chip, parsed and validated once per process (later calls clone the
 /// cached list), in display order (TPUs oldest first, then GPUs). Errors only if an
 /// embedded file is broken (a build defect).
 pub fn builtin() -> Result<Vec<Chip>> {
-    static PARSED: OnceLock<Result<Vec<Chip>>> = OnceLock::new();
-    PARSED
-        .get_or_init(|| {
-            BUILTIN
-                .iter()
-                .map(|(file, text)| Chip::from_toml_str(text, &format!("data/chips/{file}")))
-                .collect()
-        })
-        .clone()
+    cached().clone()
 }
 
 /// The built-in TOML text of a chip (by name or alias), for users who want to copy
@@ -43,9 +46,12 @@ pub fn builtin_toml(name: &str) -> Result<&'static str> {
 
 /// Find a built-in chip by name or alias, case-insensitive (`v5e`, `TPU-v5e`, `h100`).
 pub fn lookup(name: &str) -> Result<Chip> {
-    builtin()?
-        .into_iter()
+    cached()
+        .as_ref()
+        .map_err(Clone::clone)?
+        .iter()
         .find(|c| c.answers_to(name))
+        .cloned()
         .ok_or_else(|| unknown(name))
 }
 

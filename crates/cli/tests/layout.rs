@@ -9,7 +9,14 @@ fn tpusim() -> Command {
 }
 
 fn json(args: &[&str]) -> Value {
-    let out = tpusim().args(args).arg("--json").assert().success().get_output().stdout.clone();
+    let out = tpusim()
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     serde_json::from_slice(&out).unwrap()
 }
 
@@ -46,29 +53,48 @@ fn index_and_unindex() {
         ("f32[8]{0:T(2,2)}", "5", 9),
         ("f32[3]{0:T(8,128)}", "2", 2),
     ] {
-        assert_eq!(json(&["layout", "index", shape, idx])["linear_index"], want, "{shape} {idx}");
+        assert_eq!(
+            json(&["layout", "index", shape, idx])["linear_index"],
+            want,
+            "{shape} {idx}"
+        );
         tpusim()
             .args(["layout", "index", shape, idx])
             .assert()
             .success()
             .stdout(format!("{want}\n"));
         let v = json(&["layout", "unindex", shape, &want.to_string()]);
-        let back: Vec<String> = v["logical_index"].as_array().unwrap().iter().map(|x| x.to_string()).collect();
+        let back: Vec<String> = v["logical_index"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
         assert_eq!(back.join(","), idx);
     }
     let v = json(&["layout", "unindex", "f32[3,5]{1,0:T(2,2)}", "14"]);
     assert_eq!(v["padding"], true);
-    tpusim().args(["layout", "unindex", "f32[3,5]{1,0:T(2,2)}", "14"]).assert().success().stdout("padding\n");
+    tpusim()
+        .args(["layout", "unindex", "f32[3,5]{1,0:T(2,2)}", "14"])
+        .assert()
+        .success()
+        .stdout("padding\n");
 }
 
 #[test]
 fn map_grid_json_and_svg() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("fig2.svg");
-    let v = json(&["layout", "map", "bf16[4,8]{1,0:T(2,4)(2,1)}", "--svg", svg.to_str().unwrap()]);
+    let v = json(&[
+        "layout",
+        "map",
+        "bf16[4,8]{1,0:T(2,4)(2,1)}",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
     let want: Vec<u64> = vec![
-        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 16, 18, 20, 22, 24, 26, 28, 30, 17, 19,
-        21, 23, 25, 27, 29, 31,
+        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 16, 18, 20, 22, 24, 26, 28, 30, 17,
+        19, 21, 23, 25, 27, 29, 31,
     ];
     assert_eq!(v["linear_indices"], serde_json::json!(want));
     let text = std::fs::read_to_string(&svg).unwrap();
@@ -76,7 +102,16 @@ fn map_grid_json_and_svg() {
     assert_eq!(text.matches("<rect").count(), 32);
     // Figure 1: 3x5 padded to 4x6 → 9 grey padding cells.
     let svg1 = dir.path().join("fig1.svg");
-    tpusim().args(["layout", "map", "f32[3,5]{1,0:T(2,2)}", "--svg", svg1.to_str().unwrap()]).assert().success();
+    tpusim()
+        .args([
+            "layout",
+            "map",
+            "f32[3,5]{1,0:T(2,2)}",
+            "--svg",
+            svg1.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
     let text = std::fs::read_to_string(&svg1).unwrap();
     assert_eq!(text.matches("#dddddd").count(), 9);
     assert!(text.contains(">17<"));
@@ -89,7 +124,14 @@ fn map_grid_json_and_svg() {
 
 #[test]
 fn default_layouts() {
-    let v = json(&["layout", "default", "f32[1000,1]", "bf16[1,1000]", "--tpu", "v5e"]);
+    let v = json(&[
+        "layout",
+        "default",
+        "f32[1000,1]",
+        "bf16[1,1000]",
+        "--tpu",
+        "v5e",
+    ]);
     assert_eq!(v[0]["input"], "f32[1000,1]");
     assert_eq!(v[0]["shape"], "f32[1000,1]{0,1:T(1,128)}");
     assert_eq!(v[0]["array_size_bytes"], 4096);
@@ -131,7 +173,16 @@ fn convert_npy_to_tiled_and_back() {
     let data: Vec<u8> = (0..15u32).flat_map(|x| (x as f32).to_le_bytes()).collect();
     std::fs::write(p("a.npy"), npy("<f4", "(3, 5)", &data)).unwrap();
     tpusim()
-        .args(["layout", "convert", "--from", "f32[3,5]", "--to", "f32[3,5]{1,0:T(2,2)}", &p("a.npy"), &p("a.bin")])
+        .args([
+            "layout",
+            "convert",
+            "--from",
+            "f32[3,5]",
+            "--to",
+            "f32[3,5]{1,0:T(2,2)}",
+            &p("a.npy"),
+            &p("a.bin"),
+        ])
         .assert()
         .success();
     let bin = std::fs::read(p("a.bin")).unwrap();
@@ -140,30 +191,90 @@ fn convert_npy_to_tiled_and_back() {
     assert_eq!(f(17), 13.0);
     assert_eq!(f(14), 0.0); // padding is zero
     tpusim()
-        .args(["layout", "convert", "--from", "f32[3,5]{1,0:T(2,2)}", "--to", "f32[3,5]", &p("a.bin"), &p("b.npy")])
+        .args([
+            "layout",
+            "convert",
+            "--from",
+            "f32[3,5]{1,0:T(2,2)}",
+            "--to",
+            "f32[3,5]",
+            &p("a.bin"),
+            &p("b.npy"),
+        ])
         .assert()
         .success();
-    assert_eq!(std::fs::read(p("b.npy")).unwrap(), npy("<f4", "(3, 5)", &data));
+    assert_eq!(
+        std::fs::read(p("b.npy")).unwrap(),
+        npy("<f4", "(3, 5)", &data)
+    );
     // bf16 given as uint16 .npy, tiled→tiled, back to .npy written as uint16.
     let d16: Vec<u8> = (0..30 * 70u16).flat_map(|x| x.to_le_bytes()).collect();
     std::fs::write(p("h.npy"), npy("<u2", "(30, 70)", &d16)).unwrap();
     let steps = [
-        ("bf16[30,70]", "bf16[30,70]{1,0:T(8,128)(2,1)}", "h.npy", "h1.bin"),
-        ("bf16[30,70]{1,0:T(8,128)(2,1)}", "bf16[30,70]{0,1:T(4,128)(2,1)}", "h1.bin", "h2.bin"),
-        ("bf16[30,70]{0,1:T(4,128)(2,1)}", "bf16[30,70]", "h2.bin", "h3.npy"),
+        (
+            "bf16[30,70]",
+            "bf16[30,70]{1,0:T(8,128)(2,1)}",
+            "h.npy",
+            "h1.bin",
+        ),
+        (
+            "bf16[30,70]{1,0:T(8,128)(2,1)}",
+            "bf16[30,70]{0,1:T(4,128)(2,1)}",
+            "h1.bin",
+            "h2.bin",
+        ),
+        (
+            "bf16[30,70]{0,1:T(4,128)(2,1)}",
+            "bf16[30,70]",
+            "h2.bin",
+            "h3.npy",
+        ),
     ];
     for (from, to, i, o) in steps {
-        tpusim().args(["layout", "convert", "--from", from, "--to", to, &p(i), &p(o)]).assert().success();
+        tpusim()
+            .args([
+                "layout",
+                "convert",
+                "--from",
+                from,
+                "--to",
+                to,
+                &p(i),
+                &p(o),
+            ])
+            .assert()
+            .success();
     }
-    assert_eq!(std::fs::read(p("h3.npy")).unwrap(), npy("<u2", "(30, 70)", &d16));
+    assert_eq!(
+        std::fs::read(p("h3.npy")).unwrap(),
+        npy("<u2", "(30, 70)", &d16)
+    );
     // Wrong element size and wrong raw length are clear errors.
     tpusim()
-        .args(["layout", "convert", "--from", "f64[3,5]", "--to", "f64[3,5]{1,0:T(2,2)}", &p("a.npy"), &p("x.bin")])
+        .args([
+            "layout",
+            "convert",
+            "--from",
+            "f64[3,5]",
+            "--to",
+            "f64[3,5]{1,0:T(2,2)}",
+            &p("a.npy"),
+            &p("x.bin"),
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("4-byte elements"));
     tpusim()
-        .args(["layout", "convert", "--from", "f32[4,5]{1,0:T(2,2)}", "--to", "f32[4,5]", &p("a.npy"), &p("x.npy")])
+        .args([
+            "layout",
+            "convert",
+            "--from",
+            "f32[4,5]{1,0:T(2,2)}",
+            "--to",
+            "f32[4,5]",
+            &p("a.npy"),
+            &p("x.npy"),
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("array_size_bytes"));
@@ -172,14 +283,20 @@ fn convert_npy_to_tiled_and_back() {
 
 #[test]
 fn hlo_padding_report() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../layout/tests/data/tpu_v5e_mlp.hlo.txt");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../layout/tests/data/tpu_v5e_mlp.hlo.txt"
+    );
     let v = json(&["layout", "hlo", file, "--top", "3"]);
     let arrays = v["arrays"].as_array().unwrap();
     assert_eq!(arrays.len(), 3);
     assert_eq!(arrays[0]["shape"], "bf16[1000,1000]{1,0:T(8,128)(2,1)}");
     assert_eq!(arrays[0]["array_size_bytes"], 2048000);
     assert_eq!(arrays[0]["logical_bytes"], 2000000);
-    let wastes: Vec<u64> = arrays.iter().map(|a| a["waste_bytes"].as_u64().unwrap()).collect();
+    let wastes: Vec<u64> = arrays
+        .iter()
+        .map(|a| a["waste_bytes"].as_u64().unwrap())
+        .collect();
     assert!(wastes.windows(2).all(|w| w[0] >= w[1]));
     assert!(v["array_count"].as_u64().unwrap() > 10);
     assert_eq!(
@@ -192,16 +309,28 @@ fn hlo_padding_report() {
 fn bad_input_is_one_line_exit_2() {
     for (args, needle) in [
         (vec!["layout", "info", "f32[3,5]{1,0:T(0,2)}"], "column 16"),
-        (vec!["layout", "info", "f32[3,5]{1,0:L(2)T(2,2)}"], "column 18"),
+        (
+            vec!["layout", "info", "f32[3,5]{1,0:L(2)T(2,2)}"],
+            "column 18",
+        ),
         (vec!["layout", "info", "f32[3,5"], "column 8"),
         (vec!["layout", "index", "f32[3,5]", "3,0"], "out of range"),
         (vec!["layout", "index", "f32[3,5]", "1,x"], "'x'"),
         (vec!["layout", "unindex", "f32[3,5]", "15"], "beyond"),
         (vec!["layout", "hlo", "/nonexistent.hlo"], "cannot read"),
     ] {
-        let out = tpusim().args(&args).assert().code(2).get_output().stderr.clone();
+        let out = tpusim()
+            .args(&args)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
         let err = String::from_utf8(out).unwrap();
-        assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }

@@ -92,9 +92,21 @@ fn sweep_writes_one_csv_row_per_run() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 7, "{text}");
     assert!(lines[0].starts_with("model,chip,chip_kind,batch,dtype,total_time_s,roofline_lower_bound_s"));
-    let ncols = lines[0].split(',').count();
+    // fields, honouring RFC 4180 quotes (error messages contain commas)
+    let fields = |l: &str| -> usize {
+        let (mut n, mut quoted) = (1, false);
+        for c in l.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                ',' if !quoted => n += 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    let ncols = fields(lines[0]);
     for l in &lines[1..] {
-        assert_eq!(l.split(',').count(), ncols, "{l}");
+        assert_eq!(fields(l), ncols, "{l}");
     }
     assert!(lines[1].contains(",v5e,tpu,1,bf16,"), "{}", lines[1]);
     assert!(lines[2].contains(",v5e,tpu,2,bf16,"), "{}", lines[2]);

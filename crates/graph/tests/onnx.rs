@@ -125,10 +125,19 @@ fn attribute_variants() {
     validate(&g).unwrap();
     assert_eq!(compare(&g, &expected("variants")), 13);
     let mul = g.ops.iter().find(|o| o.name == "se_scale").unwrap();
-    assert_eq!(g.tensors[mul.inputs[0]].name, "ap", "full-shape operand first");
-    assert!(g.ops.iter().any(|o| o.kind == OpKind::Upsample { scale_h: 2, scale_w: 2 }));
+    assert_eq!(
+        g.tensors[mul.inputs[0]].name, "ap",
+        "full-shape operand first"
+    );
+    assert!(g.ops.iter().any(|o| o.kind
+        == OpKind::Upsample {
+            scale_h: 2,
+            scale_w: 2
+        }));
     let d = g.ops.iter().find(|o| o.name == "deconv_shape").unwrap();
-    let OpKind::Deconv { params, .. } = d.kind else { panic!() };
+    let OpKind::Deconv { params, .. } = d.kind else {
+        panic!()
+    };
     // ONNX spec: total pad 1 per axis; without SAME_UPPER the odd row goes at the start.
     assert_eq!(params.pad, [1, 1, 0, 0]);
 }

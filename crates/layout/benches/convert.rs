@@ -13,8 +13,16 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("convert_8192x8192");
     g.sample_size(10);
     for (name, logical, tiled) in [
-        ("f32_T(8,128)", "f32[8192,8192]", "f32[8192,8192]{1,0:T(8,128)}"),
-        ("bf16_T(8,128)(2,1)", "bf16[8192,8192]", "bf16[8192,8192]{1,0:T(8,128)(2,1)}"),
+        (
+            "f32_T(8,128)",
+            "f32[8192,8192]",
+            "f32[8192,8192]{1,0:T(8,128)}",
+        ),
+        (
+            "bf16_T(8,128)(2,1)",
+            "bf16[8192,8192]",
+            "bf16[8192,8192]{1,0:T(8,128)(2,1)}",
+        ),
     ] {
         let a = parse_array(logical).unwrap();
         let b = parse_array(tiled).unwrap();

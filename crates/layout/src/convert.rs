@@ -164,7 +164,13 @@ impl Relayout {
         }
     }
 
-    fn separable<const N: usize>(&self, st: &[Vec<u64>], dt: &[Vec<u64>], src: &[u8], dst: &mut [u8]) {
+    fn separable<const N: usize>(
+        &self,
+        st: &[Vec<u64>],
+        dt: &[Vec<u64>],
+        src: &[u8],
+        dst: &mut [u8],
+    ) {
         let rank = st.len();
         let minor_s = &st[rank - 1];
         let minor_d = &dt[rank - 1];
@@ -178,7 +184,7 @@ impl Relayout {
             .map(|r| r.dst_step.max(r.src_step))
             .max()
             .unwrap_or(1)
-            .clamp(1, 64) as usize;
+            .clamp(8, 64) as usize;
         let n_groups = rows.div_ceil(group as u64);
         let dst_ptr = SendPtr(dst.as_mut_ptr());
         let row_base = |r: u64| -> (u64, u64) {
@@ -223,7 +229,13 @@ fn runs(s: &[u64], d: &[u64]) -> Vec<Run> {
     let mut x = 0;
     while x < n {
         if x + 1 == n {
-            out.push(Run { s0: s[x], d0: d[x], len: 1, src_step: 1, dst_step: 1 });
+            out.push(Run {
+                s0: s[x],
+                d0: d[x],
+                len: 1,
+                src_step: 1,
+                dst_step: 1,
+            });
             break;
         }
         let ss = s[x + 1].wrapping_sub(s[x]);
@@ -235,21 +247,33 @@ fn runs(s: &[u64], d: &[u64]) -> Vec<Run> {
         {
             len += 1;
         }
-        out.push(Run { s0: s[x], d0: d[x], len, src_step: ss, dst_step: ds });
+        out.push(Run {
+            s0: s[x],
+            d0: d[x],
+            len,
+            src_step: ss,
+            dst_step: ds,
+        });
         x += len;
     }
     out
 }
 
 /// Copy one group of rows: `bases` are the (src, dst) element offsets of each row.
-/// Unit-stride runs are copied row by row with `memcpy`; strided runs column by column
-/// across the rows of the group, so that interleaved (packed) writes or reads stay
-/// sequential.
+/// Unit-stride runs are copied with `memcpy`, run by run across the rows of the group
+/// (so a tile row is written sequentially); runs that interleave P rows on one side
+/// (the `(P,1)` packing tiles) use an interleave/de-interleave kernel; anything else
+/// copies element by element.
 ///
 /// # Safety
 /// Every offset reached must be inside its buffer (offsets are element indices, times
 /// N bytes) and destination offsets must not be written by another thread.
-unsafe fn copy_group<const N: usize>(src: *const u8, dst: *mut u8, bases: &[(u64, u64)], runs: &[Run]) {
+unsafe fn copy_group<const N: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    bases: &[(u64, u64)],
+    runs: &[Run],
+) {
     for r in runs {
         if r.src_step == 1 && r.dst_step == 1 {
             for &(sb, db) in bases {
@@ -257,17 +281,123 @@ unsafe fn copy_group<const N: usize>(src: *const u8, dst: *mut u8, bases: &[(u64
                 let d_o = (db + r.d0) as usize * N;
                 std::ptr::copy_nonoverlapping(src.add(so), dst.add(d_o), r.len * N);
             }
-        } else {
-            let (ss, ds) = (r.src_step as usize, r.dst_step as usize);
-            for j in 0..r.len {
-                for &(sb, db) in bases {
-                    // Steps may be "negative" (wrapped); offsets wrap back into range.
-                    let so = ((sb + r.s0) as usize).wrapping_add(j.wrapping_mul(ss)) * N;
-                    let d_o = ((db + r.d0) as usize).wrapping_add(j.wrapping_mul(ds)) * N;
-                    let v = std::ptr::read_unaligned(src.add(so) as *const [u8; N]);
-                    std::ptr::write_unaligned(dst.add(d_o) as *mut [u8; N], v);
-                }
+            continue;
+        }
+        let consecutive = |p: usize, pick: fn(&(u64, u64)) -> u64| {
+            bases.len() % p == 0
+                && bases.chunks_exact(p).all(|c| {
+                    c.iter()
+                        .enumerate()
+                        .all(|(i, b)| pick(b) == pick(&c[0]) + i as u64)
+                })
+        };
+        let done = match (r.src_step, r.dst_step) {
+            (1, 2) if consecutive(2, |b| b.1) => {
+                bases
+                    .chunks_exact(2)
+                    .for_each(|c| interleave::<N, 2>(src, dst, c, r));
+                true
             }
+            (1, 4) if consecutive(4, |b| b.1) => {
+                bases
+                    .chunks_exact(4)
+                    .for_each(|c| interleave::<N, 4>(src, dst, c, r));
+                true
+            }
+            (1, 8) if consecutive(8, |b| b.1) => {
+                bases
+                    .chunks_exact(8)
+                    .for_each(|c| interleave::<N, 8>(src, dst, c, r));
+                true
+            }
+            (2, 1) if consecutive(2, |b| b.0) => {
+                bases
+                    .chunks_exact(2)
+                    .for_each(|c| deinterleave::<N, 2>(src, dst, c, r));
+                true
+            }
+            (4, 1) if consecutive(4, |b| b.0) => {
+                bases
+                    .chunks_exact(4)
+                    .for_each(|c| deinterleave::<N, 4>(src, dst, c, r));
+                true
+            }
+            (8, 1) if consecutive(8, |b| b.0) => {
+                bases
+                    .chunks_exact(8)
+                    .for_each(|c| deinterleave::<N, 8>(src, dst, c, r));
+                true
+            }
+            _ => false,
+        };
+        if done {
+            continue;
+        }
+        let (ss, ds) = (r.src_step as usize, r.dst_step as usize);
+        for j in 0..r.len {
+            for &(sb, db) in bases {
+                // Steps may be "negative" (wrapped); offsets wrap back into range.
+                let so = ((sb + r.s0) as usize).wrapping_add(j.wrapping_mul(ss)) * N;
+                let d_o = ((db + r.d0) as usize).wrapping_add(j.wrapping_mul(ds)) * N;
+                let v = std::ptr::read_unaligned(src.add(so) as *const [u8; N]);
+                std::ptr::write_unaligned(dst.add(d_o) as *mut [u8; N], v);
+            }
+        }
+    }
+}
+
+/// P source rows (unit stride) → one destination run where element j of row i lands
+/// at position j·P + i (rows' destination bases are consecutive).
+///
+/// # Safety
+/// As [`copy_group`].
+unsafe fn interleave<const N: usize, const P: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    rows: &[(u64, u64)],
+    r: &Run,
+) {
+    let out = std::slice::from_raw_parts_mut(
+        dst.add((rows[0].1 + r.d0) as usize * N) as *mut [[u8; N]; P],
+        r.len,
+    );
+    let ins: [&[[u8; N]]; P] = std::array::from_fn(|i| {
+        std::slice::from_raw_parts(
+            src.add((rows[i].0 + r.s0) as usize * N) as *const [u8; N],
+            r.len,
+        )
+    });
+    for (j, o) in out.iter_mut().enumerate() {
+        for i in 0..P {
+            o[i] = ins[i][j];
+        }
+    }
+}
+
+/// The inverse of [`interleave`]: one source run holding P rows interleaved → P
+/// destination rows (unit stride).
+///
+/// # Safety
+/// As [`copy_group`].
+unsafe fn deinterleave<const N: usize, const P: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    rows: &[(u64, u64)],
+    r: &Run,
+) {
+    let inp = std::slice::from_raw_parts(
+        src.add((rows[0].0 + r.s0) as usize * N) as *const [[u8; N]; P],
+        r.len,
+    );
+    let outs: [&mut [[u8; N]]; P] = std::array::from_fn(|i| {
+        std::slice::from_raw_parts_mut(
+            dst.add((rows[i].1 + r.d0) as usize * N) as *mut [u8; N],
+            r.len,
+        )
+    });
+    for (j, x) in inp.iter().enumerate() {
+        for i in 0..P {
+            outs[i][j] = x[i];
         }
     }
 }

@@ -130,7 +130,11 @@ impl ElementType {
 
     /// XLA's canonical lower-case name (`f32`, `bf16`, `pred`, …).
     pub fn name(self) -> &'static str {
-        TABLE.iter().find(|e| e.0 == self).map(|e| e.1).unwrap_or("?")
+        TABLE
+            .iter()
+            .find(|e| e.0 == self)
+            .map(|e| e.1)
+            .unwrap_or("?")
     }
 
     /// Bit width of one element as XLA stores it in an array without `E(n)`:

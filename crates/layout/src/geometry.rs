@@ -189,7 +189,12 @@ impl Geometry {
 
     /// [`Geometry::linear_index`] without the range check (index must be in range).
     pub fn linear_index_unchecked(&self, index: &[u64]) -> u64 {
-        let mut cur: Vec<u64> = self.minor_to_major.iter().rev().map(|&d| index[d]).collect();
+        let mut cur: Vec<u64> = self
+            .minor_to_major
+            .iter()
+            .rev()
+            .map(|&d| index[d])
+            .collect();
         for op in &self.ops {
             match op {
                 Op::Prepend(n) => {
@@ -203,7 +208,8 @@ impl Geometry {
                 }
                 Op::Tile { sizes, .. } => {
                     let start = cur.len() - sizes.len();
-                    let inner: Vec<u64> = cur[start..].iter().zip(sizes).map(|(e, t)| e % t).collect();
+                    let inner: Vec<u64> =
+                        cur[start..].iter().zip(sizes).map(|(e, t)| e % t).collect();
                     for (e, t) in cur[start..].iter_mut().zip(sizes) {
                         *e /= t;
                     }

@@ -316,7 +316,10 @@ impl Parser<'_> {
         if self.eat('}') {
             return Ok(layout);
         }
-        self.expect(':', "or '}' after minor_to_major (or ',' between dimension numbers)")?;
+        self.expect(
+            ':',
+            "or '}' after minor_to_major (or ',' between dimension numbers)",
+        )?;
         // Attribute order rank: D T L # * E S SC P M.
         let mut last_rank = 0usize;
         loop {
@@ -338,9 +341,9 @@ impl Parser<'_> {
                 'P' => (9, "P"),
                 'M' => (10, "M"),
                 _ => {
-                    return Err(self.err(
-                        "expected a layout attribute (T, L, #, *, E, S, SC, P, M) or '}'",
-                    ))
+                    return Err(
+                        self.err("expected a layout attribute (T, L, #, *, E, S, SC, P, M) or '}'")
+                    )
                 }
             };
             if rank <= last_rank {

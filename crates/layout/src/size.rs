@@ -115,7 +115,9 @@ pub fn sizes(a: &ArrayShape) -> Result<Sizes> {
                     pos += 1;
                 }
                 TileDim::Size(t) => {
-                    n = n.checked_mul(round_up(cur[pos], t.max(1), a)?).ok_or_else(|| ovf(a))?;
+                    n = n
+                        .checked_mul(round_up(cur[pos], t.max(1), a)?)
+                        .ok_or_else(|| ovf(a))?;
                     pos += 1;
                 }
                 TileDim::Match => {

@@ -55,7 +55,10 @@ const GENS: &[(TpuGen, &str)] = &[
 impl TpuGen {
     /// Lower-case name as used on the command line (`v5e`, `tpu7x`).
     pub fn name(self) -> &'static str {
-        GENS.iter().find(|g| g.0 == self).map(|g| g.1).unwrap_or("?")
+        GENS.iter()
+            .find(|g| g.0 == self)
+            .map(|g| g.1)
+            .unwrap_or("?")
     }
 
     /// All generations, oldest first.
@@ -176,13 +179,19 @@ pub fn tpu_default(t: ElementType, dims: &[u64], gen: TpuGen) -> Result<ArraySha
     match rank {
         0 => Ok(mk(rule.finish(vec![sized(&[128 * rule.min_rows])], vec![]))),
         1 => {
-            let k = pow2_at_least(dims[0].div_ceil(128)).min(8).max(rule.min_rows);
+            let k = pow2_at_least(dims[0].div_ceil(128))
+                .min(8)
+                .max(rule.min_rows);
             Ok(mk(rule.finish(vec![sized(&[k * 128])], vec![0])))
         }
         _ => {
             // Allocation of each candidate, computed directly (ArraySize of a `(r,128)`
             // first tile on the two most minor physical dims); ties keep the first.
-            let bits = if rule.bits < 8 { u128::from(rule.bits) } else { u128::from(t.storage_bits()) };
+            let bits = if rule.bits < 8 {
+                u128::from(rule.bits)
+            } else {
+                u128::from(t.storage_bits())
+            };
             let mut best: Option<(u128, usize, usize)> = None;
             for m in (0..rank).rev() {
                 for s in (0..rank).rev().filter(|&s| s != m) {
@@ -200,9 +209,15 @@ pub fn tpu_default(t: ElementType, dims: &[u64], gen: TpuGen) -> Result<ArraySha
                     }
                 }
             }
-            let (_, m, s) = best.ok_or_else(|| LayoutError::Unsupported("no candidate layout".into()))?;
+            let (_, m, s) =
+                best.ok_or_else(|| LayoutError::Unsupported("no candidate layout".into()))?;
             let mut m2m = vec![m as u64, s as u64];
-            m2m.extend((0..rank).rev().filter(|&d| d != m && d != s).map(|d| d as u64));
+            m2m.extend(
+                (0..rank)
+                    .rev()
+                    .filter(|&d| d != m && d != s)
+                    .map(|d| d as u64),
+            );
             let out = mk(rule.finish(vec![sized(&[rule.rows(dims[s]), 128])], m2m));
             // Overflow of the chosen allocation is an error, as everywhere.
             sizes(&out)?;
@@ -217,7 +232,11 @@ pub fn tpu_default(t: ElementType, dims: &[u64], gen: TpuGen) -> Result<ArraySha
 /// A rank-1 array is treated as one row; a scalar gets the rank-2 tile too.
 pub fn doc_default(t: ElementType, dims: &[u64]) -> ArrayShape {
     let bits = t.storage_bits();
-    let second = if dims.len() >= 2 { dims[dims.len() - 2] } else { 1 };
+    let second = if dims.len() >= 2 {
+        dims[dims.len() - 2]
+    } else {
+        1
+    };
     let tiles = match bits {
         16 => vec![sized(&[8, 128]), sized(&[2, 1])],
         8 => vec![sized(&[8, 128]), sized(&[4, 1])],

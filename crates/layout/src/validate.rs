@@ -76,7 +76,10 @@ fn check_array(a: &ArrayShape, path: &mut Vec<usize>) -> std::result::Result<(),
     }
     for (t, tile) in l.tiles.iter().enumerate() {
         if tile.dims.is_empty() {
-            return Err(v(Loc::Tile(t), "a tile needs at least one dimension".into()));
+            return Err(v(
+                Loc::Tile(t),
+                "a tile needs at least one dimension".into(),
+            ));
         }
         for (j, d) in tile.dims.iter().enumerate() {
             if *d == TileDim::Size(0) {
@@ -94,12 +97,18 @@ fn check_array(a: &ArrayShape, path: &mut Vec<usize>) -> std::result::Result<(),
         }
     }
     if l.tail_padding_alignment == 0 {
-        return Err(v(Loc::Attr('L'), "L(0): tail padding alignment must be >= 1".into()));
+        return Err(v(
+            Loc::Attr('L'),
+            "L(0): tail padding alignment must be >= 1".into(),
+        ));
     }
     for (ch, t) in [('#', l.index_type), ('*', l.pointer_type)] {
         if let Some(t) = t {
             if t.is_float() || matches!(t.name(), "pred" | "c64" | "c128") {
-                return Err(v(Loc::Attr(ch), format!("{ch}({t}): must be an integer type")));
+                return Err(v(
+                    Loc::Attr(ch),
+                    format!("{ch}({t}): must be an integer type"),
+                ));
             }
         }
     }
@@ -110,10 +119,16 @@ fn check_array(a: &ArrayShape, path: &mut Vec<usize>) -> std::result::Result<(),
         ));
     }
     for (i, sc) in l.split_configs.iter().enumerate() {
-        let Some(dim) = usize::try_from(sc.dimension).ok().and_then(|d| a.dims.get(d)) else {
+        let Some(dim) = usize::try_from(sc.dimension)
+            .ok()
+            .and_then(|d| a.dims.get(d))
+        else {
             return Err(v(
                 Loc::Split(i),
-                format!("split dimension {} is out of range for rank {rank}", sc.dimension),
+                format!(
+                    "split dimension {} is out of range for rank {rank}",
+                    sc.dimension
+                ),
             ));
         };
         let size = dim.allocated();
@@ -129,7 +144,10 @@ fn check_array(a: &ArrayShape, path: &mut Vec<usize>) -> std::result::Result<(),
                 if ix >= size {
                     return Err(v(
                         Loc::SplitIndex(i, j),
-                        format!("split index {ix} is not inside dimension {} of size {size}", sc.dimension),
+                        format!(
+                            "split index {ix} is not inside dimension {} of size {size}",
+                            sc.dimension
+                        ),
                     ));
                 }
             }

@@ -7,7 +7,9 @@ use tpusim_layout::{ArrayShape, Dim, ElementType, Geometry, Layout, Relayout, Ti
 fn shape(dims: Vec<u64>, m2m: Vec<u64>, tiles: Vec<Vec<u64>>, t: ElementType) -> ArrayShape {
     let tiles = tiles
         .into_iter()
-        .map(|v| Tile { dims: v.into_iter().map(TileDim::Size).collect() })
+        .map(|v| Tile {
+            dims: v.into_iter().map(TileDim::Size).collect(),
+        })
         .collect();
     ArrayShape {
         element_type: t,
@@ -17,14 +19,13 @@ fn shape(dims: Vec<u64>, m2m: Vec<u64>, tiles: Vec<Vec<u64>>, t: ElementType) ->
 }
 
 fn arb_case() -> impl Strategy<Value = (Vec<u64>, Vec<u64>, Vec<Vec<u64>>)> {
-    (1usize..=3)
-        .prop_flat_map(|rank| {
-            (
-                proptest::collection::vec(1u64..=9, rank),
-                Just((0..rank as u64).collect::<Vec<_>>()).prop_shuffle(),
-                proptest::collection::vec(proptest::collection::vec(1u64..=4, 1..=3), 0..=2),
-            )
-        })
+    (1usize..=3).prop_flat_map(|rank| {
+        (
+            proptest::collection::vec(1u64..=9, rank),
+            Just((0..rank as u64).collect::<Vec<_>>()).prop_shuffle(),
+            proptest::collection::vec(proptest::collection::vec(1u64..=4, 1..=3), 0..=2),
+        )
+    })
 }
 
 /// Naive single-tile layout: pad, reshape, transpose, row-major index.
@@ -39,7 +40,9 @@ fn naive_index(dims: &[u64], m2m: &[u64], tile: &[u64], idx: &[u64]) -> u64 {
     let k = tile.len();
     // Full tile vector (1 for untiled leading dims): padded, reshaped to (q, t) pairs,
     // transposed to (q…, t…).
-    let t: Vec<u64> = (0..n).map(|i| if i + k >= n { tile[i + k - n] } else { 1 }).collect();
+    let t: Vec<u64> = (0..n)
+        .map(|i| if i + k >= n { tile[i + k - n] } else { 1 })
+        .collect();
     let qd: Vec<u64> = d.iter().zip(&t).map(|(d, t)| d.div_ceil(*t)).collect();
     let mut shape = qd.clone();
     shape.extend(&t);
@@ -148,7 +151,10 @@ fn big_packed_layouts_round_trip() {
         let g = Geometry::new(&tiled).unwrap();
         let eb = t.storage_bytes() as usize;
         for (i, &p) in g.all_linear_indices().iter().enumerate() {
-            assert_eq!(&out[p as usize * eb..(p as usize + 1) * eb], &data[i * eb..(i + 1) * eb]);
+            assert_eq!(
+                &out[p as usize * eb..(p as usize + 1) * eb],
+                &data[i * eb..(i + 1) * eb]
+            );
         }
     }
 }
@@ -158,10 +164,20 @@ fn refuses_unconvertible_layouts() {
     let t = ElementType::F32;
     let logical = shape(vec![3, 5], vec![1, 0], vec![], t);
     let pads_later = shape(vec![3, 5], vec![1, 0], vec![vec![2, 2], vec![3, 1]], t);
-    let e = Relayout::new(&logical, &pads_later).unwrap_err().to_string();
+    let e = Relayout::new(&logical, &pads_later)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("later tile pads"), "{e}");
-    let mut packed = shape(vec![8, 256], vec![1, 0], vec![vec![8, 128], vec![8, 1]], ElementType::S4);
+    let mut packed = shape(
+        vec![8, 256],
+        vec![1, 0],
+        vec![vec![8, 128], vec![8, 1]],
+        ElementType::S4,
+    );
     packed.layout.as_mut().unwrap().element_size_bits = 4;
     let l4 = shape(vec![8, 256], vec![1, 0], vec![], ElementType::S4);
-    assert!(Relayout::new(&l4, &packed).unwrap_err().to_string().contains("E(4)"));
+    assert!(Relayout::new(&l4, &packed)
+        .unwrap_err()
+        .to_string()
+        .contains("E(4)"));
 }

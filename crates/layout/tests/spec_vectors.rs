@@ -8,7 +8,10 @@ fn arr(text: &str) -> ArrayShape {
 }
 
 fn lin(text: &str, idx: &[u64]) -> u64 {
-    Geometry::new(&arr(text)).unwrap().linear_index(idx).unwrap()
+    Geometry::new(&arr(text))
+        .unwrap()
+        .linear_index(idx)
+        .unwrap()
 }
 
 #[test]
@@ -51,7 +54,10 @@ fn inverse_of_the_vectors_and_padding() {
     assert_eq!(g.logical_index(17).unwrap(), Some(vec![2, 3]));
     // (2,1) in-tile of tile (1,0) is row 3: padding.
     assert_eq!(g.logical_index(14).unwrap(), None);
-    assert!(matches!(g.logical_index(24), Err(LayoutError::OutOfRange(_))));
+    assert!(matches!(
+        g.logical_index(24),
+        Err(LayoutError::OutOfRange(_))
+    ));
     let g = Geometry::new(&arr("f32[8]{0:T(2,2)}")).unwrap();
     assert_eq!(g.logical_index(9).unwrap(), Some(vec![5]));
     assert_eq!(g.logical_index(2).unwrap(), None);
@@ -63,10 +69,18 @@ fn combine_dims() {
     let g = Geometry::new(&arr("f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}")).unwrap();
     assert_eq!(g.physical_dims(), &[56, 37, 2, 3]);
     let flat = Geometry::new(&arr("f32[112,110]{1,0:T(2,3)}")).unwrap();
-    for idx in [[0u64, 0, 0, 0, 0], [1, 6, 7, 10, 9], [1, 2, 3, 4, 5], [0, 3, 5, 7, 1]] {
+    for idx in [
+        [0u64, 0, 0, 0, 0],
+        [1, 6, 7, 10, 9],
+        [1, 2, 3, 4, 5],
+        [0, 3, 5, 7, 1],
+    ] {
         let row = idx[0] * 56 + idx[1] * 8 + idx[2];
         let col = idx[3] * 10 + idx[4];
-        assert_eq!(g.linear_index(&idx).unwrap(), flat.linear_index(&[row, col]).unwrap());
+        assert_eq!(
+            g.linear_index(&idx).unwrap(),
+            flat.linear_index(&[row, col]).unwrap()
+        );
         let back = g.logical_index(g.linear_index(&idx).unwrap()).unwrap();
         assert_eq!(back, Some(idx.to_vec()));
     }
@@ -80,8 +94,14 @@ fn spec_sizes() {
     assert_eq!(nested.array_size_bytes, 96);
     assert_eq!(nested.exact_size_bytes, 144);
     assert_eq!(nested.warnings.len(), 1, "{:?}", nested.warnings);
-    assert_eq!(s("pred[256,1024]{1,0:T(32,128)(32,1)E(1)}").array_size_bytes, 32768);
-    assert_eq!(s("f32[150,200]{1,0:T(8,128)SC(0:30)}").array_size_bytes, 122880);
+    assert_eq!(
+        s("pred[256,1024]{1,0:T(32,128)(32,1)E(1)}").array_size_bytes,
+        32768
+    );
+    assert_eq!(
+        s("f32[150,200]{1,0:T(8,128)SC(0:30)}").array_size_bytes,
+        122880
+    );
     let b = s("bf16[1,1000]{1,0:T(2,128)(2,1)}");
     assert_eq!((b.logical_bytes, b.array_size_bytes), (2000, 4096));
     assert!(b.warnings.is_empty());
@@ -96,18 +116,24 @@ fn errors_name_token_and_column() {
     assert!(e.starts_with("column 16:") && e.contains("'0'"), "{e}");
     let e = parse_valid("f32[3,5]{1,1}").unwrap_err().to_string();
     assert!(e.starts_with("column 12:") && e.contains("twice"), "{e}");
-    let e = parse_valid("f32[3,5]{1,0:L(2)T(2,2)}").unwrap_err().to_string();
+    let e = parse_valid("f32[3,5]{1,0:L(2)T(2,2)}")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("column 18:") && e.contains("'T'"), "{e}");
     let e = parse_valid("f32[3,x]").unwrap_err().to_string();
     assert!(e.starts_with("column 7:") && e.contains("'x'"), "{e}");
     let e = parse_valid("f32[3,5]{1,0:T(2,*)}").unwrap_err().to_string();
     assert!(e.starts_with("column 18:") && e.contains("'*'"), "{e}");
-    let e = parse_valid("f32[3,5]{1,0:SC(0:3)}").unwrap_err().to_string();
+    let e = parse_valid("f32[3,5]{1,0:SC(0:3)}")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("column 19:") && e.contains("'3'"), "{e}");
     let e = parse_valid("f32[3,5]{1,0:L(0)}").unwrap_err().to_string();
     assert!(e.starts_with("column 14:") && e.contains("L(0)"), "{e}");
     let e = parse_valid("f32[3,5]{0}").unwrap_err().to_string();
     assert!(e.starts_with("column 9:") && e.contains("rank 2"), "{e}");
-    let e = parse_valid("f32[99999999999999999999]").unwrap_err().to_string();
+    let e = parse_valid("f32[99999999999999999999]")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("column 5:"), "{e}");
 }

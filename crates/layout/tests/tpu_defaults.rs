@@ -9,7 +9,9 @@ fn defaults_match_libtpu() {
     let mut mismatches = Vec::new();
     for line in include_str!("data/tpu_defaults_golden.jsonl").lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        let Some(want) = v["shape"].as_str() else { continue };
+        let Some(want) = v["shape"].as_str() else {
+            continue;
+        };
         let gen: TpuGen = v["tpu"].as_str().unwrap().parse().unwrap();
         let input = parse_array(v["input"].as_str().unwrap()).unwrap();
         let dims: Vec<u64> = input.dims.iter().map(|d| d.allocated().unwrap()).collect();
@@ -18,11 +20,19 @@ fn defaults_match_libtpu() {
         // XLA:TPU allocates at least 512 bytes per argument.
         let want_bytes = v["bytes"].as_u64().unwrap();
         if got.to_string() != want || bytes.max(512) != want_bytes {
-            mismatches.push(format!("{gen} {}: ours {got} ({bytes} B), libtpu {want} ({want_bytes} B)", v["input"]));
+            mismatches.push(format!(
+                "{gen} {}: ours {got} ({bytes} B), libtpu {want} ({want_bytes} B)",
+                v["input"]
+            ));
         }
         checked += 1;
     }
-    assert!(mismatches.is_empty(), "{} of {checked} differ:\n{}", mismatches.len(), mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{} of {checked} differ:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
     assert!(checked > 2500, "{checked}");
 }
 
@@ -30,8 +40,14 @@ fn defaults_match_libtpu() {
 fn spec_examples() {
     let d = |t: ElementType, dims: &[u64]| tpu_default(t, dims, TpuGen::V5e).unwrap().to_string();
     assert_eq!(d(ElementType::F32, &[1000]), "f32[1000]{0:T(1024)}");
-    assert_eq!(d(ElementType::Bf16, &[2048]), "bf16[2048]{0:T(1024)(128)(2,1)}");
+    assert_eq!(
+        d(ElementType::Bf16, &[2048]),
+        "bf16[2048]{0:T(1024)(128)(2,1)}"
+    );
     assert_eq!(d(ElementType::F32, &[]), "f32[]{:T(128)}");
     assert_eq!(d(ElementType::F32, &[1000, 1]), "f32[1000,1]{0,1:T(1,128)}");
-    assert_eq!(d(ElementType::Bf16, &[1, 1000]), "bf16[1,1000]{1,0:T(2,128)(2,1)}");
+    assert_eq!(
+        d(ElementType::Bf16, &[1, 1000]),
+        "bf16[1,1000]{1,0:T(2,128)(2,1)}"
+    );
 }

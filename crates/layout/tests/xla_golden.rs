@@ -25,7 +25,11 @@ fn rows() -> Vec<Row> {
 
 /// XLA rejects upper-case type names (`F32`); the spec asks us to accept them.
 fn upper_case_type(input: &str) -> bool {
-    input.trim_start().chars().next().is_some_and(|c| c.is_ascii_uppercase())
+    input
+        .trim_start()
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase())
 }
 
 #[test]
@@ -54,10 +58,17 @@ fn inputs_xla_rejects_are_rejected() {
     for r in rows().iter().filter(|r| r.xla.is_none()) {
         if upper_case_type(&r.input) && !r.input.starts_with("F33") {
             let s = parse_valid(&r.input).unwrap_or_else(|e| panic!("{}: {e}", r.input));
-            assert_eq!(s.to_string(), s.to_string().to_lowercase().replace("t(", "T("));
+            assert_eq!(
+                s.to_string(),
+                s.to_string().to_lowercase().replace("t(", "T(")
+            );
             continue;
         }
-        assert!(parse_valid(&r.input).is_err(), "we accept what XLA rejects: {}", r.input);
+        assert!(
+            parse_valid(&r.input).is_err(),
+            "we accept what XLA rejects: {}",
+            r.input
+        );
     }
 }
 
@@ -65,13 +76,24 @@ fn inputs_xla_rejects_are_rejected() {
 fn array_size_matches_xla() {
     let mut checked = 0;
     for r in rows() {
-        let (Some(xla_bytes), Some(text)) = (r.array_size, &r.xla) else { continue };
-        let Ok(Shape::Array(a)) = parse_valid(text) else { continue };
+        let (Some(xla_bytes), Some(text)) = (r.array_size, &r.xla) else {
+            continue;
+        };
+        let Ok(Shape::Array(a)) = parse_valid(text) else {
+            continue;
+        };
         let Ok(s) = sizes(&a) else { continue };
-        let dynamic = a.dims.iter().any(|d| !matches!(d, tpusim_layout::Dim::Static(_)));
+        let dynamic = a
+            .dims
+            .iter()
+            .any(|d| !matches!(d, tpusim_layout::Dim::Static(_)));
         if dynamic {
             // XLA's byte size of a dynamic array adds 4 bytes of size metadata per dim.
-            assert_eq!(xla_bytes as u64, s.array_size_bytes + 4 * a.rank() as u64, "{text}");
+            assert_eq!(
+                xla_bytes as u64,
+                s.array_size_bytes + 4 * a.rank() as u64,
+                "{text}"
+            );
         } else {
             assert_eq!(xla_bytes as u64, s.array_size_bytes, "{text}");
         }

@@ -3,6 +3,7 @@
 //! `api_address`: `Placement::address` for every element of a 1x64x56x56 f16 tensor on
 //! bm1684x (validation, bounds and overflow checks included). `baseline_formula`: the same
 //! addresses from the spec's formula with unchecked arithmetic, strides precomputed.
+//! `api_addresser`: the same through a precomputed `Addresser`.
 //! `api_locate`: `Placement::locate` for every 2-byte step of lane 0's reservation.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -24,6 +25,22 @@ fn bench(c: &mut Criterion) {
                         for w in 0..shape.w {
                             let a = t.address(&chip, &ElementIndex { n, c: ch, d: 0, h, w }).unwrap();
                             acc = acc.wrapping_add(a.address);
+                        }
+                    }
+                }
+            }
+            black_box(acc)
+        })
+    });
+    let addr = Addresser::new(&chip, &t).unwrap();
+    g.bench_function("api_addresser", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for n in 0..shape.n {
+                for ch in 0..shape.c {
+                    for h in 0..shape.h {
+                        for w in 0..shape.w {
+                            acc = acc.wrapping_add(addr.address(&ElementIndex { n, c: ch, d: 0, h, w }).unwrap().address);
                         }
                     }
                 }

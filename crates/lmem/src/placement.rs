@@ -144,44 +144,7 @@ impl Placement {
     /// In the 4N layout n counts in groups of n_pack batches and the batch inside the
     /// group picks the byte inside the 4-byte slot.
     pub fn address(&self, chip: &Chip, idx: &ElementIndex) -> Result<ElementAddress> {
-        self.validate(chip)?;
-        idx.check(&self.shape)?;
-        let st = self.storage(chip)?;
-        let s = self.strides(chip)?;
-        let (lane, row) = if self.layout.is_local() {
-            let pos = add(self.start_npu, idx.c, "channel position")?;
-            (Some(pos % chip.npu_num), pos / chip.npu_num)
-        } else {
-            (None, idx.c)
-        };
-        let slot = [
-            mul(idx.n / st.n_pack, s.n, "element offset")?,
-            mul(row, s.c, "element offset")?,
-            mul(idx.d, s.d, "element offset")?,
-            mul(idx.h, s.h, "element offset")?,
-            idx.w,
-        ]
-        .iter()
-        .try_fold(0u64, |a, &b| a.checked_add(b))
-        .ok_or(LmemError::Overflow {
-            what: "element offset",
-        })?;
-        let bits = add(
-            mul(slot, st.slot_bits, "offset in bits")?,
-            (idx.n % st.n_pack) * st.elem_bits,
-            "offset in bits",
-        )?;
-        let offset = add(self.start_addr, bits / 8, "byte offset")?;
-        let address = match lane {
-            Some(l) => add(mul(l, chip.lane_bytes, "address")?, offset, "address")?,
-            None => offset,
-        };
-        Ok(ElementAddress {
-            lane,
-            offset,
-            bit: bits % 8,
-            address,
-        })
+        Addresser::new(chip, self)?.address(idx)
     }
 
     /// The inverse of [`Placement::address`]: the element whose storage starts in byte
@@ -277,4 +240,67 @@ pub fn locate(
     offset: u64,
 ) -> Result<Option<ElementIndex>> {
     tensor.locate(chip, lane, offset)
+}
+
+/// A placed tensor's address computation with everything that does not depend on the
+/// element checked and precomputed once: use it to address many elements
+/// ([`Placement::address`] builds one per call).
+#[derive(Debug, Clone, Copy)]
+pub struct Addresser {
+    tensor: Placement,
+    storage: Storage,
+    strides: Strides,
+    npu_num: u64,
+    lane_bytes: u64,
+}
+
+impl Addresser {
+    /// Validate `tensor` on `chip` and precompute its strides. Also checks that the
+    /// whole tensor's offsets fit in u64, so [`Addresser::address`] needs no overflow
+    /// checks.
+    pub fn new(chip: &Chip, tensor: &Placement) -> Result<Addresser> {
+        tensor.validate(chip)?;
+        let storage = tensor.storage(chip)?;
+        let strides = tensor.strides(chip)?;
+        let extent = if tensor.layout.is_local() {
+            strides::lane_bytes_unaligned(chip, &tensor.shape, tensor.dtype, tensor.layout, tensor.start_npu)?
+        } else {
+            strides::global_bytes(&tensor.shape, tensor.dtype)?
+        };
+        let end = add(tensor.start_addr, extent, "end address")?;
+        if tensor.layout.is_local() {
+            mul(chip.npu_num, chip.lane_bytes, "address")?;
+        }
+        mul(end, 8, "offset in bits")?;
+        Ok(Addresser { tensor: *tensor, storage, strides, npu_num: chip.npu_num, lane_bytes: chip.lane_bytes })
+    }
+
+    /// Address of element `idx` (see [`Placement::address`]); errors for an index
+    /// outside the shape or an element beyond the end of its lane.
+    pub fn address(&self, idx: &ElementIndex) -> Result<ElementAddress> {
+        let t = &self.tensor;
+        idx.check(&t.shape)?;
+        let (st, s) = (&self.storage, &self.strides);
+        let (lane, row) = if t.layout.is_local() {
+            let pos = t.start_npu + idx.c;
+            (Some(pos % self.npu_num), pos / self.npu_num)
+        } else {
+            (None, idx.c)
+        };
+        // In range by construction: every term is below the extent checked in `new`.
+        let slot = (idx.n / st.n_pack) * s.n + row * s.c + idx.d * s.d + idx.h * s.h + idx.w;
+        let bits = slot * st.slot_bits + (idx.n % st.n_pack) * st.elem_bits;
+        let offset = t.start_addr + bits / 8;
+        let address = match lane {
+            Some(l) => {
+                if offset >= self.lane_bytes {
+                    // The tensor overflows its lane: this element would land in the next lane.
+                    return Err(LmemError::OffsetOutOfRange { offset, lane_bytes: self.lane_bytes });
+                }
+                l * self.lane_bytes + offset
+            }
+            None => offset,
+        };
+        Ok(ElementAddress { lane, offset, bit: bits % 8, address })
+    }
 }

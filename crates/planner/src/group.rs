@@ -142,7 +142,7 @@ impl<'a> Ctx<'a> {
             }
             if let Some(a) = self.attempt(&gt, n, h)? {
                 first_fit.get_or_insert(i);
-                if best.as_ref().is_none_or(|b| a.cycles < b.cycles) {
+                if best.as_ref().map_or(true, |b| a.cycles < b.cycles) {
                     best = Some(a);
                 }
             }
@@ -220,9 +220,9 @@ impl<'a> Ctx<'a> {
                 }
             }
             if !sliced {
-                for j in 0..k + 2 {
+                for (j, &dj) in dma.iter().enumerate() {
                     let comp = steps.compute[j].map(|o| self.op_slice_cycles(gt, s, o)).unwrap_or(0.0);
-                    cyc += comp.max(dma[j] as f64 / bw);
+                    cyc += comp.max(dj as f64 / bw);
                 }
                 continue;
             }
@@ -236,8 +236,8 @@ impl<'a> Ctx<'a> {
             let next_l0m = slices.get(si + 1).map(|n| {
                 steps.loads[0].iter().filter(|&&b| !exposed[b]).map(|&b| load_bytes(n, &blocks[b])).sum::<u64>()
             });
-            for j in 1..=k {
-                let mut d = dma[j];
+            for (j, &dj) in dma.iter().enumerate().take(k + 1).skip(1) {
+                let mut d = dj;
                 if j == 1 {
                     d += prev_store_merge;
                 }

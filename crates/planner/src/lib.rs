@@ -79,7 +79,7 @@ fn check_graph(graph: &Graph) -> Result<()> {
         }
     }
     for t in &graph.tensors {
-        if t.shape.elements().is_none_or(|e| e == 0) {
+        if t.shape.elements().map_or(true, |e| e == 0) {
             return Err(PlanError::BadGraph(format!("tensor '{}' has shape {} (empty or overflowing)", t.name, t.shape)));
         }
     }

@@ -37,7 +37,7 @@ impl GroupTensors {
                 if !produced.contains(&t) {
                     produced.push(t);
                     // dead outputs (no consumer at all) are stored too: never dropped
-                    let dead = uses.consumers.get(t).is_none_or(|c| c.is_empty());
+                    let dead = uses.consumers.get(t).map_or(true, |c| c.is_empty());
                     if uses.escapes(t, first, last) || dead {
                         escaping.push(t);
                     }

@@ -216,6 +216,7 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
         };
         let mut run_start: Option<usize> = None;
         let mut runs = Vec::new();
+        #[allow(clippy::needless_range_loop)]
         for o in first..=last + 1 {
             let ok = o <= last && !taken[o] && crate::group::groupable(&graph.ops[o].kind);
             if o <= last && !ok {

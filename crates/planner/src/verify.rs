@@ -206,7 +206,7 @@ fn check_group(
     }
     let produced = |t: usize| uses.producer.get(t).copied().flatten().filter(|&p| in_group(p));
     let stored = |t: usize| {
-        produced(t).is_some() && (uses.escapes(t, first, last) || uses.consumers.get(t).is_none_or(|c| c.is_empty()))
+        produced(t).is_some() && (uses.escapes(t, first, last) || uses.consumers.get(t).map_or(true, |c| c.is_empty()))
     };
     let consumers = |t: usize| -> Vec<usize> { (first..=last).filter(|&o| g.ops[o].inputs.contains(&t)).collect() };
     // slices: ranges, backward rule, coverage
@@ -286,7 +286,7 @@ fn check_group(
         if b.addr % plan.eu_bytes.max(1) != 0 {
             e.push(format!("block '{}' at {} is not EU_BYTES ({}) aligned", b.name, b.addr, plan.eu_bytes));
         }
-        if b.addr.checked_add(b.size).is_none_or(|end| end > plan.lane_bytes) {
+        if b.addr.checked_add(b.size).map_or(true, |end| end > plan.lane_bytes) {
             e.push(format!("block '{}' [{}, +{}) exceeds the lane ({} bytes)", b.name, b.addr, b.size, plan.lane_bytes));
         }
         if b.start_ts > k + 1 || b.end_ts.is_some_and(|x| x < b.start_ts || x > k + 1) {

@@ -234,7 +234,9 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
             compulsory = add(compulsory, stored_all[t].bytes_logical, "compulsory bytes")?;
         }
     }
-    let roofline_lower_bound_s = (2.0 * macs as f64 / mac_rate).max(compulsory as f64 / bw);
+    let roofline_compute_s = 2.0 * macs as f64 / mac_rate;
+    let roofline_memory_s = compulsory as f64 / bw;
+    let roofline_lower_bound_s = roofline_compute_s.max(roofline_memory_s);
 
     // tensors, worst padded first
     let mut tensors: Vec<TensorReport> = graph
@@ -260,6 +262,8 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
         chip: machine.name().to_string(),
         total_time_s,
         roofline_lower_bound_s,
+        roofline_compute_s,
+        roofline_memory_s,
         flops,
         bytes_logical,
         bytes_moved,

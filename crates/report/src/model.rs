@@ -20,6 +20,12 @@ pub struct Report {
     /// bytes / off-chip bandwidth), where the compulsory bytes are the network's inputs,
     /// outputs and weights read or written once at their logical size.
     pub roofline_lower_bound_s: f64,
+    /// Addition: the compute side of the lower bound: all MACs at the best MAC rate,
+    /// seconds.
+    pub roofline_compute_s: f64,
+    /// Addition: the memory side of the lower bound: inputs, outputs and weights once at
+    /// their logical size over the off-chip bandwidth, seconds.
+    pub roofline_memory_s: f64,
     /// Floating-point operations of the whole network (2 per multiply-accumulate).
     pub flops: u64,
     /// Sum over layers of the logical bytes each layer reads and writes when run alone.

@@ -63,6 +63,17 @@ pub fn summary(r: &Report) -> String {
         seconds(r.roofline_lower_bound_s),
         ratio
     );
+    let compute: f64 = r.groups.iter().map(|g| g.compute_s).sum();
+    let dma: f64 = r.groups.iter().map(|g| g.dma_s).sum();
+    let _ = writeln!(
+        o,
+        "  why               the bound is {}-side (compute {}, memory {}); the plan computes {} and moves data {}",
+        if r.roofline_compute_s >= r.roofline_memory_s { "compute" } else { "memory" },
+        seconds(r.roofline_compute_s),
+        seconds(r.roofline_memory_s),
+        seconds(compute),
+        seconds(dma)
+    );
     let _ = writeln!(
         o,
         "  compute           {} achieved of {} peak ({} of peak), {} in total",

@@ -47,6 +47,8 @@ fn sample() -> Report {
         chip: "v5e".into(),
         total_time_s: total,
         roofline_lower_bound_s: 1.2e-5,
+        roofline_compute_s: 1.2e-6,
+        roofline_memory_s: 1.2e-5,
         flops: layers.iter().map(|l| l.flops).sum(),
         bytes_logical: layers.iter().map(|l| l.bytes_logical).sum(),
         bytes_moved: layers.iter().map(|l| l.bytes_moved).sum(),

@@ -38,10 +38,19 @@ pub enum SystolicError {
     /// A dataflow name other than ws, os, is.
     #[error("unknown dataflow '{0}' (use ws, os or is)")]
     Dataflow(String),
+    /// A layer outside the regime where `--scalesim-compat` reproduces SCALE-Sim
+    /// exactly (the message says which part and why).
+    #[error("--scalesim-compat for layer '{layer}': {why}; SCALE-Sim's numbers are not reproduced here (run without --scalesim-compat for tpusim's model)")]
+    NotReproduced {
+        /// The layer name.
+        layer: String,
+        /// What falls outside the reproduced regime.
+        why: String,
+    },
     /// A malformed SCALE-Sim config file.
     #[error("config {file}: {msg}")]
     Config {
-        /// File name (or "<text>").
+        /// File name (or `<text>`).
         file: String,
         /// What is wrong, with the offending line or key.
         msg: String,
@@ -49,7 +58,7 @@ pub enum SystolicError {
     /// A malformed SCALE-Sim topology CSV.
     #[error("topology {file} line {line}: {msg}")]
     Topology {
-        /// File name (or "<text>").
+        /// File name (or `<text>`).
         file: String,
         /// 1-based line number.
         line: usize,

@@ -13,6 +13,38 @@
 //!
 //! The library never prints, exits or reads the environment; errors are
 //! [`SystolicError`] values naming the offending input.
+//!
+//! ## The cycle model
+//!
+//! A GEMM C\[M,N\] = A\[M,K\]·W\[K,N\] is cut into folds ([`folds`]): ws maps K to
+//! rows and N to columns and streams the M rows of A; is maps K × M and streams the N
+//! columns of W; os maps M × N and streams K. One fold with `ru` rows and `cu`
+//! columns used and a stream of S vectors costs ([`fold_timing`]):
+//!
+//! * ws/is: R cycles to load the stationary tile (it shifts down through all R rows),
+//!   then S + R + cu − 2 cycles until its last result leaves the bottom edge — the
+//!   seed's 3N − 2 for an N×N fold;
+//! * os: S + ru + cu − 2 cycles until its last MAC, then R cycles to drain the results.
+//!
+//! Folds are composed by [`Scheduler`]: unpipelined, loads/drains are exposed; double
+//! buffered (the default), the next fold's load overlaps the current fold's stream, so
+//! for long streams only the first load shows. [`Stats`] reports cycles, exposed
+//! `weight_load_cycles`, MACs, busy PE-cycles, utilization, mapping efficiency, SRAM
+//! reads/writes and ideal DRAM traffic. Where this differs from SCALE-Sim see
+//! [`scalesim`].
+//!
+//! ## For other components
+//!
+//! ```
+//! use tpusim_systolic::{analyze, ArraySpec, Conv, Dataflow, RunOptions, Workload};
+//! let mut conv = Conv::simple(56, 56, 64, 3, 3, 64);
+//! conv.pad_h = 1;
+//! conv.pad_w = 1;
+//! let wl = Workload::from_conv(&conv).unwrap();
+//! let s = analyze(ArraySpec::new(128, 128).unwrap(), &wl,
+//!                 RunOptions { dataflow: Dataflow::Ws, double_buffer: true }).unwrap();
+//! assert!(s.utilization > 0.4 && s.cycles > wl.macs() / (128 * 128));
+//! ```
 #![deny(missing_docs)]
 
 mod analytic;

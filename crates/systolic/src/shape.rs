@@ -11,7 +11,7 @@ pub enum Dataflow {
     /// Weight stationary (the seed's and the TPU MXU's): W tiles sit in the PEs, rows of
     /// A stream in from the left, partial sums flow down.
     Ws,
-    /// Output stationary: each PE owns one output C[m][n]; A streams right, W streams
+    /// Output stationary: each PE owns one output `C[m][n]`; A streams right, W streams
     /// down, results drain after the reduction.
     Os,
     /// Input stationary: tiles of Aᵀ sit in the PEs, columns of W stream in from the

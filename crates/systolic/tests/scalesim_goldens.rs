@@ -217,3 +217,40 @@ fn topology_and_config_errors_name_the_input() {
         .to_string();
     assert!(e.contains("c.cfg") && e.contains("missing"), "{e}");
 }
+
+mod fuzz {
+    use proptest::prelude::*;
+    use tpusim_systolic::scalesim::{compat, config::ScaleConfig, ours, topology::*};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn parsers_never_panic(text in "[a-zA-Z0-9 ,=:\\[\\]_#\n-]{0,300}") {
+            let _ = parse_topology(&text, "t.csv", None);
+            let _ = parse_topology(&text, "t.csv", Some(TopoFormat::Conv));
+            let _ = ScaleConfig::parse(&text, "c.cfg");
+        }
+
+        #[test]
+        fn reports_never_panic(
+            h in 1u64..40, w in 1u64..40, f in 1u64..6, c in 1u64..20, nf in 1u64..40, s in 1u64..5,
+            r in 1u64..20, cols in 1u64..20, df in 0usize..3, user in any::<bool>(), kb in 1u64..8, bw in 1u64..12
+        ) {
+            prop_assume!(f <= h && f <= w);
+            let cfg_text = format!(
+                "[general]\nrun_name = x\n[architecture_presets]\nArrayHeight: {r}\nArrayWidth: {cols}\nIfmapSramSzkB: {kb}\nFilterSramSzkB: {kb}\nOfmapSramSzkB: {kb}\nDataflow: {}\nBandwidth: {bw}\n[run_presets]\nInterfaceBandwidth: {}\n",
+                ["ws", "os", "is"][df], if user { "USER" } else { "CALC" });
+            let cfg = ScaleConfig::parse(&cfg_text, "c.cfg").unwrap();
+            let topo = format!("Layer name,H,W,FH,FW,C,N,S,\nl,{h},{w},{f},{f},{c},{nf},{s},\n");
+            let (_, layers) = parse_topology(&topo, "t.csv", None).unwrap();
+            for l in &layers {
+                let _ = compat::layer_report(&cfg, l);
+                let c = compat::compute_report(&cfg, l).unwrap();
+                prop_assert!(c.mapping_efficiency <= 100.0 + 1e-9);
+                let o = ours::layer_report(&cfg, l, true).unwrap();
+                prop_assert!(o.overall_util <= 100.0 + 1e-9);
+            }
+        }
+    }
+}

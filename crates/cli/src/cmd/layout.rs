@@ -127,7 +127,11 @@ pub fn run(cmd: LayoutCmd) -> Result<()> {
     match cmd {
         LayoutCmd::Info { shape, json } => info(&shape, json),
         LayoutCmd::Index { shape, index, json } => index_cmd(&shape, &index, json),
-        LayoutCmd::Unindex { shape, linear, json } => unindex(&shape, linear, json),
+        LayoutCmd::Unindex {
+            shape,
+            linear,
+            json,
+        } => unindex(&shape, linear, json),
         LayoutCmd::Map { shape, json, svg } => map(&shape, json, svg),
         LayoutCmd::Default {
             shapes,
@@ -236,15 +240,32 @@ fn info(text: &str, json: bool) -> Result<()> {
             .collect();
         let phys: Vec<String> = inf.physical_shape.iter().map(u64::to_string).collect();
         println!("shape            {}", inf.shape);
-        println!("element          {} ({} bits in memory)", inf.element_type, inf.element_bits);
-        let dims: Vec<String> = inf.dims.iter().map(|d| d.to_string().replace('"', "")).collect();
+        println!(
+            "element          {} ({} bits in memory)",
+            inf.element_type, inf.element_bits
+        );
+        let dims: Vec<String> = inf
+            .dims
+            .iter()
+            .map(|d| d.to_string().replace('"', ""))
+            .collect();
         println!("dims             [{}]", dims.join(","));
         println!("minor_to_major   {:?}", inf.minor_to_major);
-        println!("tiles            {}", if tiles.is_empty() { "none".into() } else { tiles });
+        println!(
+            "tiles            {}",
+            if tiles.is_empty() {
+                "none".into()
+            } else {
+                tiles
+            }
+        );
         println!("physical shape   [{}]", phys.join(","));
         println!("logical bytes    {}", inf.logical_bytes);
         println!("allocated bytes  {} (XLA ArraySize)", inf.array_size_bytes);
-        println!("exact bytes      {} (fully expanded tiling)", inf.exact_size_bytes);
+        println!(
+            "exact bytes      {} (fully expanded tiling)",
+            inf.exact_size_bytes
+        );
         println!("expansion        {:.3}x", inf.expansion);
         for w in &inf.warnings {
             println!("warning          {w}");
@@ -254,15 +275,21 @@ fn info(text: &str, json: bool) -> Result<()> {
 }
 
 fn parse_index(text: &str) -> Result<Vec<u64>> {
-    let t = text.trim().trim_start_matches(['[', '{', '(']).trim_end_matches([']', '}', ')']);
+    let t = text
+        .trim()
+        .trim_start_matches(['[', '{', '('])
+        .trim_end_matches([']', '}', ')']);
     if t.trim().is_empty() {
         return Ok(Vec::new());
     }
     t.split(',')
         .map(|p| {
-            p.trim()
-                .parse::<u64>()
-                .map_err(|_| anyhow!("'{}' in index '{text}' is not a non-negative integer", p.trim()))
+            p.trim().parse::<u64>().map_err(|_| {
+                anyhow!(
+                    "'{}' in index '{text}' is not a non-negative integer",
+                    p.trim()
+                )
+            })
         })
         .collect()
 }
@@ -272,7 +299,9 @@ fn index_cmd(shape: &str, index: &str, json: bool) -> Result<()> {
     let idx = parse_index(index)?;
     let n = Geometry::new(&a)?.linear_index(&idx)?;
     if json {
-        print_json(&serde_json::json!({ "shape": a.to_string(), "logical_index": idx, "linear_index": n }))
+        print_json(
+            &serde_json::json!({ "shape": a.to_string(), "logical_index": idx, "linear_index": n }),
+        )
     } else {
         println!("{n}");
         Ok(())
@@ -368,7 +397,11 @@ fn default(shapes: &[String], tpu: &str, doc: bool, json: bool) -> Result<()> {
     let mut out = Vec::with_capacity(inputs.len());
     for input in &inputs {
         let (ty, dims) = type_and_dims(input)?;
-        let a = if doc { doc_default(ty, &dims) } else { tpu_default(ty, &dims, gen)? };
+        let a = if doc {
+            doc_default(ty, &dims)
+        } else {
+            tpu_default(ty, &dims, gen)?
+        };
         let bytes = sizes(&a)?.array_size_bytes;
         out.push((input, a.to_string(), bytes));
     }

@@ -15,11 +15,18 @@
 //!   sets of ⌊SRAM bytes / 100⌋ words (ending at cycle −1); OFMAP is written back
 //!   after the last cycle at C words/cycle.
 //!
-//! This closed form covers CALC mode while every operand's distinct addresses fit in
-//! the active half of its SRAM (under 50 of the 100 sets) and the OFMAP writes fit in
-//! its drain half; beyond that, and in USER mode (stalls from a request-queue model),
-//! SCALE-Sim's buffer simulation depends on the address order in ways not reproduced
-//! here, and [`layer_report`] returns an error saying so instead of a guess.
+//! * USER mode: the IFMAP/FILTER prefetch matrices (operand slices padded to whole
+//!   folds) are fetched before cycle 0 in lines of `IfmapSRAMBankBandwidth` /
+//!   `FilterSRAMBankBandwidth` words, padding included; OFMAP is written back at
+//!   `Bandwidth` words/cycle.
+//! * The OFMAP write buffer is replayed row by row: once more than
+//!   its drain half is held, held lines are written back one per cycle.
+//!
+//! Covered exactly: both modes while every read operand fits the active half of its
+//! SRAM (CALC: under 50 of its 100 address sets; USER: the padded prefetch) and the
+//! OFMAP buffer never fills during a write-back. Beyond that SCALE-Sim refetches in
+//! address order and stalls the array; [`layer_report`] returns an error saying so
+//! instead of a guess.
 
 use super::config::{BandwidthMode, ScaleConfig};
 use super::report::{Access, LayerReport};
@@ -28,13 +35,9 @@ use crate::error::{Result, SystolicError};
 use crate::shape::{ceil_div, Dataflow};
 
 fn unsupported(layer: &TopoLayer, why: String) -> SystolicError {
-    SystolicError::TooLarge {
-        what: format!(
-            "--scalesim-compat for layer '{}': {why}; the closed form",
-            layer.name
-        ),
-        given: 1,
-        limit: 0,
+    SystolicError::NotReproduced {
+        layer: layer.name.clone(),
+        why,
     }
 }
 
@@ -48,17 +51,24 @@ fn ifmap_valid(l: &TopoLayer, ow: u64, m: u64, k: u64) -> bool {
     crow + ir < l.ifmap_h && ccol + ic < l.ifmap_w
 }
 
-/// Distinct input pixels along one axis touched by the windows.
-fn touched(input: u64, f: u64, s: u64, out: u64) -> u64 {
+/// Distinct input pixels along one axis touched by `out` windows of `f` at stride `s`
+/// (clipped at the input edge).
+pub(crate) fn touched(input: u64, f: u64, s: u64, out: u64) -> u64 {
+    if out == 0 {
+        return 0;
+    }
+    let last_start = (out - 1) * s;
+    let last = f.min(input.saturating_sub(last_start));
     if s >= f {
-        // disjoint windows (clipped at the edge)
-        (0..out)
-            .map(|o| (o * s + f).min(input).saturating_sub(o * s))
-            .sum()
+        // disjoint windows: all full but the last
+        (out - 1) * f + last
     } else {
-        ((out - 1) * s + f).min(input)
+        last_start + last
     }
 }
+
+/// Largest number of demand rows replayed through the OFMAP write buffer.
+const MAX_REPLAY_ROWS: u64 = 200_000_000;
 
 /// Largest element count the closed form scans for validity edges.
 const SCAN_LIMIT: u64 = 1 << 22;
@@ -83,12 +93,9 @@ fn diag_or_none(tn: u64, jn: u64, valid: impl Fn(u64, u64) -> bool) -> Option<Op
     Some(None)
 }
 
-/// SCALE-Sim's report row for one layer (CALC mode, operands within the active half of
-/// their SRAMs; otherwise an error naming what is not reproduced).
+/// SCALE-Sim's report row for one layer (operands within the active half of their
+/// SRAMs; otherwise an error naming what is not reproduced).
 pub fn layer_report(cfg: &ScaleConfig, l: &TopoLayer) -> Result<LayerReport> {
-    if cfg.mode == BandwidthMode::User {
-        return Err(unsupported(l, "USER interface bandwidth (SCALE-Sim's stall model is a request-queue simulation, not reproduced)".into()));
-    }
     report(cfg, l, true)
 }
 
@@ -192,6 +199,9 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
         Dataflow::Is => {
             // stationary Aᵀ tile, flipped: tile row i (K index k0 + i) sits in row R−1−i
             let mf0 = sc.min(c);
+            if ru0.saturating_mul(mf0) > SCAN_LIMIT {
+                return Err(scan_err());
+            }
             let first_i = (0..ru0)
                 .rev()
                 .find(|&i| (0..mf0).any(|j| valid_if(j, i)))
@@ -253,8 +263,8 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
     // DRAM, CALC mode
     let (oh, _) = l.scalesim_ofmap();
     let u_if = touched(l.ifmap_h, l.filt_h, l.stride, oh)
-        * touched(l.ifmap_w, l.filt_w, l.stride, ow)
-        * l.channels;
+        .saturating_mul(touched(l.ifmap_w, l.filt_w, l.stride, ow))
+        .saturating_mul(l.channels);
     let u_f = k * n;
     let prefetch = |u: u64, kb: u64, what: &str| -> Result<Access> {
         let ips = kb * 1024 / 100;
@@ -275,15 +285,73 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
             count: u,
         })
     };
-    let d_if = prefetch(u_if, cfg.ifmap_kb, "IFMAP")?;
-    let d_f = prefetch(u_f, cfg.filter_kb, "FILTER")?;
+    // USER mode: the whole prefetch matrix (padding included) is fetched in lines of
+    // the interface width before cycle 0; reproduced while it fits the active half
+    let user_fetch = |elems: u64, bw: u64, kb: u64, what: &str| -> Result<Access> {
+        if bw == 0 {
+            return Err(unsupported(l, format!("{what} bandwidth 0")));
+        }
+        let lines = ceil_div(elems, bw);
+        let active = (kb * 1024).div_ceil(2);
+        if lines * bw > active {
+            return Err(unsupported(
+                l,
+                format!("{what} prefetch of {} words exceeds the {active}-word active half of its SRAM (SCALE-Sim then refetches and may stall)", lines * bw),
+            ));
+        }
+        Ok(Access {
+            start: -(lines as i64),
+            stop: -1,
+            count: lines * bw,
+        })
+    };
+    let (d_if, d_f, obw) = match cfg.mode {
+        BandwidthMode::Calc => (
+            prefetch(u_if, cfg.ifmap_kb, "IFMAP")?,
+            prefetch(u_f, cfg.filter_kb, "FILTER")?,
+            c,
+        ),
+        BandwidthMode::User => {
+            // prefetch matrices: operand slices padded to whole folds
+            let (p_if, p_f) = match cfg.dataflow {
+                Dataflow::Ws => (
+                    t.saturating_mul(r * rf),
+                    k.saturating_mul(c).saturating_mul(cf),
+                ),
+                Dataflow::Os => (
+                    (r * rf).saturating_mul(k),
+                    k.saturating_mul(c).saturating_mul(cf),
+                ),
+                Dataflow::Is => (
+                    k.saturating_mul(c).saturating_mul(cf),
+                    (r * rf).saturating_mul(n),
+                ),
+            };
+            (
+                user_fetch(p_if, cfg.ifmap_bank_bandwidth, cfg.ifmap_kb, "IFMAP")?,
+                user_fetch(p_f, cfg.filter_bank_bandwidth, cfg.filter_kb, "FILTER")?,
+                cfg.bandwidths.first().copied().unwrap_or(0),
+            )
+        }
+    };
+    if obw == 0 {
+        return Err(unsupported(l, "OFMAP bandwidth 0".into()));
+    }
     // OFMAP write-back: SCALE-Sim's double-buffered write buffer, replayed row by row
     let (pfx, b0, b1) = match cfg.dataflow {
         Dataflow::Ws | Dataflow::Is => (2 * r - 1, 0, t),
         Dataflow::Os => (t - 1, r - ru0, r),
     };
     let _ = b0;
-    let mut wb = WriteBuffer::new(cfg.ofmap_kb * 1024, c);
+    if total > MAX_REPLAY_ROWS {
+        return Err(unsupported(
+            l,
+            format!(
+                "{total} cycles to replay through the OFMAP write buffer (limit {MAX_REPLAY_ROWS})"
+            ),
+        ));
+    }
+    let mut wb = WriteBuffer::new(cfg.ofmap_kb * 1024, obw);
     let mut row = 0u64;
     for fc in 0..cf {
         let cu = (sc - fc * c).min(c);

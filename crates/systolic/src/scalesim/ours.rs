@@ -2,8 +2,11 @@
 //! the analytic model on the same GEMM SCALE-Sim derives from each layer.
 //!
 //! Columns: Total Cycles = our cycles (+ stalls in USER mode); Stall Cycles (USER
-//! only) = max(0, ⌈DRAM words / Bandwidth⌉ − cycles), a bandwidth-bound estimate with
-//! every distinct operand word read once and every output word written once; Total
+//! only) = max(0, slowest interface time − cycles), a bandwidth-bound estimate with
+//! every distinct IFMAP/FILTER word read once (at `IfmapSRAMBankBandwidth` /
+//! `FilterSRAMBankBandwidth` words/cycle) and every output word written once (at
+//! `Bandwidth`) — where SCALE-Sim instead fetches operands before cycle 0 and reports
+//! that time only in "incl. prefetch"; Total
 //! Cycles (incl. prefetch) = Total Cycles (we do not model a pre-layer prefetch
 //! phase); Compute Util = busy PE-cycles / (compute cycles · R·C). SRAM and DRAM
 //! windows span the whole layer, [0, Total Cycles − 1].
@@ -19,22 +22,13 @@ use crate::shape::Workload;
 pub fn layer_report(cfg: &ScaleConfig, l: &TopoLayer, double_buffer: bool) -> Result<LayerReport> {
     let g = l.scalesim_gemm()?;
     let (oh, ow) = l.scalesim_ofmap();
-    let touched = |input: u64, f: u64, s: u64, out: u64| -> u64 {
-        if s >= f {
-            (0..out)
-                .map(|o| (o * s + f).min(input).saturating_sub(o * s))
-                .sum()
-        } else {
-            ((out - 1) * s + f).min(input)
-        }
-    };
-    let u_if = touched(l.ifmap_h, l.filt_h, l.stride, oh)
-        * touched(l.ifmap_w, l.filt_w, l.stride, ow)
-        * l.channels;
+    let u_if = super::compat::touched(l.ifmap_h, l.filt_h, l.stride, oh)
+        .saturating_mul(super::compat::touched(l.ifmap_w, l.filt_w, l.stride, ow))
+        .saturating_mul(l.channels);
     let wl = Workload {
         gemm: g,
         repeat: 1,
-        unique_inputs: u_if + g.k * g.n,
+        unique_inputs: u_if.saturating_add(g.k * g.n),
         unique_outputs: g.m * g.n,
     };
     let s = analyze(
@@ -45,12 +39,17 @@ pub fn layer_report(cfg: &ScaleConfig, l: &TopoLayer, double_buffer: bool) -> Re
             double_buffer,
         },
     )?;
-    let words = wl.unique_inputs + wl.unique_outputs;
     let stall = match cfg.mode {
         BandwidthMode::Calc => 0,
         BandwidthMode::User => {
-            let bw = cfg.bandwidths.first().copied().unwrap_or(1).max(1);
-            words.div_ceil(bw).saturating_sub(s.cycles)
+            // three independent interfaces, as in SCALE-Sim: IFMAP and FILTER at their
+            // bank bandwidths, OFMAP at `Bandwidth`; the slowest one bounds the layer
+            let t = |words: u64, bw: u64| words.div_ceil(bw.max(1));
+            let o = cfg.bandwidths.first().copied().unwrap_or(1);
+            let dram = t(u_if, cfg.ifmap_bank_bandwidth)
+                .max(t(g.k * g.n, cfg.filter_bank_bandwidth))
+                .max(t(g.m * g.n, o));
+            dram.saturating_sub(s.cycles)
         }
     };
     let total = s.cycles + stall;

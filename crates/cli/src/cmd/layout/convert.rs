@@ -40,9 +40,18 @@ fn npy_header(t: ElementType, dims: &[u64]) -> Vec<u8> {
     let shape = match dims.len() {
         0 => "()".to_string(),
         1 => format!("({},)", dims[0]),
-        _ => format!("({})", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            dims.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
-    let mut dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", npy_descr(t));
+    let mut dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
+        npy_descr(t)
+    );
     let total = 10 + dict.len() + 1;
     dict.push_str(&" ".repeat(total.next_multiple_of(64) - total));
     dict.push('\n');
@@ -58,13 +67,24 @@ fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path) -> Result<usize> {
         .with_context(|| format!("'{}' is not a .npy file", path.display()))?;
     let dims: Vec<u64> = a.dims.iter().filter_map(|d| d.allocated()).collect();
     if npy.shape() != dims.as_slice() {
-        bail!("'{}' has shape {:?} but {a} has dims {:?}", path.display(), npy.shape(), dims);
+        bail!(
+            "'{}' has shape {:?} but {a} has dims {:?}",
+            path.display(),
+            npy.shape(),
+            dims
+        );
     }
     if npy.order() == npyz::Order::Fortran && dims.iter().filter(|&&d| d > 1).count() > 1 {
-        bail!("'{}' is in Fortran order; save it C-contiguous (np.ascontiguousarray)", path.display());
+        bail!(
+            "'{}' is in Fortran order; save it C-contiguous (np.ascontiguousarray)",
+            path.display()
+        );
     }
     let npyz::DType::Plain(ts) = npy.dtype() else {
-        bail!("'{}' has a structured dtype; a plain numeric dtype is needed", path.display());
+        bail!(
+            "'{}' has a structured dtype; a plain numeric dtype is needed",
+            path.display()
+        );
     };
     let size = ts.size_field();
     if size != a.element_type.storage_bytes() {
@@ -77,7 +97,10 @@ fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path) -> Result<usize> {
         );
     }
     if size > 1 && ts.to_string().starts_with('>') {
-        bail!("'{}' is big-endian ({ts}); convert it to little-endian first", path.display());
+        bail!(
+            "'{}' is big-endian ({ts}); convert it to little-endian first",
+            path.display()
+        );
     }
     // Data starts after the header: v1 has a u16 header length at byte 8, v2/v3 a u32.
     let offset = match bytes.get(6) {
@@ -141,7 +164,8 @@ pub fn run(from: &str, to: &str, input: &Path, output: &Path, json: bool) -> Res
             .with_context(|| format!("cannot map '{}'", output.display()))?;
         out[..header.len()].copy_from_slice(&header);
         plan.run(src, &mut out[header.len()..])?;
-        out.flush().with_context(|| format!("cannot write '{}'", output.display()))?;
+        out.flush()
+            .with_context(|| format!("cannot write '{}'", output.display()))?;
     }
     let seconds = start.elapsed().as_secs_f64();
     tmp.persist(output)

@@ -88,9 +88,15 @@ pub fn run(file: &Path, top: usize, json: bool) -> Result<()> {
         if in_fusion || t.starts_with("HloModule") {
             continue;
         }
-        let name = t[..eq].trim().trim_start_matches("ROOT ").trim().trim_start_matches('%');
+        let name = t[..eq]
+            .trim()
+            .trim_start_matches("ROOT ")
+            .trim()
+            .trim_start_matches('%');
         let rest = &t[eq + 3..];
-        let Ok((shape, _)) = parse_shape_prefix(rest) else { continue };
+        let Ok((shape, _)) = parse_shape_prefix(rest) else {
+            continue;
+        };
         let mut ls = Vec::new();
         leaves(&shape, name, &mut ls);
         for (n, s) in ls {
@@ -98,7 +104,10 @@ pub fn run(file: &Path, top: usize, json: bool) -> Result<()> {
             if a.layout.is_none() {
                 continue;
             }
-            let sz = match validate(&s).map_err(anyhow::Error::from).and_then(|_| Ok(sizes(a)?)) {
+            let sz = match validate(&s)
+                .map_err(anyhow::Error::from)
+                .and_then(|_| Ok(sizes(a)?))
+            {
                 Ok(sz) => sz,
                 Err(e) => {
                     skipped.push(format!("line {}: {n}: {e}", ln + 1));

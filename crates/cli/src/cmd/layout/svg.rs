@@ -20,7 +20,11 @@ fn first_tile_2d(a: &ArrayShape) -> Option<(u64, u64)> {
         }
     }
     let c = *sizes.last()?;
-    let r = if sizes.len() >= 2 { sizes[sizes.len() - 2] } else { 1 };
+    let r = if sizes.len() >= 2 {
+        sizes[sizes.len() - 2]
+    } else {
+        1
+    };
     Some((r, c))
 }
 
@@ -32,12 +36,17 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
         1 => (1, dims[0]),
         _ => (dims[0], dims[1]),
     };
-    let row_major = a.layout_or_default().minor_to_major == (0..a.rank() as u64).rev().collect::<Vec<_>>();
+    let row_major =
+        a.layout_or_default().minor_to_major == (0..a.rank() as u64).rev().collect::<Vec<_>>();
     let tile = first_tile_2d(a);
     // Padded extents and a geometry that covers them (same mapping on the real cells).
     let (prow, pcol, padded) = match (tile, row_major && !dims.is_empty()) {
         (Some((tr, tc)), true) => {
-            let prow = if dims.len() == 1 { 1 } else { rows.div_ceil(tr) * tr };
+            let prow = if dims.len() == 1 {
+                1
+            } else {
+                rows.div_ceil(tr) * tr
+            };
             let pcol = cols.div_ceil(tc) * tc;
             let mut b = a.clone();
             let n = b.dims.len();
@@ -64,7 +73,10 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
     let w = MARGIN * 2 + CELL * pcol as usize;
     let h = MARGIN * 2 + CELL * prow as usize + 20;
     let mut s = String::new();
-    writeln!(s, r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="monospace" font-size="11">"##)?;
+    writeln!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="monospace" font-size="11">"##
+    )?;
     writeln!(s, r##"<title>{a}</title>"##)?;
     writeln!(s, r##"<text x="{MARGIN}" y="18">{a}</text>"##)?;
     let cell_index = |r: u64, c: u64| -> Option<(u64, bool)> {
@@ -78,36 +90,70 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
     };
     for r in 0..prow {
         for c in 0..pcol {
-            let Some((n, pad)) = cell_index(r, c) else { continue };
+            let Some((n, pad)) = cell_index(r, c) else {
+                continue;
+            };
             let x = MARGIN + c as usize * CELL;
             let y = MARGIN + r as usize * CELL;
             let hue = (n / tile_elems.min(u64::MAX / 2)).wrapping_mul(67) % 360;
-            let fill = if pad { "#dddddd".to_string() } else { format!("hsl({hue},60%,85%)") };
-            writeln!(s, r##"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#888" stroke-width="0.5"/>"##)?;
+            let fill = if pad {
+                "#dddddd".to_string()
+            } else {
+                format!("hsl({hue},60%,85%)")
+            };
+            writeln!(
+                s,
+                r##"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#888" stroke-width="0.5"/>"##
+            )?;
             let color = if pad { "#888" } else { "#000" };
-            writeln!(s, r##"<text x="{}" y="{}" text-anchor="middle" fill="{color}">{n}</text>"##, x + CELL / 2, y + CELL / 2 + 4)?;
+            writeln!(
+                s,
+                r##"<text x="{}" y="{}" text-anchor="middle" fill="{color}">{n}</text>"##,
+                x + CELL / 2,
+                y + CELL / 2 + 4
+            )?;
         }
     }
     // Tile outlines: a thick edge wherever neighbouring cells sit in different tiles.
     if tile_elems != u64::MAX {
         for r in 0..prow {
             for c in 0..pcol {
-                let Some((n, _)) = cell_index(r, c) else { continue };
+                let Some((n, _)) = cell_index(r, c) else {
+                    continue;
+                };
                 let x = MARGIN + c as usize * CELL;
                 let y = MARGIN + r as usize * CELL;
                 let right = cell_index(r, c + 1).map(|(m, _)| m / tile_elems != n / tile_elems);
                 let down = cell_index(r + 1, c).map(|(m, _)| m / tile_elems != n / tile_elems);
                 if right.unwrap_or(true) {
-                    writeln!(s, r##"<line x1="{0}" y1="{y}" x2="{0}" y2="{1}" stroke="#000" stroke-width="2.5"/>"##, x + CELL, y + CELL)?;
+                    writeln!(
+                        s,
+                        r##"<line x1="{0}" y1="{y}" x2="{0}" y2="{1}" stroke="#000" stroke-width="2.5"/>"##,
+                        x + CELL,
+                        y + CELL
+                    )?;
                 }
                 if down.unwrap_or(true) {
-                    writeln!(s, r##"<line x1="{x}" y1="{0}" x2="{1}" y2="{0}" stroke="#000" stroke-width="2.5"/>"##, y + CELL, x + CELL)?;
+                    writeln!(
+                        s,
+                        r##"<line x1="{x}" y1="{0}" x2="{1}" y2="{0}" stroke="#000" stroke-width="2.5"/>"##,
+                        y + CELL,
+                        x + CELL
+                    )?;
                 }
                 if c == 0 {
-                    writeln!(s, r##"<line x1="{x}" y1="{y}" x2="{x}" y2="{0}" stroke="#000" stroke-width="2.5"/>"##, y + CELL)?;
+                    writeln!(
+                        s,
+                        r##"<line x1="{x}" y1="{y}" x2="{x}" y2="{0}" stroke="#000" stroke-width="2.5"/>"##,
+                        y + CELL
+                    )?;
                 }
                 if r == 0 {
-                    writeln!(s, r##"<line x1="{x}" y1="{y}" x2="{0}" y2="{y}" stroke="#000" stroke-width="2.5"/>"##, x + CELL)?;
+                    writeln!(
+                        s,
+                        r##"<line x1="{x}" y1="{y}" x2="{0}" y2="{y}" stroke="#000" stroke-width="2.5"/>"##,
+                        x + CELL
+                    )?;
                 }
             }
         }

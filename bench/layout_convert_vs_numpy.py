@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""tpusim layout convert vs numpy's pad -> reshape -> transpose, same arrays, same run.
+
+    python3 bench/layout_convert_vs_numpy.py [path/to/tpusim] [N]
+
+Default N = 8192: f32[N,N] -> {1,0:T(8,128)} and bf16[N,N] (as uint16) ->
+{1,0:T(8,128)(2,1)}, both directions. Two comparisons:
+  in-memory: numpy's transform (np.ascontiguousarray of the padded/reshaped/transposed
+             view) vs tpusim's kernel as timed by `tpusim layout convert --json`
+             ("seconds": the relayout itself, files memory-mapped and page-cache warm);
+  file to file: np.load + transform + tofile vs the whole `tpusim layout convert` process.
+Each figure is the best of 3. Needs numpy; writes scratch files to a temporary folder.
+"""
+import json, os, subprocess, sys, tempfile, time
+import numpy as np
+
+TPUSIM = sys.argv[1] if len(sys.argv) > 1 else "target/release/tpusim"
+N = int(sys.argv[2]) if len(sys.argv) > 2 else 8192
+
+def tile(x, tr, tc, pack):
+    r, c = x.shape
+    pr, pc = -(-r // tr) * tr, -(-c // tc) * tc
+    if (pr, pc) != (r, c):
+        x = np.pad(x, ((0, pr - r), (0, pc - c)))
+    t = x.reshape(pr // tr, tr, pc // tc, tc).transpose(0, 2, 1, 3)
+    if pack > 1:
+        t = t.reshape(pr // tr, pc // tc, tr // pack, pack, tc, 1).transpose(0, 1, 2, 4, 3, 5)
+    return np.ascontiguousarray(t)
+
+def untile(b, r, c, tr, tc, pack, dtype):
+    t = np.frombuffer(b, dtype=dtype)
+    if pack > 1:
+        t = t.reshape(r // tr, c // tc, tr // pack, tc, pack, 1).transpose(0, 1, 2, 4, 3, 5)
+    t = t.reshape(r // tr, c // tc, tr, tc).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(t.reshape(r, c))
+
+def best(f, n=3):
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
+    return min(ts)
+
+def tpusim(frm, to, i, o):
+    out = subprocess.run([TPUSIM, "layout", "convert", "--from", frm, "--to", to, i, o, "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["seconds"]
+
+def main():
+    d = tempfile.mkdtemp(dir=os.environ.get("TMPDIR", "/tmp"))
+    rows = []
+    for name, dtype, xla, pack in [("f32", np.float32, "f32", 1), ("bf16", np.uint16, "bf16", 2)]:
+        x = (np.arange(N * N, dtype=np.uint32) % 65521).astype(dtype).reshape(N, N)
+        npy, raw, back = (os.path.join(d, f) for f in ("in.npy", "tiled.bin", "back.npy"))
+        np.save(npy, x)
+        lay = "{1,0:T(8,128)%s}" % ("(2,1)" if pack > 1 else "")
+        frm, to = f"{xla}[{N},{N}]", f"{xla}[{N},{N}]{lay}"
+        # correctness first
+        tpusim(frm, to, npy, raw)
+        assert open(raw, "rb").read() == tile(x, 8, 128, pack).tobytes(), "tpusim differs from numpy"
+        mb = x.nbytes / 2**20
+        np_to = best(lambda: tile(x, 8, 128, pack))
+        ts_to = min(tpusim(frm, to, npy, raw) for _ in range(3))
+        rawb = open(raw, "rb").read()
+        np_from = best(lambda: untile(rawb, N, N, 8, 128, pack, dtype))
+        ts_from = min(tpusim(to, frm, raw, back) for _ in range(3))
+        def np_file():
+            tile(np.load(npy), 8, 128, pack).tofile(raw)
+        np_f = best(np_file)
+        ts_f = best(lambda: subprocess.run([TPUSIM, "layout", "convert", "--from", frm, "--to", to, npy, raw], check=True, capture_output=True))
+        rows.append((name, mb, np_to, ts_to, np_from, ts_from, np_f, ts_f))
+    print(f"N={N}, tpusim={TPUSIM}, numpy {np.__version__}")
+    print("| array | MiB | numpy to tiled s | tpusim to tiled s | speed-up | numpy from tiled s | tpusim from tiled s | speed-up | numpy file->file s | tpusim file->file s | speed-up |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, mb, a, b, c, e, f, g) in rows:
+        print(f"| {name}[{N},{N}] | {mb:.0f} | {a:.3f} | {b:.3f} | {a/b:.1f}x | {c:.3f} | {e:.3f} | {c/e:.1f}x | {f:.3f} | {g:.3f} | {f/g:.1f}x |")
+
+if __name__ == "__main__":
+    main()
