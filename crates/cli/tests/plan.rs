@@ -11,46 +11,94 @@ fn tpusim() -> Command {
 }
 
 fn plan_json(args: &[&str]) -> Value {
-    let out = tpusim().arg("plan").args(args).arg("--json").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tpusim()
+        .arg("plan")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
 fn list_shows_the_built_in_models() {
-    tpusim()
-        .args(["plan", "--list"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("resnet18").and(predicate::str::contains("resnet50")).and(predicate::str::contains("mobilenetv2")).and(predicate::str::contains("vgg16")));
+    tpusim().args(["plan", "--list"]).assert().success().stdout(
+        predicate::str::contains("resnet18")
+            .and(predicate::str::contains("resnet50"))
+            .and(predicate::str::contains("mobilenetv2"))
+            .and(predicate::str::contains("vgg16")),
+    );
 }
 
 #[test]
 fn json_has_the_contract_fields() {
     let v = plan_json(&["resnet18", "--resolution", "112,112"]);
-    for f in ["chip", "lane_bytes", "banks", "groups", "global_ops", "gmem_bytes", "gmem_bytes_all_global", "cycles", "cycles_all_global"] {
+    for f in [
+        "chip",
+        "lane_bytes",
+        "banks",
+        "groups",
+        "global_ops",
+        "gmem_bytes",
+        "gmem_bytes_all_global",
+        "cycles",
+        "cycles_all_global",
+    ] {
         assert!(v.get(f).is_some(), "missing {f}");
     }
     assert_eq!(v["chip"], "bm1684x");
     assert_eq!(v["lane_bytes"], 262144);
     assert_eq!(v["banks"], 16);
     let g = &v["groups"][0];
-    for f in ["ops", "nsecs", "hsecs", "blocks", "timesteps", "gmem_bytes", "cycles"] {
+    for f in [
+        "ops",
+        "nsecs",
+        "hsecs",
+        "blocks",
+        "timesteps",
+        "gmem_bytes",
+        "cycles",
+    ] {
         assert!(g.get(f).is_some(), "group missing {f}");
     }
     let b = &g["blocks"][0];
     for f in ["name", "kind", "addr", "size", "start_ts", "end_ts"] {
         assert!(b.get(f).is_some(), "block missing {f}");
     }
-    let kinds: Vec<&str> = v["groups"].as_array().unwrap().iter().flat_map(|g| g["blocks"].as_array().unwrap()).map(|b| b["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["blocks"].as_array().unwrap())
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
     assert!(kinds.contains(&"activation") && kinds.contains(&"weight"));
     assert!(v["cycles"].as_u64().unwrap() <= v["cycles_all_global"].as_u64().unwrap());
-    assert!(v["global_ops"].as_array().unwrap().iter().any(|o| o == "fc"));
+    assert!(v["global_ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|o| o == "fc"));
 }
 
 #[test]
 fn batch_chip_dtype_options() {
-    let v = plan_json(&["mobilenetv2", "--chip", "bm1688", "--batch", "2", "--resolution", "96", "--dtype", "int8"]);
+    let v = plan_json(&[
+        "mobilenetv2",
+        "--chip",
+        "bm1688",
+        "--batch",
+        "2",
+        "--resolution",
+        "96",
+        "--dtype",
+        "int8",
+    ]);
     assert_eq!(v["chip"], "bm1688");
     assert_eq!(v["dtype"], "s8");
     // resident weights (end_ts null) appear only in sliced groups
@@ -68,14 +116,24 @@ fn batch_chip_dtype_options() {
 fn verify_accepts_our_plan_and_rejects_a_tampered_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.json");
-    let out = tpusim().args(["plan", "resnet18", "--resolution", "112,112", "--json"]).output().unwrap();
+    let out = tpusim()
+        .args(["plan", "resnet18", "--resolution", "112,112", "--json"])
+        .output()
+        .unwrap();
     std::fs::write(&path, &out.stdout).unwrap();
-    tpusim().args(["plan", "verify"]).arg(&path).assert().success().stdout(predicate::str::contains("valid"));
+    tpusim()
+        .args(["plan", "verify"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("valid"));
     // move the second block of the first group onto the first: overlap
     let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let blocks = v["groups"][0]["blocks"].as_array_mut().unwrap();
     let (a, s) = (blocks[0]["addr"].clone(), blocks[0]["start_ts"].clone());
-    let i = (1..blocks.len()).find(|&i| blocks[i]["start_ts"] == s).unwrap();
+    let i = (1..blocks.len())
+        .find(|&i| blocks[i]["start_ts"] == s)
+        .unwrap();
     blocks[i]["addr"] = a;
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     tpusim()
@@ -83,10 +141,23 @@ fn verify_accepts_our_plan_and_rejects_a_tampered_one() {
         .arg(&path)
         .assert()
         .code(2)
-        .stderr(predicate::str::starts_with("error:").and(predicate::str::contains("overlap in address")));
-    tpusim().args(["plan", "verify", "--json"]).arg(&path).assert().code(2).stdout(predicate::str::contains("\"valid\": false"));
+        .stderr(
+            predicate::str::starts_with("error:")
+                .and(predicate::str::contains("overlap in address")),
+        );
+    tpusim()
+        .args(["plan", "verify", "--json"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("\"valid\": false"));
     std::fs::write(&path, "{not json").unwrap();
-    tpusim().args(["plan", "verify"]).arg(&path).assert().code(2).stderr(predicate::str::contains("not a plan JSON"));
+    tpusim()
+        .args(["plan", "verify"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a plan JSON"));
 }
 
 #[test]
@@ -95,7 +166,14 @@ fn svg_and_tpu_mlir_round_trip() {
     let svg = dir.path().join("lmem.svg");
     let cache = dir.path().join("cache.json");
     let out = tpusim()
-        .args(["plan", "resnet18", "--resolution", "112,112", "--json", "--svg"])
+        .args([
+            "plan",
+            "resnet18",
+            "--resolution",
+            "112,112",
+            "--json",
+            "--svg",
+        ])
         .arg(&svg)
         .arg("--export-tpu-mlir")
         .arg(&cache)
@@ -107,8 +185,17 @@ fn svg_and_tpu_mlir_round_trip() {
     assert!(text.starts_with("<svg") && text.contains("bank 15") && text.contains("<rect"));
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
     assert_eq!(c["opt"], 2);
-    assert_eq!(c["GroupLayer"].as_array().unwrap().len(), ours["groups"].as_array().unwrap().len());
-    let back = plan_json(&["resnet18", "--resolution", "112,112", "--import-tpu-mlir", cache.to_str().unwrap()]);
+    assert_eq!(
+        c["GroupLayer"].as_array().unwrap().len(),
+        ours["groups"].as_array().unwrap().len()
+    );
+    let back = plan_json(&[
+        "resnet18",
+        "--resolution",
+        "112,112",
+        "--import-tpu-mlir",
+        cache.to_str().unwrap(),
+    ]);
     assert_eq!(back["cycles"], ours["cycles"]);
     assert_eq!(back["groups"], ours["groups"]);
 }
@@ -119,7 +206,11 @@ fn text_summary() {
         .args(["plan", "resnet18", "--resolution", "112,112"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("nsecs").and(predicate::str::contains("all-global")).and(predicate::str::contains("lmem peak")));
+        .stdout(
+            predicate::str::contains("nsecs")
+                .and(predicate::str::contains("all-global"))
+                .and(predicate::str::contains("lmem peak")),
+        );
 }
 
 #[test]
@@ -135,8 +226,16 @@ fn bad_input_is_one_line_and_exit_2() {
         vec!["plan", "verify", "/nonexistent/plan.json"],
     ] {
         let out = tpusim().args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("error:") && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error:") && err.trim_end().lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
 }

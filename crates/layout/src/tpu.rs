@@ -204,7 +204,7 @@ pub fn tpu_default(t: ElementType, dims: &[u64], gen: TpuGen) -> Result<ArraySha
                         }
                     }
                     let bytes = (el.saturating_mul(bits)).div_ceil(8);
-                    if best.is_none_or(|(b, _, _)| bytes < b) {
+                    if best.map_or(true, |(b, _, _)| bytes < b) {
                         best = Some((bytes, m, s));
                     }
                 }

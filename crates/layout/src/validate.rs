@@ -41,9 +41,9 @@ fn check_at(shape: &Shape, path: &mut Vec<usize>) -> std::result::Result<(), Vio
     }
 }
 
-fn check_array(a: &ArrayShape, path: &mut Vec<usize>) -> std::result::Result<(), Violation> {
+fn check_array(a: &ArrayShape, path: &[usize]) -> std::result::Result<(), Violation> {
     let v = |loc: Loc, message: String| Violation {
-        path: path.clone(),
+        path: path.to_vec(),
         loc,
         message,
     };

@@ -12,7 +12,11 @@ use tpusim_lmem::*;
 fn bench(c: &mut Criterion) {
     let chip = Chip::preset("bm1684x").unwrap();
     let shape = TensorShape::nchw(1, 64, 56, 56);
-    let t = Placement { start_npu: 3, start_addr: 4096, ..Placement::new(shape, ElementType::F16, LocalLayout::Aligned) };
+    let t = Placement {
+        start_npu: 3,
+        start_addr: 4096,
+        ..Placement::new(shape, ElementType::F16, LocalLayout::Aligned)
+    };
     let s = t.strides(&chip).unwrap();
     let mut g = c.benchmark_group("lmem_address_1x64x56x56_f16");
     g.sample_size(20);
@@ -23,7 +27,18 @@ fn bench(c: &mut Criterion) {
                 for ch in 0..shape.c {
                     for h in 0..shape.h {
                         for w in 0..shape.w {
-                            let a = t.address(&chip, &ElementIndex { n, c: ch, d: 0, h, w }).unwrap();
+                            let a = t
+                                .address(
+                                    &chip,
+                                    &ElementIndex {
+                                        n,
+                                        c: ch,
+                                        d: 0,
+                                        h,
+                                        w,
+                                    },
+                                )
+                                .unwrap();
                             acc = acc.wrapping_add(a.address);
                         }
                     }
@@ -40,7 +55,17 @@ fn bench(c: &mut Criterion) {
                 for ch in 0..shape.c {
                     for h in 0..shape.h {
                         for w in 0..shape.w {
-                            acc = acc.wrapping_add(addr.address(&ElementIndex { n, c: ch, d: 0, h, w }).unwrap().address);
+                            acc = acc.wrapping_add(
+                                addr.address(&ElementIndex {
+                                    n,
+                                    c: ch,
+                                    d: 0,
+                                    h,
+                                    w,
+                                })
+                                .unwrap()
+                                .address,
+                            );
                         }
                     }
                 }

@@ -37,7 +37,9 @@ pub mod svg;
 
 pub use chip::Chip;
 pub use error::{LmemError, Result};
-pub use placement::{address, banks_spanned, Addresser, fits, locate, ElementAddress, LaneFit, Placement};
+pub use placement::{
+    address, banks_spanned, fits, locate, Addresser, ElementAddress, LaneFit, Placement,
+};
 pub use shape::{ElementIndex, LocalLayout, TensorShape};
 pub use strides::{
     eu_num, global_bytes, lane_bytes, lane_bytes_unaligned, lanes_used, rows_per_batch, strides,

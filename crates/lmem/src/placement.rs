@@ -263,7 +263,13 @@ impl Addresser {
         let storage = tensor.storage(chip)?;
         let strides = tensor.strides(chip)?;
         let extent = if tensor.layout.is_local() {
-            strides::lane_bytes_unaligned(chip, &tensor.shape, tensor.dtype, tensor.layout, tensor.start_npu)?
+            strides::lane_bytes_unaligned(
+                chip,
+                &tensor.shape,
+                tensor.dtype,
+                tensor.layout,
+                tensor.start_npu,
+            )?
         } else {
             strides::global_bytes(&tensor.shape, tensor.dtype)?
         };
@@ -272,7 +278,13 @@ impl Addresser {
             mul(chip.npu_num, chip.lane_bytes, "address")?;
         }
         mul(end, 8, "offset in bits")?;
-        Ok(Addresser { tensor: *tensor, storage, strides, npu_num: chip.npu_num, lane_bytes: chip.lane_bytes })
+        Ok(Addresser {
+            tensor: *tensor,
+            storage,
+            strides,
+            npu_num: chip.npu_num,
+            lane_bytes: chip.lane_bytes,
+        })
     }
 
     /// Address of element `idx` (see [`Placement::address`]); errors for an index
@@ -295,12 +307,20 @@ impl Addresser {
             Some(l) => {
                 if offset >= self.lane_bytes {
                     // The tensor overflows its lane: this element would land in the next lane.
-                    return Err(LmemError::OffsetOutOfRange { offset, lane_bytes: self.lane_bytes });
+                    return Err(LmemError::OffsetOutOfRange {
+                        offset,
+                        lane_bytes: self.lane_bytes,
+                    });
                 }
                 l * self.lane_bytes + offset
             }
             None => offset,
         };
-        Ok(ElementAddress { lane, offset, bit: bits % 8, address })
+        Ok(ElementAddress {
+            lane,
+            offset,
+            bit: bits % 8,
+            address,
+        })
     }
 }

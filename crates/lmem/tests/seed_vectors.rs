@@ -307,8 +307,23 @@ fn bad_input_is_an_error() {
         .unwrap_err();
     assert!(e.to_string().contains("h = 4"));
     // An element beyond the end of its lane is an error, not an address in the next lane.
-    let big = Placement::new(TensorShape::nchw(1, 4, 200, 200), ElementType::F32, LocalLayout::Aligned);
-    let e = big.address(&chip, &ElementIndex { n: 0, c: 0, d: 0, h: 199, w: 199 }).unwrap_err();
+    let big = Placement::new(
+        TensorShape::nchw(1, 4, 200, 200),
+        ElementType::F32,
+        LocalLayout::Aligned,
+    );
+    let e = big
+        .address(
+            &chip,
+            &ElementIndex {
+                n: 0,
+                c: 0,
+                d: 0,
+                h: 199,
+                w: 199,
+            },
+        )
+        .unwrap_err();
     assert!(e.to_string().contains("beyond the lane size 65536"), "{e}");
     let tiny = Chip::from_toml("name='t'\nnpu_num=2\neu_bytes=2\nlane_bytes=64\nbanks=2").unwrap();
     assert!(eu_num(&tiny, ElementType::F32).is_err());

@@ -13,7 +13,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let reps: u32 = a.get(6).map_or(Ok(5), |s| s.parse())?;
     let g = tpusim_graph::fuse::fuse(&tpusim_graph::load(model, batch, (res, res))?)?;
-    let opts = tpusim_planner::PlanOptions { search, ..Default::default() };
+    let opts = tpusim_planner::PlanOptions {
+        search,
+        ..Default::default()
+    };
     let mut best = f64::MAX;
     let mut p = None;
     for _ in 0..reps {

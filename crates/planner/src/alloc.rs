@@ -89,7 +89,9 @@ pub fn allocate(items: &[AllocItem], geo: LaneGeometry) -> Option<Vec<u64>> {
         // blocks whose DMA/compute use meets this one's in some step
         let clashers: Vec<(u64, u64)> = placed
             .iter()
-            .filter(|&&j| (it.dma_mask & items[j].compute_mask) | (it.compute_mask & items[j].dma_mask) != 0)
+            .filter(|&&j| {
+                (it.dma_mask & items[j].compute_mask) | (it.compute_mask & items[j].dma_mask) != 0
+            })
             .map(|&j| banks(addr[j].unwrap_or(0), items[j].size, bank))
             .collect();
         let conflict_free = |a: u64| -> bool {
@@ -135,7 +137,13 @@ pub fn allocate(items: &[AllocItem], geo: LaneGeometry) -> Option<Vec<u64>> {
 /// A lower bound of the lane bytes needed: the largest sum of sizes held in one step.
 pub fn peak_lower_bound(items: &[AllocItem], steps: u64) -> u64 {
     (0..steps.min(128))
-        .map(|s| items.iter().filter(|it| it.mask >> s & 1 == 1).map(|it| it.size).sum::<u64>())
+        .map(|s| {
+            items
+                .iter()
+                .filter(|it| it.mask >> s & 1 == 1)
+                .map(|it| it.size)
+                .sum::<u64>()
+        })
         .max()
         .unwrap_or(0)
 }
@@ -145,10 +153,22 @@ mod tests {
     use super::*;
 
     fn item(size: u64, mask: u128) -> AllocItem {
-        AllocItem { size, mask, dma_mask: 0, compute_mask: 0, resident: false, start: 0, span: mask.count_ones() as u64 }
+        AllocItem {
+            size,
+            mask,
+            dma_mask: 0,
+            compute_mask: 0,
+            resident: false,
+            start: 0,
+            span: mask.count_ones() as u64,
+        }
     }
 
-    const GEO: LaneGeometry = LaneGeometry { lane_bytes: 1024, align: 64, bank_bytes: 256 };
+    const GEO: LaneGeometry = LaneGeometry {
+        lane_bytes: 1024,
+        align: 64,
+        bank_bytes: 256,
+    };
 
     #[test]
     fn disjoint_lifetimes_share_addresses() {
@@ -182,6 +202,10 @@ mod tests {
         y.dma_mask = 0b10;
         let a = allocate(&[x, y, w], GEO).unwrap();
         assert_eq!(a[2], 0, "resident weight first");
-        assert_ne!(a[0] / 256, a[1] / 256, "load and compute blocks of one step in different banks");
+        assert_ne!(
+            a[0] / 256,
+            a[1] / 256,
+            "load and compute blocks of one step in different banks"
+        );
     }
 }

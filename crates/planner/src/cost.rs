@@ -14,7 +14,10 @@ pub fn bytes_of(elements: u64, bits: u32) -> u64 {
 
 /// Global-memory bytes of a (n-range, h-range) part of a tensor of shape `s`.
 pub fn part_bytes(s: Shape4, n: Range, h: Range, bits: u32) -> u64 {
-    let e = (n[1] - n[0]).saturating_mul(s.c).saturating_mul(h[1] - h[0]).saturating_mul(s.w);
+    let e = (n[1] - n[0])
+        .saturating_mul(s.c)
+        .saturating_mul(h[1] - h[0])
+        .saturating_mul(s.w);
     bytes_of(e, bits)
 }
 
@@ -22,9 +25,16 @@ pub fn part_bytes(s: Shape4, n: Range, h: Range, bits: u32) -> u64 {
 /// pass the full N and H). Channels map to lanes: an op on C channels takes
 /// ⌈C / NPU_NUM⌉ lane rows.
 pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t: &Timing) -> f64 {
-    let Some(out) = op.outputs.first().and_then(|&o| graph.tensors.get(o)) else { return 0.0 };
+    let Some(out) = op.outputs.first().and_then(|&o| graph.tensors.get(o)) else {
+        return 0.0;
+    };
     let y = out.shape;
-    let x = op.inputs.first().and_then(|&i| graph.tensors.get(i)).map(|t| t.shape).unwrap_or(y);
+    let x = op
+        .inputs
+        .first()
+        .and_then(|&i| graph.tensors.get(i))
+        .map(|t| t.shape)
+        .unwrap_or(y);
     let rows = |c: u64| c.div_ceil(npu_num.max(1)) as f64;
     let pos = (n_len * h_len * y.w) as f64;
     match &op.kind {
@@ -39,7 +49,8 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
         }
         OpKind::Deconv { params: p, .. } => {
             let icg = (x.c / p.groups.max(1)).max(1);
-            let taps = (p.kernel[0] * p.kernel[1]) as f64 / (p.stride[0] * p.stride[1]).max(1) as f64;
+            let taps =
+                (p.kernel[0] * p.kernel[1]) as f64 / (p.stride[0] * p.stride[1]).max(1) as f64;
             rows(y.c) * pos * icg as f64 * taps.max(1.0) / t.macs_per_cycle_per_lane
         }
         OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
@@ -48,12 +59,16 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
         OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => {
             rows(x.c) * (n_len * x.h * x.w) as f64 / t.eltwise_per_cycle_per_lane
         }
-        OpKind::BatchNorm | OpKind::Act(_) | OpKind::Add | OpKind::Mul | OpKind::Concat | OpKind::Upsample { .. } => {
-            rows(y.c) * pos / t.eltwise_per_cycle_per_lane
-        }
+        OpKind::BatchNorm
+        | OpKind::Act(_)
+        | OpKind::Add
+        | OpKind::Mul
+        | OpKind::Concat
+        | OpKind::Upsample { .. } => rows(y.c) * pos / t.eltwise_per_cycle_per_lane,
         OpKind::Gemm => {
             let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
-            rows(y.c.saturating_mul(y.h).saturating_mul(y.w)) * (n_len * k) as f64 / t.macs_per_cycle_per_lane
+            rows(y.c.saturating_mul(y.h).saturating_mul(y.w)) * (n_len * k) as f64
+                / t.macs_per_cycle_per_lane
         }
         OpKind::Flatten | OpKind::Reshape => 0.0,
     }
@@ -71,13 +86,24 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
         return (0, 0);
     }
     let mut bytes = 0u64;
-    for &i in op.inputs.iter().chain(op.weights.iter()).chain(op.outputs.iter()) {
+    for &i in op
+        .inputs
+        .iter()
+        .chain(op.weights.iter())
+        .chain(op.outputs.iter())
+    {
         if let Some(x) = graph.tensors.get(i) {
             bytes = bytes.saturating_add(bytes_of(x.shape.elements().unwrap_or(u64::MAX), bits));
         }
     }
-    let y = op.outputs.first().and_then(|&o| graph.tensors.get(o)).map(|t| t.shape);
-    let comp = y.map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t)).unwrap_or(0.0);
+    let y = op
+        .outputs
+        .first()
+        .and_then(|&o| graph.tensors.get(o))
+        .map(|t| t.shape);
+    let comp = y
+        .map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
+        .unwrap_or(0.0);
     let dma = bytes as f64 / t.gdma_bytes_per_cycle;
     (bytes, comp.max(dma).ceil() as u64)
 }

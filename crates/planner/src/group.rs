@@ -61,7 +61,17 @@ pub fn slicing_sequence(nmax: u64, hmax: u64) -> Vec<(u64, u64)> {
     let mut h = 2u64;
     while h <= hmax {
         v.push((nmax.max(1), h));
-        h = if h < 8 { h + 1 } else if h < 16 { h + 2 } else if h < 32 { h + 4 } else if h < 64 { h + 8 } else { h + h / 4 };
+        h = if h < 8 {
+            h + 1
+        } else if h < 16 {
+            h + 2
+        } else if h < 32 {
+            h + 4
+        } else if h < 64 {
+            h + 8
+        } else {
+            h + h / 4
+        };
     }
     v
 }
@@ -98,9 +108,20 @@ impl<'a> Ctx<'a> {
         if peak_lower_bound(&items, k + 2) > self.geo.lane_bytes {
             return Ok(None);
         }
-        let Some(addrs) = allocate(&items, self.geo) else { return Ok(None) };
+        let Some(addrs) = allocate(&items, self.geo) else {
+            return Ok(None);
+        };
         let (cycles, gmem) = self.group_cost(gt, &slices, &blocks, &steps, &exposed);
-        Ok(Some(Attempt { nsecs, hsecs, slices, blocks, steps, addrs, cycles, gmem }))
+        Ok(Some(Attempt {
+            nsecs,
+            hsecs,
+            slices,
+            blocks,
+            steps,
+            addrs,
+            cycles,
+            gmem,
+        }))
     }
 
     /// The best slicing of ops `first..=last` as a group, or `None` if no slicing fits.
@@ -118,7 +139,13 @@ impl<'a> Ctx<'a> {
     /// retried). After the first fitting slicing, `extra` more are tried and the
     /// cheapest kept. Returns the attempt and the position of the first slicing that
     /// fitted.
-    pub fn best_from(&self, first: OpId, last: OpId, skip: usize, extra: usize) -> Result<Option<(Attempt, usize)>> {
+    pub fn best_from(
+        &self,
+        first: OpId,
+        last: OpId,
+        skip: usize,
+        extra: usize,
+    ) -> Result<Option<(Attempt, usize)>> {
         let gt = GroupTensors::new(self.graph, &self.uses, first, last);
         let (mut nmax, mut hmax) = (u64::MAX, u64::MAX);
         for &t in &gt.escaping {
@@ -133,7 +160,11 @@ impl<'a> Ctx<'a> {
         let mut first_fit = None;
         let mut after_first = 0;
         let seq = slicing_sequence(nmax, hmax.min(512));
-        for (i, &(n, h)) in seq.iter().enumerate().skip(skip.min(seq.len().saturating_sub(1))) {
+        for (i, &(n, h)) in seq
+            .iter()
+            .enumerate()
+            .skip(skip.min(seq.len().saturating_sub(1)))
+        {
             if best.is_some() {
                 if after_first >= extra {
                     break;
@@ -188,7 +219,9 @@ impl<'a> Ctx<'a> {
         let store_bytes = |s: &SliceRanges, b: &BlockSpec| -> u64 {
             let Some(t) = b.tensor else { return 0 };
             let shape = g.tensors[t].shape;
-            own_part(g, t, nsecs, hsecs, s.n_idx, s.h_idx).map(|(n, h)| part_bytes(shape, n, h, bits)).unwrap_or(0)
+            own_part(g, t, nsecs, hsecs, s.n_idx, s.h_idx)
+                .map(|(n, h)| part_bytes(shape, n, h, bits))
+                .unwrap_or(0)
         };
         let mut gmem = 0u64;
         // per slice: dma bytes per step (normal), load0 (mergeable, exposed), store k+1
@@ -202,7 +235,11 @@ impl<'a> Ctx<'a> {
                     let x = load_bytes(s, &blocks[b]);
                     gmem = gmem.saturating_add(x);
                     if j == 0 && sliced {
-                        if exposed[b] { l0x += x } else { l0m += x }
+                        if exposed[b] {
+                            l0x += x
+                        } else {
+                            l0m += x
+                        }
                     } else {
                         dma[j] += x;
                     }
@@ -213,7 +250,11 @@ impl<'a> Ctx<'a> {
                     let x = store_bytes(s, &blocks[b]);
                     gmem = gmem.saturating_add(x);
                     if j == k + 1 && sliced {
-                        if exposed[b] { skx += x } else { skm += x }
+                        if exposed[b] {
+                            skx += x
+                        } else {
+                            skm += x
+                        }
                     } else {
                         dma[j] += x;
                     }
@@ -221,7 +262,9 @@ impl<'a> Ctx<'a> {
             }
             if !sliced {
                 for (j, &dj) in dma.iter().enumerate() {
-                    let comp = steps.compute[j].map(|o| self.op_slice_cycles(gt, s, o)).unwrap_or(0.0);
+                    let comp = steps.compute[j]
+                        .map(|o| self.op_slice_cycles(gt, s, o))
+                        .unwrap_or(0.0);
                     cyc += comp.max(dj as f64 / bw);
                 }
                 continue;
@@ -234,7 +277,11 @@ impl<'a> Ctx<'a> {
                 cyc += l0x as f64 / bw;
             }
             let next_l0m = slices.get(si + 1).map(|n| {
-                steps.loads[0].iter().filter(|&&b| !exposed[b]).map(|&b| load_bytes(n, &blocks[b])).sum::<u64>()
+                steps.loads[0]
+                    .iter()
+                    .filter(|&&b| !exposed[b])
+                    .map(|&b| load_bytes(n, &blocks[b]))
+                    .sum::<u64>()
             });
             for (j, &dj) in dma.iter().enumerate().take(k + 1).skip(1) {
                 let mut d = dj;
@@ -244,7 +291,9 @@ impl<'a> Ctx<'a> {
                 if j == k {
                     d += next_l0m.unwrap_or(0);
                 }
-                let comp = steps.compute[j].map(|o| self.op_slice_cycles(gt, s, o)).unwrap_or(0.0);
+                let comp = steps.compute[j]
+                    .map(|o| self.op_slice_cycles(gt, s, o))
+                    .unwrap_or(0.0);
                 cyc += comp.max(d as f64 / bw);
             }
             cyc += skx as f64 / bw;
@@ -258,9 +307,18 @@ impl<'a> Ctx<'a> {
 
     fn op_slice_cycles(&self, gt: &GroupTensors, s: &SliceRanges, o: OpId) -> f64 {
         let op = &self.graph.ops[o];
-        let Some(&y) = op.outputs.first() else { return 0.0 };
+        let Some(&y) = op.outputs.first() else {
+            return 0.0;
+        };
         let (n, h) = s.ranges[gt.pos[&y]];
-        op_cycles(self.graph, op, n[1] - n[0], h[1] - h[0], self.chip.npu_num, &self.timing)
+        op_cycles(
+            self.graph,
+            op,
+            n[1] - n[0],
+            h[1] - h[0],
+            self.chip.npu_num,
+            &self.timing,
+        )
     }
 
     /// The plan record of a placed group.
@@ -271,9 +329,20 @@ impl<'a> Ctx<'a> {
             .blocks
             .iter()
             .zip(&a.addrs)
-            .map(|(b, &addr)| Block { name: b.name.clone(), kind: b.kind, addr, size: b.size, start_ts: b.start, end_ts: b.end })
+            .map(|(b, &addr)| Block {
+                name: b.name.clone(),
+                kind: b.kind,
+                addr,
+                size: b.size,
+                start_ts: b.start,
+                end_ts: b.end,
+            })
             .collect();
-        let names = |v: &Vec<usize>| v.iter().map(|&b| a.blocks[b].name.clone()).collect::<Vec<_>>();
+        let names = |v: &Vec<usize>| {
+            v.iter()
+                .map(|&b| a.blocks[b].name.clone())
+                .collect::<Vec<_>>()
+        };
         let timesteps = (0..a.steps.compute.len())
             .map(|j| TimeStep {
                 compute: a.steps.compute[j].map(|o| g.ops[o].name.clone()),
@@ -291,7 +360,11 @@ impl<'a> Ctx<'a> {
                     .all
                     .iter()
                     .zip(&s.ranges)
-                    .map(|(&t, r)| TensorRange { tensor: g.tensors[t].name.clone(), n: r.0, h: r.1 })
+                    .map(|(&t, r)| TensorRange {
+                        tensor: g.tensors[t].name.clone(),
+                        n: r.0,
+                        h: r.1,
+                    })
                     .collect(),
             })
             .collect();

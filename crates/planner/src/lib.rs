@@ -56,7 +56,9 @@ pub mod verify;
 
 pub use error::{PlanError, Result};
 pub use options::{PlanOptions, Search, Timing};
-pub use plan::{Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed};
+pub use plan::{
+    Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
+};
 pub use search::Piece;
 pub use tpusim_lmem::Chip;
 
@@ -71,16 +73,26 @@ fn check_graph(graph: &Graph) -> Result<()> {
     for op in &graph.ops {
         for &t in op.inputs.iter().chain(&op.weights).chain(&op.outputs) {
             if t >= nt {
-                return Err(PlanError::BadGraph(format!("op '{}' refers to tensor {t}, but the graph has {nt}", op.name)));
+                return Err(PlanError::BadGraph(format!(
+                    "op '{}' refers to tensor {t}, but the graph has {nt}",
+                    op.name
+                )));
             }
         }
         if op.outputs.len() != 1 {
-            return Err(PlanError::BadGraph(format!("op '{}' has {} outputs (expected 1)", op.name, op.outputs.len())));
+            return Err(PlanError::BadGraph(format!(
+                "op '{}' has {} outputs (expected 1)",
+                op.name,
+                op.outputs.len()
+            )));
         }
     }
     for t in &graph.tensors {
         if t.shape.elements().map_or(true, |e| e == 0) {
-            return Err(PlanError::BadGraph(format!("tensor '{}' has shape {} (empty or overflowing)", t.name, t.shape)));
+            return Err(PlanError::BadGraph(format!(
+                "tensor '{}' has shape {} (empty or overflowing)",
+                t.name, t.shape
+            )));
         }
     }
     Ok(())
@@ -97,7 +109,11 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
         dtype: opts.dtype,
         timing: Timing::for_chip(chip, opts.dtype)?,
         opts,
-        geo: LaneGeometry { lane_bytes: chip.lane_bytes, align: chip.eu_bytes, bank_bytes: chip.bank_bytes() },
+        geo: LaneGeometry {
+            lane_bytes: chip.lane_bytes,
+            align: chip.eu_bytes,
+            bank_bytes: chip.bank_bytes(),
+        },
     })
 }
 
@@ -111,12 +127,25 @@ pub fn plan(graph: &Graph, chip: &Chip, opts: &PlanOptions) -> Result<Plan> {
         // do better than the first fitting slicing: keep the cheapest of the chosen
         // one and the first few fitting slicings of each chosen group
         for p in pieces.iter_mut() {
-            if let Piece::Group { first, last, nsecs, hsecs } = *p {
+            if let Piece::Group {
+                first,
+                last,
+                nsecs,
+                hsecs,
+            } = *p
+            {
                 let gt = slicing::GroupTensors::new(graph, &ctx.uses, first, last);
-                let chosen = ctx.attempt(&gt, nsecs, hsecs)?.map_or(u64::MAX, |a| a.cycles);
+                let chosen = ctx
+                    .attempt(&gt, nsecs, hsecs)?
+                    .map_or(u64::MAX, |a| a.cycles);
                 if let Some(a) = ctx.best(first, last)? {
                     if a.cycles < chosen {
-                        *p = Piece::Group { first, last, nsecs: a.nsecs, hsecs: a.hsecs };
+                        *p = Piece::Group {
+                            first,
+                            last,
+                            nsecs: a.nsecs,
+                            hsecs: a.hsecs,
+                        };
                     }
                 }
             }
@@ -140,19 +169,36 @@ pub struct GroupRequest {
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);
 /// every op not in a requested group is global. Errors if groups overlap, are out of
 /// order, contain an op that cannot be grouped, or fit at no slicing.
-pub fn plan_with_groups(graph: &Graph, chip: &Chip, opts: &PlanOptions, groups: &[GroupRequest]) -> Result<Plan> {
+pub fn plan_with_groups(
+    graph: &Graph,
+    chip: &Chip,
+    opts: &PlanOptions,
+    groups: &[GroupRequest],
+) -> Result<Plan> {
     let ctx = context(graph, chip, opts)?;
     let mut pieces = Vec::new();
     let mut next = 0usize;
     let mut sorted = groups.to_vec();
     sorted.sort_by_key(|g| g.first);
     for r in &sorted {
-        let label = || format!("{}..{}", graph.ops.get(r.first).map_or("?", |o| &o.name), graph.ops.get(r.last).map_or("?", |o| &o.name));
+        let label = || {
+            format!(
+                "{}..{}",
+                graph.ops.get(r.first).map_or("?", |o| &o.name),
+                graph.ops.get(r.last).map_or("?", |o| &o.name)
+            )
+        };
         if r.first < next || r.last < r.first || r.last >= graph.ops.len() {
-            return Err(PlanError::Infeasible { group: label(), why: "overlaps another group or is out of range".into() });
+            return Err(PlanError::Infeasible {
+                group: label(),
+                why: "overlaps another group or is out of range".into(),
+            });
         }
         if let Some(o) = (r.first..=r.last).find(|&o| !group::groupable(&graph.ops[o].kind)) {
-            return Err(PlanError::Infeasible { group: label(), why: format!("op '{}' cannot run in local memory", graph.ops[o].name) });
+            return Err(PlanError::Infeasible {
+                group: label(),
+                why: format!("op '{}' cannot run in local memory", graph.ops[o].name),
+            });
         }
         pieces.extend((next..r.first).map(Piece::Global));
         if r.first == r.last {
@@ -165,12 +211,19 @@ pub fn plan_with_groups(graph: &Graph, chip: &Chip, opts: &PlanOptions, groups: 
             };
             let a = match forced {
                 Some(a) => a,
-                None => ctx.best(r.first, r.last)?.ok_or_else(|| PlanError::Infeasible {
-                    group: label(),
-                    why: "no N/H slicing fits in local memory".into(),
-                })?,
+                None => ctx
+                    .best(r.first, r.last)?
+                    .ok_or_else(|| PlanError::Infeasible {
+                        group: label(),
+                        why: "no N/H slicing fits in local memory".into(),
+                    })?,
             };
-            pieces.push(Piece::Group { first: r.first, last: r.last, nsecs: a.nsecs, hsecs: a.hsecs });
+            pieces.push(Piece::Group {
+                first: r.first,
+                last: r.last,
+                nsecs: a.nsecs,
+                hsecs: a.hsecs,
+            });
         }
         next = r.last + 1;
     }
@@ -191,14 +244,26 @@ fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
             Piece::Global(o) => {
                 let (b, c) = global_cost(g, &g.ops[o], bits, npu, &ctx.timing);
                 global_ops.push(g.ops[o].name.clone());
-                global_costs.push(GlobalCost { op: g.ops[o].name.clone(), gmem_bytes: b, cycles: c });
+                global_costs.push(GlobalCost {
+                    op: g.ops[o].name.clone(),
+                    gmem_bytes: b,
+                    cycles: c,
+                });
                 cycles = error::add(cycles, c, "plan cycles")?;
                 gmem = error::add(gmem, b, "plan GMEM bytes")?;
             }
-            Piece::Group { first, last, nsecs, hsecs } => {
+            Piece::Group {
+                first,
+                last,
+                nsecs,
+                hsecs,
+            } => {
                 let gt = slicing::GroupTensors::new(g, &ctx.uses, first, last);
                 let a = ctx.attempt(&gt, nsecs, hsecs)?.ok_or_else(|| {
-                    PlanError::Invalid(format!("group {}..{} no longer fits at nsecs {nsecs} hsecs {hsecs}", g.ops[first].name, g.ops[last].name))
+                    PlanError::Invalid(format!(
+                        "group {}..{} no longer fits at nsecs {nsecs} hsecs {hsecs}",
+                        g.ops[first].name, g.ops[last].name
+                    ))
                 })?;
                 let gp = ctx.group_plan(first, last, &a);
                 cycles = error::add(cycles, gp.cycles, "plan cycles")?;

@@ -36,7 +36,12 @@ pub struct PlanOptions {
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { dtype: ElementType::F16, h_half_rule: false, search: Search::DpBestSlicing, max_group_ops: 64 }
+        PlanOptions {
+            dtype: ElementType::F16,
+            h_half_rule: false,
+            search: Search::DpBestSlicing,
+            max_group_ops: 64,
+        }
     }
 }
 

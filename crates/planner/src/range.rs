@@ -36,7 +36,9 @@ pub fn window_backward(out: Range, k: u64, s: u64, p: u64, d: u64, h_in: u64) ->
         return [0, 0];
     }
     let lo = (out[0] as i128) * s as i128 - p as i128;
-    let hi = (out[1] as i128 - 1) * s as i128 - p as i128 + (k.max(1) as i128 - 1) * d.max(1) as i128 + 1;
+    let hi = (out[1] as i128 - 1) * s as i128 - p as i128
+        + (k.max(1) as i128 - 1) * d.max(1) as i128
+        + 1;
     clip(lo, hi, h_in)
 }
 
@@ -87,8 +89,12 @@ fn clip(lo: i128, hi: i128, h_in: u64) -> Range {
 /// of an output of height `h_out`.
 pub fn backward_h(kind: &OpKind, out: Range, h_in: u64, h_out: u64) -> Range {
     match kind {
-        OpKind::Conv(c) => window_backward(out, c.kernel[0], c.stride[0], c.pad[0], c.dilation[0], h_in),
-        OpKind::MaxPool(p) | OpKind::AvgPool(p) => window_backward(out, p.kernel[0], p.stride[0], p.pad[0], 1, h_in),
+        OpKind::Conv(c) => {
+            window_backward(out, c.kernel[0], c.stride[0], c.pad[0], c.dilation[0], h_in)
+        }
+        OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
+            window_backward(out, p.kernel[0], p.stride[0], p.pad[0], 1, h_in)
+        }
         OpKind::Deconv { params: c, .. } => {
             deconv_backward(out, c.kernel[0], c.stride[0], c.pad[0], c.dilation[0], h_in)
         }
@@ -96,7 +102,11 @@ pub fn backward_h(kind: &OpKind, out: Range, h_in: u64, h_out: u64) -> Range {
             let s = (*scale_h).max(1);
             clip((out[0] / s) as i128, out[1].div_ceil(s) as i128, h_in)
         }
-        OpKind::GlobalAvgPool | OpKind::GlobalMaxPool | OpKind::Gemm | OpKind::Flatten | OpKind::Reshape => [0, h_in],
+        OpKind::GlobalAvgPool
+        | OpKind::GlobalMaxPool
+        | OpKind::Gemm
+        | OpKind::Flatten
+        | OpKind::Reshape => [0, h_in],
         OpKind::BatchNorm | OpKind::Act(_) | OpKind::Add | OpKind::Mul | OpKind::Concat => {
             if h_in == 1 && h_out != 1 {
                 [0, 1]
@@ -171,17 +181,40 @@ mod tests {
     #[test]
     fn conv_formula() {
         // 3x3 stride 1 pad 1: out [0,28) -> in [0,29); out [28,56) -> [27,56)
-        let c = OpKind::Conv(ConvParams { kernel: [3, 3], stride: [1, 1], pad: [1, 1, 1, 1], dilation: [1, 1], groups: 1 });
+        let c = OpKind::Conv(ConvParams {
+            kernel: [3, 3],
+            stride: [1, 1],
+            pad: [1, 1, 1, 1],
+            dilation: [1, 1],
+            groups: 1,
+        });
         assert_eq!(backward_h(&c, [0, 28], 56, 56), [0, 29]);
         assert_eq!(backward_h(&c, [28, 56], 56, 56), [27, 56]);
         // 7x7 s2 p3 (ResNet stem), out [0,56) of 112 -> in [0, 55*2-3+7) = [0,114) clipped 224
-        let c = OpKind::Conv(ConvParams { kernel: [7, 7], stride: [2, 2], pad: [3, 3, 3, 3], dilation: [1, 1], groups: 1 });
+        let c = OpKind::Conv(ConvParams {
+            kernel: [7, 7],
+            stride: [2, 2],
+            pad: [3, 3, 3, 3],
+            dilation: [1, 1],
+            groups: 1,
+        });
         assert_eq!(backward_h(&c, [0, 56], 224, 112), [0, 114]);
         assert_eq!(backward_h(&c, [56, 112], 224, 112), [109, 224]);
         // dilation 2, k 3, s 1, p 2: out [10, 20) -> [8, 19+... ) = [8, 19-2+4+1) = [8, 22)
-        let c = OpKind::Conv(ConvParams { kernel: [3, 3], stride: [1, 1], pad: [2, 2, 2, 2], dilation: [2, 2], groups: 1 });
+        let c = OpKind::Conv(ConvParams {
+            kernel: [3, 3],
+            stride: [1, 1],
+            pad: [2, 2, 2, 2],
+            dilation: [2, 2],
+            groups: 1,
+        });
         assert_eq!(backward_h(&c, [10, 20], 32, 32), [8, 22]);
-        let p = OpKind::MaxPool(PoolParams { kernel: [3, 3], stride: [2, 2], pad: [1, 1, 1, 1], ceil_mode: false });
+        let p = OpKind::MaxPool(PoolParams {
+            kernel: [3, 3],
+            stride: [2, 2],
+            pad: [1, 1, 1, 1],
+            ceil_mode: false,
+        });
         assert_eq!(backward_h(&p, [0, 28], 112, 56), [0, 56]);
         assert_eq!(backward_h(&p, [28, 56], 112, 56), [55, 112]);
     }
@@ -200,7 +233,11 @@ mod tests {
         }
         let lo = lo.clamp(0, h_in as i64) as u64;
         let hi = hi.clamp(0, h_in as i64) as u64;
-        if hi <= lo { [lo, lo] } else { [lo, hi] }
+        if hi <= lo {
+            [lo, lo]
+        } else {
+            [lo, hi]
+        }
     }
 
     fn naive_deconv(out: Range, k: u64, s: u64, p: u64, d: u64, h_in: u64) -> Range {
@@ -215,7 +252,11 @@ mod tests {
                 }
             }
         }
-        if lo == u64::MAX { [0, 0] } else { [lo, hi] }
+        if lo == u64::MAX {
+            [0, 0]
+        } else {
+            [lo, hi]
+        }
     }
 
     #[test]
@@ -237,14 +278,18 @@ mod tests {
                                 }
                             }
                         }
-                        let hd_out = (h_in - 1) * s + (k - 1) * d + 1 - 2 * p.min((h_in - 1) * s / 2);
+                        let hd_out =
+                            (h_in - 1) * s + (k - 1) * d + 1 - 2 * p.min((h_in - 1) * s / 2);
                         let pp = p.min((h_in - 1) * s / 2);
                         for a in 0..hd_out.min(12) {
                             for b in a + 1..=hd_out.min(14) {
                                 let got = deconv_backward([a, b], k, s, pp, d, h_in);
                                 let want = naive_deconv([a, b], k, s, pp, d, h_in);
                                 if want[1] > want[0] {
-                                    assert_eq!(got, want, "deconv k{k} s{s} d{d} p{pp} out [{a},{b})");
+                                    assert_eq!(
+                                        got, want,
+                                        "deconv k{k} s{s} d{d} p{pp} out [{a},{b})"
+                                    );
                                 }
                             }
                         }
@@ -256,7 +301,10 @@ mod tests {
 
     #[test]
     fn upsample_identity_global() {
-        let u = OpKind::Upsample { scale_h: 2, scale_w: 2 };
+        let u = OpKind::Upsample {
+            scale_h: 2,
+            scale_w: 2,
+        };
         assert_eq!(backward_h(&u, [3, 9], 8, 16), [1, 5]);
         assert_eq!(backward_h(&OpKind::Add, [3, 9], 16, 16), [3, 9]);
         assert_eq!(backward_h(&OpKind::Mul, [3, 9], 1, 16), [0, 1]);

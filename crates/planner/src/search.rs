@@ -6,7 +6,7 @@
 //! length that does not fit at any slicing, at an op that cannot be grouped, or at
 //! `max_group_ops`.
 
-use crate::cost::global_cost;
+use crate::cost::{bytes_of, global_cost, op_cycles};
 use crate::error::Result;
 use crate::group::{groupable, Ctx};
 
@@ -36,7 +36,33 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
     let mut best: Vec<u64> = vec![u64::MAX; n + 1];
     let mut choice: Vec<Piece> = vec![Piece::Global(0); n + 1];
     best[0] = 0;
-    let global: Vec<u64> = g.ops.iter().map(|op| global_cost(g, op, bits, ctx.chip.npu_num, &ctx.timing).1).collect();
+    let global: Vec<u64> = g
+        .ops
+        .iter()
+        .map(|op| global_cost(g, op, bits, ctx.chip.npu_num, &ctx.timing).1)
+        .collect();
+    // prefix sums of each op's whole-tensor compute cycles and weight bytes: a group
+    // costs at least its compute and the time to load its weights once (lower bound
+    // used to skip candidates that cannot beat the best cut found so far)
+    let mut comp_prefix = vec![0f64; n + 1];
+    let mut wbytes_prefix = vec![0u64; n + 1];
+    for (i, op) in g.ops.iter().enumerate() {
+        let c = op
+            .outputs
+            .first()
+            .and_then(|&o| g.tensors.get(o))
+            .map_or(0.0, |t| {
+                op_cycles(g, op, t.shape.n, t.shape.h, ctx.chip.npu_num, &ctx.timing)
+            });
+        comp_prefix[i + 1] = comp_prefix[i] + c;
+        let w: u64 = op
+            .weights
+            .iter()
+            .filter_map(|&w| g.tensors.get(w))
+            .map(|t| bytes_of(t.shape.elements().unwrap_or(0), bits))
+            .sum();
+        wbytes_prefix[i + 1] = wbytes_prefix[i].saturating_add(w);
+    }
     for j in 1..=n {
         let last = j - 1;
         best[j] = best[last].saturating_add(global[last]);
@@ -50,12 +76,25 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
             if !groupable(&g.ops[first].kind) {
                 break;
             }
-            let Some((a, fit)) = ctx.best_from(first, last, skip, 0)? else { break };
+            let comp_lb = comp_prefix[j] - comp_prefix[first];
+            let dma_lb =
+                (wbytes_prefix[j] - wbytes_prefix[first]) as f64 / ctx.timing.gdma_bytes_per_cycle;
+            if best[first] as f64 + comp_lb.max(dma_lb) >= best[j] as f64 {
+                continue;
+            }
+            let Some((a, fit)) = ctx.best_from(first, last, skip, 0)? else {
+                break;
+            };
             skip = fit;
             let c = best[first].saturating_add(a.cycles);
             if c < best[j] {
                 best[j] = c;
-                choice[j] = Piece::Group { first, last, nsecs: a.nsecs, hsecs: a.hsecs };
+                choice[j] = Piece::Group {
+                    first,
+                    last,
+                    nsecs: a.nsecs,
+                    hsecs: a.hsecs,
+                };
             }
         }
     }

@@ -46,7 +46,15 @@ impl GroupTensors {
         }
         let all: Vec<TensorId> = inputs.iter().chain(produced.iter()).copied().collect();
         let pos = all.iter().enumerate().map(|(i, &t)| (t, i)).collect();
-        GroupTensors { first, last, inputs, produced, escaping, all, pos }
+        GroupTensors {
+            first,
+            last,
+            inputs,
+            produced,
+            escaping,
+            all,
+            pos,
+        }
     }
 }
 
@@ -75,7 +83,14 @@ pub enum SliceRefusal {
 }
 
 /// The own part of a stored tensor in slice (ni, hi): `split(N)` × `split(H)`.
-pub fn own_part(graph: &Graph, t: TensorId, nsecs: u64, hsecs: u64, ni: u64, hi: u64) -> Option<(Range, Range)> {
+pub fn own_part(
+    graph: &Graph,
+    t: TensorId,
+    nsecs: u64,
+    hsecs: u64,
+    ni: u64,
+    hi: u64,
+) -> Option<(Range, Range)> {
     let s = graph.tensors.get(t)?.shape;
     Some((split(s.n, nsecs, ni)?, split(s.h, hsecs, hi)?))
 }
@@ -83,7 +98,10 @@ pub fn own_part(graph: &Graph, t: TensorId, nsecs: u64, hsecs: u64, ni: u64, hi:
 fn hull(a: Option<(Range, Range)>, b: (Range, Range)) -> (Range, Range) {
     match a {
         None => b,
-        Some((n, h)) => ([n[0].min(b.0[0]), n[1].max(b.0[1])], [h[0].min(b.1[0]), h[1].max(b.1[1])]),
+        Some((n, h)) => (
+            [n[0].min(b.0[0]), n[1].max(b.0[1])],
+            [h[0].min(b.1[0]), h[1].max(b.1[1])],
+        ),
     }
 }
 
@@ -110,18 +128,28 @@ pub fn slice_group(
         for hi in 0..hsecs {
             let mut demand: Vec<Option<(Range, Range)>> = vec![None; gt.all.len()];
             for &t in &gt.escaping {
-                let own = own_part(graph, t, nsecs, hsecs, ni, hi).ok_or(SliceRefusal::TooManyParts)?;
+                let own =
+                    own_part(graph, t, nsecs, hsecs, ni, hi).ok_or(SliceRefusal::TooManyParts)?;
                 demand[gt.pos[&t]] = Some(own);
             }
             for op in graph.ops[gt.first..=gt.last].iter().rev() {
-                let Some(&o) = op.outputs.first() else { continue };
-                let Some(oi) = gt.pos.get(&o).copied() else { continue };
-                let Some(r) = demand[oi] else { return Err(SliceRefusal::Empty(o)) };
+                let Some(&o) = op.outputs.first() else {
+                    continue;
+                };
+                let Some(oi) = gt.pos.get(&o).copied() else {
+                    continue;
+                };
+                let Some(r) = demand[oi] else {
+                    return Err(SliceRefusal::Empty(o));
+                };
                 let out_shape = graph.tensors[o].shape;
                 for &u in &op.inputs {
                     let Some(&ui) = gt.pos.get(&u) else { continue };
                     let in_shape = graph.tensors[u].shape;
-                    let need = (backward_n(r.0, in_shape.n, out_shape.n), backward_h(&op.kind, r.1, in_shape.h, out_shape.h));
+                    let need = (
+                        backward_n(r.0, in_shape.n, out_shape.n),
+                        backward_h(&op.kind, r.1, in_shape.h, out_shape.h),
+                    );
                     demand[ui] = Some(hull(demand[ui], need));
                 }
             }
@@ -132,14 +160,22 @@ pub fn slice_group(
                     _ => return Err(SliceRefusal::Empty(gt.all[i])),
                 }
             }
-            out.push(SliceRanges { n_idx: ni, h_idx: hi, ranges });
+            out.push(SliceRanges {
+                n_idx: ni,
+                h_idx: hi,
+                ranges,
+            });
         }
     }
     if h_half_rule && hsecs > 1 {
         for (i, &t) in gt.all.iter().enumerate() {
             let h = graph.tensors[t].shape.h;
             for ni in 0..nsecs {
-                let hs: Vec<Range> = out.iter().filter(|s| s.n_idx == ni).map(|s| s.ranges[i].1).collect();
+                let hs: Vec<Range> = out
+                    .iter()
+                    .filter(|s| s.n_idx == ni)
+                    .map(|s| s.ranges[i].1)
+                    .collect();
                 if !h_half_rule_ok(&hs, h) {
                     return Err(SliceRefusal::HalfRule(t));
                 }
@@ -151,13 +187,22 @@ pub fn slice_group(
 
 /// Rows computed more than once: for every produced tensor and N part, Σ h lengths −
 /// height (never negative).
-pub fn recomputed_rows(graph: &Graph, gt: &GroupTensors, slices: &[SliceRanges], nsecs: u64) -> u64 {
+pub fn recomputed_rows(
+    graph: &Graph,
+    gt: &GroupTensors,
+    slices: &[SliceRanges],
+    nsecs: u64,
+) -> u64 {
     let mut total = 0u64;
     for &t in &gt.produced {
         let i = gt.pos[&t];
         let h = graph.tensors[t].shape.h;
         for ni in 0..nsecs {
-            let sum: u64 = slices.iter().filter(|s| s.n_idx == ni).map(|s| s.ranges[i].1[1] - s.ranges[i].1[0]).sum();
+            let sum: u64 = slices
+                .iter()
+                .filter(|s| s.n_idx == ni)
+                .map(|s| s.ranges[i].1[1] - s.ranges[i].1[0])
+                .sum();
             total = total.saturating_add(sum.saturating_sub(h));
         }
     }

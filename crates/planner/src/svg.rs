@@ -6,7 +6,10 @@ use crate::plan::{BlockKind, Plan};
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The SVG text of `plan`'s local-memory allocation, one panel per group.
@@ -30,7 +33,11 @@ pub fn render(plan: &Plan) -> String {
         plan.banks
     );
     if plan.groups.is_empty() {
-        let _ = writeln!(s, r#"<text x="{left}" y="{}">no layer groups: every op is global</text>"#, top + 20.0);
+        let _ = writeln!(
+            s,
+            r#"<text x="{left}" y="{}">no layer groups: every op is global</text>"#,
+            top + 20.0
+        );
     }
     let lane = plan.lane_bytes.max(1) as f64;
     for (gi, g) in plan.groups.iter().enumerate() {
@@ -49,17 +56,33 @@ pub fn render(plan: &Plan) -> String {
             g.hsecs,
             g.lmem_peak
         );
-        let _ = writeln!(s, r##"<rect x="{left}" y="{y0}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#000"/>"##);
+        let _ = writeln!(
+            s,
+            r##"<rect x="{left}" y="{y0}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#000"/>"##
+        );
         for b in 1..plan.banks {
             let y = y0 + (b * plan.lane_bytes / plan.banks.max(1)) as f64 * sy;
-            let _ = writeln!(s, r##"<line x1="{left}" y1="{y:.2}" x2="{}" y2="{y:.2}" stroke="#c00" stroke-dasharray="4,3" stroke-width="0.6"/>"##, left + pw);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{left}" y1="{y:.2}" x2="{}" y2="{y:.2}" stroke="#c00" stroke-dasharray="4,3" stroke-width="0.6"/>"##,
+                left + pw
+            );
         }
         for b in 0..plan.banks {
             let y = y0 + (b * plan.lane_bytes / plan.banks.max(1)) as f64 * sy;
-            let _ = writeln!(s, r##"<text x="4" y="{:.2}" fill="#c00">bank {b}</text>"##, y + 9.0);
+            let _ = writeln!(
+                s,
+                r##"<text x="4" y="{:.2}" fill="#c00">bank {b}</text>"##,
+                y + 9.0
+            );
         }
         for j in 0..g.timesteps.len() {
-            let _ = writeln!(s, r#"<text x="{:.2}" y="{}">T{j}</text>"#, left + (j as f64 + 0.3) * sx, y0 + ph + 12.0);
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.2}" y="{}">T{j}</text>"#,
+                left + (j as f64 + 0.3) * sx,
+                y0 + ph + 12.0
+            );
         }
         for blk in &g.blocks {
             let x = left + blk.start_ts as f64 * sx;
@@ -83,7 +106,13 @@ pub fn render(plan: &Plan) -> String {
                 blk.end_ts.map_or("inf".to_string(), |e| e.to_string())
             );
             if h >= 9.0 && w >= 40.0 {
-                let _ = writeln!(s, r#"<text x="{:.2}" y="{:.2}" font-size="8">{}</text>"#, x + 2.0, y + 8.0, esc(&blk.name));
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{:.2}" y="{:.2}" font-size="8">{}</text>"#,
+                    x + 2.0,
+                    y + 8.0,
+                    esc(&blk.name)
+                );
             }
         }
     }

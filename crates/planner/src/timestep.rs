@@ -58,7 +58,13 @@ pub struct Steps {
 
 /// Aligned bytes per lane of an (n, c, h, w) tensor (lmem crate).
 pub fn lane_size(chip: &Chip, dtype: ElementType, n: u64, c: u64, h: u64, w: u64) -> Result<u64> {
-    Ok(tpusim_lmem::lane_bytes(chip, &TensorShape::nchw(n.max(1), c.max(1), h.max(1), w.max(1)), dtype, LocalLayout::Aligned, 0)?)
+    Ok(tpusim_lmem::lane_bytes(
+        chip,
+        &TensorShape::nchw(n.max(1), c.max(1), h.max(1), w.max(1)),
+        dtype,
+        LocalLayout::Aligned,
+        0,
+    )?)
 }
 
 /// How a weight tensor is laid out in local memory: channels over lanes along its first
@@ -74,7 +80,13 @@ pub fn weight_local_shape(s: tpusim_graph::Shape4) -> (u64, u64, u64, u64) {
 /// Scratch bytes per lane an op needs for the largest slice, if any: a transposed conv
 /// expands its input with zeros (stride−1 rows/cols between pixels); average pools
 /// accumulate in f32 when the data type is narrower.
-pub fn buffer_size(chip: &Chip, dtype: ElementType, kind: &OpKind, in_nch: (u64, u64, u64, u64), out_nch: (u64, u64, u64, u64)) -> Result<Option<u64>> {
+pub fn buffer_size(
+    chip: &Chip,
+    dtype: ElementType,
+    kind: &OpKind,
+    in_nch: (u64, u64, u64, u64),
+    out_nch: (u64, u64, u64, u64),
+) -> Result<Option<u64>> {
     match kind {
         OpKind::Deconv { params, .. } => {
             let (n, c, h, w) = in_nch;
@@ -126,7 +138,12 @@ pub fn build(
         let (start, load_step, mut end, store_step) = match producer {
             None => {
                 let first_use = consumer_steps.iter().copied().min().unwrap_or(1);
-                (first_use - 1, Some(first_use - 1), last_use.unwrap_or(first_use), None)
+                (
+                    first_use - 1,
+                    Some(first_use - 1),
+                    last_use.unwrap_or(first_use),
+                    None,
+                )
             }
             Some(p) => {
                 let ps = step_of(p);
@@ -158,7 +175,9 @@ pub fn build(
     // weights (one block per weight tensor, even if shared by several ops)
     for o in gt.first..=gt.last {
         for &w in &graph.ops[o].weights {
-            let Some(tensor) = graph.tensors.get(w) else { continue };
+            let Some(tensor) = graph.tensors.get(w) else {
+                continue;
+            };
             if tensor.kind != TensorKind::Weight {
                 continue;
             }
@@ -191,13 +210,21 @@ pub fn build(
     // buffers
     for o in gt.first..=gt.last {
         let op = &graph.ops[o];
-        let (Some(&x), Some(&y)) = (op.inputs.first(), op.outputs.first()) else { continue };
+        let (Some(&x), Some(&y)) = (op.inputs.first(), op.outputs.first()) else {
+            continue;
+        };
         let (xi, yi) = (gt.pos[&x], gt.pos[&y]);
         let (xn, xh) = max_ext(xi);
         let (yn, yh) = max_ext(yi);
         let xs = graph.tensors[x].shape;
         let ys = graph.tensors[y].shape;
-        if let Some(size) = buffer_size(chip, dtype, &op.kind, (xn, xs.c, xh, xs.w), (yn, ys.c, yh, ys.w))? {
+        if let Some(size) = buffer_size(
+            chip,
+            dtype,
+            &op.kind,
+            (xn, xs.c, xh, xs.w),
+            (yn, ys.c, yh, ys.w),
+        )? {
             let s = step_of(o);
             blocks.push(BlockSpec {
                 name: format!("{}.buffer", op.name),
@@ -215,7 +242,15 @@ pub fn build(
     }
     let mut steps = Steps {
         k,
-        compute: (0..nsteps).map(|j| if j >= 1 && (j as u64) <= k { Some(gt.first + j - 1) } else { None }).collect(),
+        compute: (0..nsteps)
+            .map(|j| {
+                if j >= 1 && (j as u64) <= k {
+                    Some(gt.first + j - 1)
+                } else {
+                    None
+                }
+            })
+            .collect(),
         loads: vec![Vec::new(); nsteps],
         stores: vec![Vec::new(); nsteps],
     };
@@ -241,7 +276,11 @@ pub fn occupancy(start: u64, end: Option<u64>, k: u64, sliced: bool) -> (u128, b
         if b < a {
             0
         } else {
-            let hi = if b >= 127 { u128::MAX } else { (1u128 << (b + 1)) - 1 };
+            let hi = if b >= 127 {
+                u128::MAX
+            } else {
+                (1u128 << (b + 1)) - 1
+            };
             hi & !((1u128 << a) - 1)
         }
     };

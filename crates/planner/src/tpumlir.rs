@@ -100,7 +100,13 @@ pub struct Cache {
 /// Our plan's grouping as a TPU-MLIR cache (op indices are ours; `locs` carry the op
 /// names TPU-MLIR matches on; `group_cost` our cycle estimate).
 pub fn export(plan: &Plan) -> Cache {
-    let idx = |name: &str| plan.graph.ops.iter().position(|o| o.name == name).map_or(-1, |i| i as i64);
+    let idx = |name: &str| {
+        plan.graph
+            .ops
+            .iter()
+            .position(|o| o.name == name)
+            .map_or(-1, |i| i as i64)
+    };
     // pieces in op order
     let mut pieces: Vec<(i64, bool, usize)> = Vec::new();
     for (gi, g) in plan.groups.iter().enumerate() {
@@ -110,7 +116,12 @@ pub fn export(plan: &Plan) -> Cache {
         pieces.push((idx(&c.op), false, ci));
     }
     pieces.sort();
-    let mut cache = Cache { opt: 2, group_layer: vec![], global_layer: vec![], cycle_prefix_sum: vec![] };
+    let mut cache = Cache {
+        opt: 2,
+        group_layer: vec![],
+        global_layer: vec![],
+        cycle_prefix_sum: vec![],
+    };
     let mut sum = 0i64;
     for (index, &(start, is_group, i)) in pieces.iter().enumerate() {
         let index = index as i64;
@@ -131,11 +142,20 @@ pub fn export(plan: &Plan) -> Cache {
             (end, g.cycles as i64)
         } else {
             let c = &plan.global_costs[i];
-            cache.global_layer.push(CacheGlobal { index, func_idx: start, group_cost: c.cycles as i64, loc: c.op.clone() });
+            cache.global_layer.push(CacheGlobal {
+                index,
+                func_idx: start,
+                group_cost: c.cycles as i64,
+                loc: c.op.clone(),
+            });
             (start, c.cycles as i64)
         };
         sum = sum.saturating_add(cost);
-        cache.cycle_prefix_sum.push(CachePrefix { index, prefix_end_idx: end, cycle_prefix_sum: sum });
+        cache.cycle_prefix_sum.push(CachePrefix {
+            index,
+            prefix_end_idx: end,
+            cycle_prefix_sum: sum,
+        });
     }
     cache
 }
@@ -144,11 +164,24 @@ pub fn export(plan: &Plan) -> Cache {
 /// (`{"opt": 2, "total subfunc": 1, "subfunc_0": {"GroupLayer": …, "GlobalLayer": …}}`),
 /// whose sub-functions are merged in order.
 pub fn parse(text: &str) -> Result<Cache> {
-    let bad = |why: String| PlanError::BadFile { what: "TPU-MLIR cache JSON", why };
+    let bad = |why: String| PlanError::BadFile {
+        what: "TPU-MLIR cache JSON",
+        why,
+    };
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-    let obj = v.as_object().ok_or_else(|| bad("the top level is not an object".into()))?;
-    let opt = obj.get("opt").and_then(|o| o.as_i64()).ok_or_else(|| bad("no integer 'opt' field".into()))?;
-    let mut cache = Cache { opt, group_layer: vec![], global_layer: vec![], cycle_prefix_sum: vec![] };
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("the top level is not an object".into()))?;
+    let opt = obj
+        .get("opt")
+        .and_then(|o| o.as_i64())
+        .ok_or_else(|| bad("no integer 'opt' field".into()))?;
+    let mut cache = Cache {
+        opt,
+        group_layer: vec![],
+        global_layer: vec![],
+        cycle_prefix_sum: vec![],
+    };
     let mut parts: Vec<&serde_json::Map<String, serde_json::Value>> = vec![obj];
     let mut subs: Vec<(u64, &serde_json::Map<String, serde_json::Value>)> = obj
         .iter()
@@ -157,10 +190,17 @@ pub fn parse(text: &str) -> Result<Cache> {
     subs.sort_by_key(|s| s.0);
     parts.extend(subs.into_iter().map(|s| s.1));
     for p in parts {
-        let field = |name: &str| p.get(name).cloned().unwrap_or(serde_json::Value::Array(vec![]));
-        let g: Vec<CacheGroup> = serde_json::from_value(field("GroupLayer")).map_err(|e| bad(format!("GroupLayer: {e}")))?;
-        let l: Vec<CacheGlobal> = serde_json::from_value(field("GlobalLayer")).map_err(|e| bad(format!("GlobalLayer: {e}")))?;
-        let c: Vec<CachePrefix> = serde_json::from_value(field("CyclePrefixSum")).map_err(|e| bad(format!("CyclePrefixSum: {e}")))?;
+        let field = |name: &str| {
+            p.get(name)
+                .cloned()
+                .unwrap_or(serde_json::Value::Array(vec![]))
+        };
+        let g: Vec<CacheGroup> = serde_json::from_value(field("GroupLayer"))
+            .map_err(|e| bad(format!("GroupLayer: {e}")))?;
+        let l: Vec<CacheGlobal> = serde_json::from_value(field("GlobalLayer"))
+            .map_err(|e| bad(format!("GlobalLayer: {e}")))?;
+        let c: Vec<CachePrefix> = serde_json::from_value(field("CyclePrefixSum"))
+            .map_err(|e| bad(format!("CyclePrefixSum: {e}")))?;
         cache.group_layer.extend(g);
         cache.global_layer.extend(l);
         cache.cycle_prefix_sum.extend(c);
@@ -174,7 +214,11 @@ pub fn parse(text: &str) -> Result<Cache> {
 pub fn match_loc(graph: &Graph, loc: &str) -> Option<usize> {
     let find = |name: &str| {
         graph.ops.iter().position(|o| o.name == name).or_else(|| {
-            graph.ops.iter().position(|o| o.outputs.iter().any(|&t| graph.tensors.get(t).is_some_and(|x| x.name == name)))
+            graph.ops.iter().position(|o| {
+                o.outputs
+                    .iter()
+                    .any(|&t| graph.tensors.get(t).is_some_and(|x| x.name == name))
+            })
         })
     };
     find(loc).or_else(|| loc.rsplit_once('_').and_then(|(stem, _)| find(stem)))
@@ -199,7 +243,11 @@ pub struct Imported {
 /// cannot place in local memory; runs of one op stay global. `shape_secs` gives the
 /// slicing to try first when the group maps whole.
 pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
-    let mut out = Imported { requests: vec![], unmatched: vec![], split_at: vec![] };
+    let mut out = Imported {
+        requests: vec![],
+        unmatched: vec![],
+        split_at: vec![],
+    };
     let mut taken = vec![false; graph.ops.len()];
     for g in &cache.group_layer {
         let mut ids = Vec::new();
@@ -209,7 +257,9 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
                 None => out.unmatched.push(loc.clone()),
             }
         }
-        let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else { continue };
+        let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else {
+            continue;
+        };
         let secs = match g.shape_secs.as_slice() {
             [n, _c, _d, h, _w] if *n >= 1 && *h >= 1 => Some((*n as u64, *h as u64)),
             _ => None,
@@ -237,7 +287,11 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
                 *t = true;
             }
             if b > a {
-                out.requests.push(GroupRequest { first: a, last: b, secs: if whole { secs } else { None } });
+                out.requests.push(GroupRequest {
+                    first: a,
+                    last: b,
+                    secs: if whole { secs } else { None },
+                });
             }
         }
     }
@@ -247,7 +301,12 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
             why: format!(
                 "none of its groups maps onto two or more ops of '{}' (unmatched locs: {})",
                 graph.name,
-                out.unmatched.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                out.unmatched
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         });
     }

@@ -32,7 +32,9 @@ use tpusim_lmem::Chip;
 /// agree, else a chip with the plan's own figures.
 pub fn chip_of(plan: &Plan) -> Result<Chip> {
     if let Ok(c) = Chip::preset(&plan.chip) {
-        if (c.npu_num, c.eu_bytes, c.lane_bytes, c.banks) == (plan.npu_num, plan.eu_bytes, plan.lane_bytes, plan.banks) {
+        if (c.npu_num, c.eu_bytes, c.lane_bytes, c.banks)
+            == (plan.npu_num, plan.eu_bytes, plan.lane_bytes, plan.banks)
+        {
             return Ok(c);
         }
     }
@@ -54,16 +56,30 @@ pub fn verify(plan: &Plan) -> Result<()> {
 pub fn verify_with_chip(plan: &Plan, chip: &Chip) -> Result<()> {
     let mut errs: Vec<String> = Vec::new();
     let g = &plan.graph;
-    let dtype: ElementType = plan
-        .dtype
-        .parse()
-        .map_err(|_| PlanError::BadFile { what: "plan JSON", why: format!("unknown dtype '{}'", plan.dtype) })?;
-    if (chip.npu_num, chip.eu_bytes, chip.lane_bytes, chip.banks) != (plan.npu_num, plan.eu_bytes, plan.lane_bytes, plan.banks) {
-        errs.push(format!("plan figures (npu {}, eu {}, lane {}, banks {}) differ from chip '{}'", plan.npu_num, plan.eu_bytes, plan.lane_bytes, plan.banks, chip.name));
+    let dtype: ElementType = plan.dtype.parse().map_err(|_| PlanError::BadFile {
+        what: "plan JSON",
+        why: format!("unknown dtype '{}'", plan.dtype),
+    })?;
+    if (chip.npu_num, chip.eu_bytes, chip.lane_bytes, chip.banks)
+        != (plan.npu_num, plan.eu_bytes, plan.lane_bytes, plan.banks)
+    {
+        errs.push(format!(
+            "plan figures (npu {}, eu {}, lane {}, banks {}) differ from chip '{}'",
+            plan.npu_num, plan.eu_bytes, plan.lane_bytes, plan.banks, chip.name
+        ));
     }
-    let op_id: HashMap<&str, usize> = g.ops.iter().enumerate().map(|(i, o)| (o.name.as_str(), i)).collect();
+    let op_id: HashMap<&str, usize> = g
+        .ops
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.name.as_str(), i))
+        .collect();
     let mut seen = vec![0u32; g.ops.len()];
-    for name in plan.global_ops.iter().chain(plan.groups.iter().flat_map(|gr| gr.ops.iter())) {
+    for name in plan
+        .global_ops
+        .iter()
+        .chain(plan.groups.iter().flat_map(|gr| gr.ops.iter()))
+    {
         match op_id.get(name.as_str()) {
             Some(&i) => seen[i] += 1,
             None => errs.push(format!("op '{name}' is not in the graph")),
@@ -71,43 +87,83 @@ pub fn verify_with_chip(plan: &Plan, chip: &Chip) -> Result<()> {
     }
     for (i, &n) in seen.iter().enumerate() {
         if n != 1 {
-            errs.push(format!("op '{}' is planned {n} times (must be exactly once)", g.ops[i].name));
+            errs.push(format!(
+                "op '{}' is planned {n} times (must be exactly once)",
+                g.ops[i].name
+            ));
         }
     }
     let uses = Uses::new(g);
     for (gi, gr) in plan.groups.iter().enumerate() {
         if let Err(e) = check_group(plan, chip, dtype, g, &uses, &op_id, gr) {
-            errs.extend(e.into_iter().map(|m| format!("group {gi} ({}…): {m}", gr.ops.first().map_or("", |s| s.as_str()))));
+            errs.extend(e.into_iter().map(|m| {
+                format!(
+                    "group {gi} ({}…): {m}",
+                    gr.ops.first().map_or("", |s| s.as_str())
+                )
+            }));
         }
         if errs.len() > 20 {
             break;
         }
     }
     // totals
-    if plan.global_costs.iter().map(|c| &c.op).ne(plan.global_ops.iter()) {
+    if plan
+        .global_costs
+        .iter()
+        .map(|c| &c.op)
+        .ne(plan.global_ops.iter())
+    {
         errs.push("global_costs do not list the global_ops in order".into());
     }
-    let cyc: u128 = plan.groups.iter().map(|g| g.cycles as u128).sum::<u128>() + plan.global_costs.iter().map(|c| c.cycles as u128).sum::<u128>();
+    let cyc: u128 = plan.groups.iter().map(|g| g.cycles as u128).sum::<u128>()
+        + plan
+            .global_costs
+            .iter()
+            .map(|c| c.cycles as u128)
+            .sum::<u128>();
     if cyc != plan.cycles as u128 {
-        errs.push(format!("cycles {} is not the sum of the groups' and global ops' cycles ({cyc})", plan.cycles));
+        errs.push(format!(
+            "cycles {} is not the sum of the groups' and global ops' cycles ({cyc})",
+            plan.cycles
+        ));
     }
-    let gm: u128 = plan.groups.iter().map(|g| g.gmem_bytes as u128).sum::<u128>() + plan.global_costs.iter().map(|c| c.gmem_bytes as u128).sum::<u128>();
+    let gm: u128 = plan
+        .groups
+        .iter()
+        .map(|g| g.gmem_bytes as u128)
+        .sum::<u128>()
+        + plan
+            .global_costs
+            .iter()
+            .map(|c| c.gmem_bytes as u128)
+            .sum::<u128>();
     if gm != plan.gmem_bytes as u128 {
-        errs.push(format!("gmem_bytes {} is not the sum of the groups' and global ops' bytes ({gm})", plan.gmem_bytes));
+        errs.push(format!(
+            "gmem_bytes {} is not the sum of the groups' and global ops' bytes ({gm})",
+            plan.gmem_bytes
+        ));
     }
     if errs.is_empty() {
         Ok(())
     } else {
         let n = errs.len();
         errs.truncate(6);
-        Err(PlanError::Invalid(format!("{} violation(s): {}", n, errs.join("; "))))
+        Err(PlanError::Invalid(format!(
+            "{} violation(s): {}",
+            n,
+            errs.join("; ")
+        )))
     }
 }
 
 fn hull(a: Option<(Range, Range)>, b: (Range, Range)) -> (Range, Range) {
     match a {
         None => b,
-        Some((n, h)) => ([n[0].min(b.0[0]), n[1].max(b.0[1])], [h[0].min(b.1[0]), h[1].max(b.1[1])]),
+        Some((n, h)) => (
+            [n[0].min(b.0[0]), n[1].max(b.0[1])],
+            [h[0].min(b.1[0]), h[1].max(b.1[1])],
+        ),
     }
 }
 
@@ -161,7 +217,11 @@ fn check_group(
     gr: &GroupPlan,
 ) -> std::result::Result<(), Vec<String>> {
     let mut e: Vec<String> = Vec::new();
-    let ids: Vec<usize> = gr.ops.iter().filter_map(|n| op_id.get(n.as_str()).copied()).collect();
+    let ids: Vec<usize> = gr
+        .ops
+        .iter()
+        .filter_map(|n| op_id.get(n.as_str()).copied())
+        .collect();
     if ids.len() != gr.ops.len() || ids.is_empty() {
         return Err(vec!["names unknown ops".into()]);
     }
@@ -171,25 +231,45 @@ fn check_group(
     }
     let k = ids.len() as u64;
     if gr.timesteps.len() as u64 != k + 2 {
-        return Err(vec![format!("{} time steps for {k} ops (expected {})", gr.timesteps.len(), k + 2)]);
+        return Err(vec![format!(
+            "{} time steps for {k} ops (expected {})",
+            gr.timesteps.len(),
+            k + 2
+        )]);
     }
     for (j, ts) in gr.timesteps.iter().enumerate() {
-        let want = if j >= 1 && j as u64 <= k { Some(&gr.ops[j - 1]) } else { None };
+        let want = if j >= 1 && j as u64 <= k {
+            Some(&gr.ops[j - 1])
+        } else {
+            None
+        };
         if ts.compute.as_ref() != want {
-            e.push(format!("time step {j} computes {:?}, expected {:?}", ts.compute, want));
+            e.push(format!(
+                "time step {j} computes {:?}, expected {:?}",
+                ts.compute, want
+            ));
         }
     }
     if gr.nsecs == 0 || gr.hsecs == 0 {
-        return Err(vec![format!("nsecs {} / hsecs {} must be at least 1", gr.nsecs, gr.hsecs)]);
+        return Err(vec![format!(
+            "nsecs {} / hsecs {} must be at least 1",
+            gr.nsecs, gr.hsecs
+        )]);
     }
     let nslices = gr.nsecs.saturating_mul(gr.hsecs);
     if gr.slices.len() as u64 != nslices {
-        return Err(vec![format!("{} slices, expected nsecs × hsecs = {nslices}", gr.slices.len())]);
+        return Err(vec![format!(
+            "{} slices, expected nsecs × hsecs = {nslices}",
+            gr.slices.len()
+        )]);
     }
     let mut idx = HashSet::new();
     for s in &gr.slices {
         if s.n_idx >= gr.nsecs || s.h_idx >= gr.hsecs || !idx.insert((s.n_idx, s.h_idx)) {
-            e.push(format!("slice index ({}, {}) out of range or repeated", s.n_idx, s.h_idx));
+            e.push(format!(
+                "slice index ({}, {}) out of range or repeated",
+                s.n_idx, s.h_idx
+            ));
         }
     }
     let sliced = nslices > 1;
@@ -204,11 +284,23 @@ fn check_group(
             }
         }
     }
-    let produced = |t: usize| uses.producer.get(t).copied().flatten().filter(|&p| in_group(p));
-    let stored = |t: usize| {
-        produced(t).is_some() && (uses.escapes(t, first, last) || uses.consumers.get(t).map_or(true, |c| c.is_empty()))
+    let produced = |t: usize| {
+        uses.producer
+            .get(t)
+            .copied()
+            .flatten()
+            .filter(|&p| in_group(p))
     };
-    let consumers = |t: usize| -> Vec<usize> { (first..=last).filter(|&o| g.ops[o].inputs.contains(&t)).collect() };
+    let stored = |t: usize| {
+        produced(t).is_some()
+            && (uses.escapes(t, first, last)
+                || uses.consumers.get(t).map_or(true, |c| c.is_empty()))
+    };
+    let consumers = |t: usize| -> Vec<usize> {
+        (first..=last)
+            .filter(|&o| g.ops[o].inputs.contains(&t))
+            .collect()
+    };
     // slices: ranges, backward rule, coverage
     let mut max_ext: HashMap<usize, (u64, u64)> = HashMap::new();
     let mut all_ranges: HashMap<usize, Vec<(Range, Range)>> = HashMap::new();
@@ -224,12 +316,18 @@ fn check_group(
         }
         for &t in &acts {
             let Some(&(n, h)) = r.get(&t) else {
-                e.push(format!("slice ({}, {}) has no range for tensor '{}'", s.n_idx, s.h_idx, g.tensors[t].name));
+                e.push(format!(
+                    "slice ({}, {}) has no range for tensor '{}'",
+                    s.n_idx, s.h_idx, g.tensors[t].name
+                ));
                 continue;
             };
             let sh = g.tensors[t].shape;
             if n[0] >= n[1] || h[0] >= h[1] || n[1] > sh.n || h[1] > sh.h {
-                e.push(format!("tensor '{}' range n {:?} h {:?} is empty or outside {}", g.tensors[t].name, n, h, sh));
+                e.push(format!(
+                    "tensor '{}' range n {:?} h {:?} is empty or outside {}",
+                    g.tensors[t].name, n, h, sh
+                ));
                 continue;
             }
             let m = max_ext.entry(t).or_insert((0, 0));
@@ -238,9 +336,15 @@ fn check_group(
             // backward: hull over consumers in the group, plus own part when stored
             let mut want: Option<(Range, Range)> = None;
             if stored(t) {
-                match (split(sh.n, gr.nsecs, s.n_idx), split(sh.h, gr.hsecs, s.h_idx)) {
+                match (
+                    split(sh.n, gr.nsecs, s.n_idx),
+                    split(sh.h, gr.hsecs, s.h_idx),
+                ) {
                     (Some(a), Some(b)) => want = Some((a, b)),
-                    _ => e.push(format!("stored tensor '{}' ({sh}) cannot be cut into {}×{} parts", g.tensors[t].name, gr.nsecs, gr.hsecs)),
+                    _ => e.push(format!(
+                        "stored tensor '{}' ({sh}) cannot be cut into {}×{} parts",
+                        g.tensors[t].name, gr.nsecs, gr.hsecs
+                    )),
                 }
             }
             for o in consumers(t) {
@@ -248,7 +352,13 @@ fn check_group(
                 let y = op.outputs[0];
                 let Some(&(yn, yh)) = r.get(&y) else { continue };
                 let ys = g.tensors[y].shape;
-                want = Some(hull(want, (backward_n(yn, sh.n, ys.n), backward_h(&op.kind, yh, sh.h, ys.h))));
+                want = Some(hull(
+                    want,
+                    (
+                        backward_n(yn, sh.n, ys.n),
+                        backward_h(&op.kind, yh, sh.h, ys.h),
+                    ),
+                ));
             }
             if let Some(w) = want {
                 if w != (n, h) {
@@ -274,7 +384,10 @@ fn check_group(
             ok &= covers(&mut hs, sh.h);
         }
         if !ok {
-            e.push(format!("the slices of '{}' do not cover its output {sh}", g.tensors[t].name));
+            e.push(format!(
+                "the slices of '{}' do not cover its output {sh}",
+                g.tensors[t].name
+            ));
         }
     }
     // blocks
@@ -284,20 +397,43 @@ fn check_group(
             e.push(format!("block '{}' appears twice", b.name));
         }
         if b.addr % plan.eu_bytes.max(1) != 0 {
-            e.push(format!("block '{}' at {} is not EU_BYTES ({}) aligned", b.name, b.addr, plan.eu_bytes));
+            e.push(format!(
+                "block '{}' at {} is not EU_BYTES ({}) aligned",
+                b.name, b.addr, plan.eu_bytes
+            ));
         }
-        if b.addr.checked_add(b.size).map_or(true, |end| end > plan.lane_bytes) {
-            e.push(format!("block '{}' [{}, +{}) exceeds the lane ({} bytes)", b.name, b.addr, b.size, plan.lane_bytes));
+        if b.addr
+            .checked_add(b.size)
+            .map_or(true, |end| end > plan.lane_bytes)
+        {
+            e.push(format!(
+                "block '{}' [{}, +{}) exceeds the lane ({} bytes)",
+                b.name, b.addr, b.size, plan.lane_bytes
+            ));
         }
         if b.start_ts > k + 1 || b.end_ts.is_some_and(|x| x < b.start_ts || x > k + 1) {
-            e.push(format!("block '{}' lifetime [{}, {:?}] is outside steps 0..={}", b.name, b.start_ts, b.end_ts, k + 1));
+            e.push(format!(
+                "block '{}' lifetime [{}, {:?}] is outside steps 0..={}",
+                b.name,
+                b.start_ts,
+                b.end_ts,
+                k + 1
+            ));
         }
         if b.end_ts.is_none() && !(b.kind == BlockKind::Weight && sliced) {
-            e.push(format!("block '{}' is resident but only weights of sliced groups may be", b.name));
+            e.push(format!(
+                "block '{}' is resident but only weights of sliced groups may be",
+                b.name
+            ));
         }
     }
     let step_named = |list: fn(&crate::plan::TimeStep) -> &Vec<String>, name: &str| -> Vec<u64> {
-        gr.timesteps.iter().enumerate().filter(|(_, ts)| list(ts).iter().any(|x| x == name)).map(|(j, _)| j as u64).collect()
+        gr.timesteps
+            .iter()
+            .enumerate()
+            .filter(|(_, ts)| list(ts).iter().any(|x| x == name))
+            .map(|(j, _)| j as u64)
+            .collect()
     };
     for ts in &gr.timesteps {
         for n in ts.loads.iter().chain(&ts.stores) {
@@ -318,7 +454,10 @@ fn check_group(
         if let Some(&(mn, mh)) = max_ext.get(&t) {
             if let Some(need) = lane(mn, sh.c, mh, sh.w) {
                 if b.size < need {
-                    e.push(format!("block '{name}' has {} bytes/lane, its largest slice needs {need}", b.size));
+                    e.push(format!(
+                        "block '{name}' has {} bytes/lane, its largest slice needs {need}",
+                        b.size
+                    ));
                 }
             }
         }
@@ -334,7 +473,9 @@ fn check_group(
                     _ => e.push(format!("input '{name}' is not loaded (inside its block's lifetime) before its first use at step {first_use}")),
                 }
                 if last_use.is_some_and(|u| end < u) {
-                    e.push(format!("block '{name}' is freed at step {end} before its last use"));
+                    e.push(format!(
+                        "block '{name}' is freed at step {end} before its last use"
+                    ));
                 }
             }
             Some(p) => {
@@ -366,30 +507,49 @@ fn check_group(
             let (n, c, h, wd) = weight_local_shape(t.shape);
             if let Some(need) = lane(n, c, h, wd) {
                 if b.size < need {
-                    e.push(format!("weight block '{}' has {} bytes/lane, needs {need}", t.name, b.size));
+                    e.push(format!(
+                        "weight block '{}' has {} bytes/lane, needs {need}",
+                        t.name, b.size
+                    ));
                 }
             }
             let us = step_of(o);
             let loads = step_named(|ts| &ts.loads, &t.name);
-            if !loads.first().is_some_and(|&l| l < us && b.start_ts <= l) || b.end_ts.is_some_and(|x| x < us) {
-                e.push(format!("weight '{}' is not loaded before, and held through, its use at step {us}", t.name));
+            if !loads.first().is_some_and(|&l| l < us && b.start_ts <= l)
+                || b.end_ts.is_some_and(|x| x < us)
+            {
+                e.push(format!(
+                    "weight '{}' is not loaded before, and held through, its use at step {us}",
+                    t.name
+                ));
             }
         }
     }
     // no two blocks held in a common step overlap
-    let held: Vec<Vec<bool>> = gr.blocks.iter().map(|b| held_steps(b.start_ts, b.end_ts, k, sliced)).collect();
+    let held: Vec<Vec<bool>> = gr
+        .blocks
+        .iter()
+        .map(|b| held_steps(b.start_ts, b.end_ts, k, sliced))
+        .collect();
     for i in 0..gr.blocks.len() {
         for j in i + 1..gr.blocks.len() {
             let (a, b) = (&gr.blocks[i], &gr.blocks[j]);
             let common = held[i].iter().zip(&held[j]).any(|(x, y)| *x && *y);
-            let overlap = a.addr < b.addr.saturating_add(b.size) && b.addr < a.addr.saturating_add(a.size);
+            let overlap =
+                a.addr < b.addr.saturating_add(b.size) && b.addr < a.addr.saturating_add(a.size);
             if common && overlap && a.size > 0 && b.size > 0 {
-                e.push(format!("blocks '{}' and '{}' are held at the same time and overlap in address", a.name, b.name));
+                e.push(format!(
+                    "blocks '{}' and '{}' are held at the same time and overlap in address",
+                    a.name, b.name
+                ));
             }
         }
     }
     if gr.lmem_peak != gr.blocks.iter().map(|b| b.addr + b.size).max().unwrap_or(0) {
-        e.push(format!("lmem_peak {} is not the highest block end", gr.lmem_peak));
+        e.push(format!(
+            "lmem_peak {} is not the highest block end",
+            gr.lmem_peak
+        ));
     }
     if e.is_empty() {
         Ok(())

@@ -11,11 +11,25 @@ fn chip() -> Chip {
 }
 
 fn forced(g: &tpusim_graph::Graph, first: usize, last: usize, n: u64, h: u64) -> Plan {
-    plan_with_groups(g, &chip(), &PlanOptions::default(), &[GroupRequest { first, last, secs: Some((n, h)) }]).unwrap()
+    plan_with_groups(
+        g,
+        &chip(),
+        &PlanOptions::default(),
+        &[GroupRequest {
+            first,
+            last,
+            secs: Some((n, h)),
+        }],
+    )
+    .unwrap()
 }
 
 fn range(p: &Plan, slice: usize, tensor: &str) -> ([u64; 2], [u64; 2]) {
-    let t = p.groups[0].slices[slice].tensors.iter().find(|t| t.tensor == tensor).unwrap();
+    let t = p.groups[0].slices[slice]
+        .tensors
+        .iter()
+        .find(|t| t.tensor == tensor)
+        .unwrap();
     (t.n, t.h)
 }
 
@@ -80,9 +94,18 @@ fn time_steps_unsliced_and_sliced() {
     assert_eq!(ts[4].stores, vec!["conv2_out"]);
     let blk = |n: &str| gp.blocks.iter().find(|b| b.name == n).unwrap().clone();
     // unsliced: a weight used at T2 lives [T1, T2]; intermediates from producer to user
-    assert_eq!((blk("conv1_w").start_ts, blk("conv1_w").end_ts), (1, Some(2)));
-    assert_eq!((blk("conv0_out").start_ts, blk("conv0_out").end_ts), (1, Some(2)));
-    assert_eq!((blk("conv2_out").start_ts, blk("conv2_out").end_ts), (3, Some(4)));
+    assert_eq!(
+        (blk("conv1_w").start_ts, blk("conv1_w").end_ts),
+        (1, Some(2))
+    );
+    assert_eq!(
+        (blk("conv0_out").start_ts, blk("conv0_out").end_ts),
+        (1, Some(2))
+    );
+    assert_eq!(
+        (blk("conv2_out").start_ts, blk("conv2_out").end_ts),
+        (3, Some(4))
+    );
     assert_eq!(blk("conv0_w").kind, BlockKind::Weight);
     // sliced: weights resident (end = None), still loaded one step early
     let p = forced(&g, 0, 2, 1, 2);
@@ -105,7 +128,10 @@ fn allocation_is_aligned_and_inside_the_lane() {
         }
         // resident weights only when sliced
         let sliced = gp.nsecs * gp.hsecs > 1;
-        assert!(gp.blocks.iter().all(|b| b.end_ts.is_some() || (sliced && b.kind == BlockKind::Weight)));
+        assert!(gp
+            .blocks
+            .iter()
+            .all(|b| b.end_ts.is_some() || (sliced && b.kind == BlockKind::Weight)));
     }
 }
 
@@ -122,8 +148,15 @@ fn too_big_for_one_slice_slices_more() {
 fn h_half_rule_refuses_deep_overlap() {
     // 8 stacked 3x3 convs on 12 rows cut in 3: the input's slices repeat 16 rows > 6
     let g = conv_chain(1, 8, 12, 8);
-    let opts = PlanOptions { h_half_rule: true, ..PlanOptions::default() };
-    let r = GroupRequest { first: 0, last: 7, secs: Some((1, 3)) };
+    let opts = PlanOptions {
+        h_half_rule: true,
+        ..PlanOptions::default()
+    };
+    let r = GroupRequest {
+        first: 0,
+        last: 7,
+        secs: Some((1, 3)),
+    };
     let p = plan_with_groups(&g, &chip(), &opts, &[r]).unwrap();
     // the forced slicing was refused; the planner fell back to one that passes the rule
     assert_ne!(p.groups[0].hsecs, 3);
@@ -146,7 +179,10 @@ fn verifier_rejects_bad_plans() {
 
     let mut p = base();
     let g = &mut p.groups[0];
-    let (a, b) = (g.blocks.iter().position(|b| b.name == "conv0_out").unwrap(), g.blocks.iter().position(|b| b.name == "conv1_out").unwrap());
+    let (a, b) = (
+        g.blocks.iter().position(|b| b.name == "conv0_out").unwrap(),
+        g.blocks.iter().position(|b| b.name == "conv1_out").unwrap(),
+    );
     g.blocks[b].addr = g.blocks[a].addr;
     rejected(&p, "overlap in address");
 
@@ -172,12 +208,20 @@ fn verifier_rejects_bad_plans() {
     rejected(&p, "slices, expected");
 
     let mut p = base();
-    let t = p.groups[0].slices[0].tensors.iter_mut().find(|t| t.tensor == "conv0_out").unwrap();
+    let t = p.groups[0].slices[0]
+        .tensors
+        .iter_mut()
+        .find(|t| t.tensor == "conv0_out")
+        .unwrap();
     t.h = [0, 10];
     rejected(&p, "consumers need");
 
     let mut p = base();
-    let t = p.groups[0].slices[1].tensors.iter_mut().find(|t| t.tensor == "conv2_out").unwrap();
+    let t = p.groups[0].slices[1]
+        .tensors
+        .iter_mut()
+        .find(|t| t.tensor == "conv2_out")
+        .unwrap();
     t.h = [20, 32];
     rejected(&p, "");
 
@@ -213,6 +257,19 @@ fn plans_never_cost_more_than_all_global_and_are_deterministic() {
     let b = plan(&g, &chip(), &PlanOptions::default()).unwrap();
     assert_eq!(a, b);
     assert!(a.cycles <= a.cycles_all_global);
-    let dp = plan(&g, &chip(), &PlanOptions { search: tpusim_planner::Search::Dp, ..Default::default() }).unwrap();
-    assert!(a.cycles <= dp.cycles, "best-slicing search {} must not lose to the baseline {}", a.cycles, dp.cycles);
+    let dp = plan(
+        &g,
+        &chip(),
+        &PlanOptions {
+            search: tpusim_planner::Search::Dp,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        a.cycles <= dp.cycles,
+        "best-slicing search {} must not lose to the baseline {}",
+        a.cycles,
+        dp.cycles
+    );
 }

@@ -12,21 +12,34 @@ fn every_model_on_every_preset() {
         let res = if model == "vgg16" { (32, 32) } else { (64, 64) };
         let g = tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, res).unwrap()).unwrap();
         for chip in Chip::presets() {
-            let p = plan(&g, &chip, &PlanOptions::default()).unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.name));
+            let p = plan(&g, &chip, &PlanOptions::default())
+                .unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.name));
             let text = serde_json::to_string(&p).unwrap();
             let back: tpusim_planner::Plan = serde_json::from_str(&text).unwrap();
             verify(&back).unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.name));
-            let planned: usize = p.groups.iter().map(|g| g.ops.len()).sum::<usize>() + p.global_ops.len();
+            let planned: usize =
+                p.groups.iter().map(|g| g.ops.len()).sum::<usize>() + p.global_ops.len();
             assert_eq!(planned, g.ops.len(), "{model} on {}", chip.name);
-            assert!(p.cycles <= p.cycles_all_global, "{model} on {}: {} > {}", chip.name, p.cycles, p.cycles_all_global);
-            assert!(p.gmem_bytes <= p.gmem_bytes_all_global, "{model} on {}", chip.name);
+            assert!(
+                p.cycles <= p.cycles_all_global,
+                "{model} on {}: {} > {}",
+                chip.name,
+                p.cycles,
+                p.cycles_all_global
+            );
+            assert!(
+                p.gmem_bytes <= p.gmem_bytes_all_global,
+                "{model} on {}",
+                chip.name
+            );
         }
     }
 }
 
 #[test]
 fn resnet18_224_bm1684x_groups_and_beats_all_global() {
-    let g = tpusim_graph::fuse::fuse(&tpusim_graph::load("resnet18", 1, (224, 224)).unwrap()).unwrap();
+    let g =
+        tpusim_graph::fuse::fuse(&tpusim_graph::load("resnet18", 1, (224, 224)).unwrap()).unwrap();
     let chip = Chip::preset("bm1684x").unwrap();
     let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
     assert!(!p.groups.is_empty());

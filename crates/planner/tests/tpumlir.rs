@@ -18,35 +18,65 @@ fn graph(name: &str) -> Graph {
 
 /// `ratio`: the expected range of (our cycles for TPU-MLIR's largest group) / (its own
 /// `group_cost`).
-fn check(graph_file: &str, cache_file: &str, want: &[(usize, u64, u64)], main_group_cost: i64, ratio: (f64, f64)) {
+fn check(
+    graph_file: &str,
+    cache_file: &str,
+    want: &[(usize, u64, u64)],
+    main_group_cost: i64,
+    ratio: (f64, f64),
+) {
     let g = graph(graph_file);
     let cache = parse(&load(cache_file)).unwrap();
     let imp = import(&g, &cache).unwrap();
     let chip = Chip::preset("bm1684x").unwrap();
     let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
     verify(&p).unwrap();
-    let got: Vec<(usize, u64, u64)> = p.groups.iter().map(|g| (g.ops.len(), g.nsecs, g.hsecs)).collect();
+    let got: Vec<(usize, u64, u64)> = p
+        .groups
+        .iter()
+        .map(|g| (g.ops.len(), g.nsecs, g.hsecs))
+        .collect();
     assert_eq!(got, want, "{cache_file}");
     // our estimate of TPU-MLIR's largest group vs its own estimate
     let ours = p.groups.iter().map(|g| g.cycles).max().unwrap() as f64;
     let r = ours / main_group_cost as f64;
-    assert!(r >= ratio.0 && r <= ratio.1, "{cache_file}: ours {ours} vs TPU-MLIR {main_group_cost} (ratio {r:.3})");
+    assert!(
+        r >= ratio.0 && r <= ratio.1,
+        "{cache_file}: ours {ours} vs TPU-MLIR {main_group_cost} (ratio {r:.3})"
+    );
     // our own plan is no worse under our model than TPU-MLIR's grouping
     let mine = plan(&g, &chip, &PlanOptions::default()).unwrap();
-    assert!(mine.cycles <= p.cycles, "{cache_file}: ours {} vs imported {}", mine.cycles, p.cycles);
+    assert!(
+        mine.cycles <= p.cycles,
+        "{cache_file}: ours {} vs imported {}",
+        mine.cycles,
+        p.cycles
+    );
 }
 
 #[test]
 fn resnet18_b1() {
     // TPU-MLIR: one group of 29 ops (conv3 .. add85), shape_secs [1,1,1,1,1], cost 542274;
     // its second group (cast, gap, flatten, cast) holds ops we keep global
-    check("resnet18_onnx_b1.graph.json", "resnet18_b1.tpumlir_cache.json", &[(29, 1, 1)], 542_274, (0.85, 1.15));
+    check(
+        "resnet18_onnx_b1.graph.json",
+        "resnet18_b1.tpumlir_cache.json",
+        &[(29, 1, 1)],
+        542_274,
+        (0.85, 1.15),
+    );
 }
 
 #[test]
 fn resnet18_b4() {
     // TPU-MLIR: [conv3, pool5] with shape_secs [4,1,1,2,1], then 28 ops unsliced
-    check("resnet18_onnx_b4.graph.json", "resnet18_b4.tpumlir_cache.json", &[(2, 4, 2), (28, 1, 1)], 992_856, (0.85, 1.15));
+    check(
+        "resnet18_onnx_b4.graph.json",
+        "resnet18_b4.tpumlir_cache.json",
+        &[(2, 4, 2), (28, 1, 1)],
+        992_856,
+        (0.85, 1.15),
+    );
 }
 
 #[test]
@@ -56,7 +86,13 @@ fn mini_mobilenetv2_b1() {
     // per-instruction cost and runs depthwise convs at EU_NUM MACs/cycle/lane; TPU-MLIR's
     // cycle estimates (and its profile: 120,639 cycles in total) include instruction
     // issue and DMA latencies that dominate when each op moves only a few kB.
-    check("mini_mbv2_onnx_b1.graph.json", "mini_mbv2_b1.tpumlir_cache.json", &[(22, 1, 1)], 100_799, (0.3, 0.45));
+    check(
+        "mini_mbv2_onnx_b1.graph.json",
+        "mini_mbv2_b1.tpumlir_cache.json",
+        &[(22, 1, 1)],
+        100_799,
+        (0.3, 0.45),
+    );
 }
 
 #[test]
@@ -79,8 +115,14 @@ fn export_import_round_trip() {
 fn bad_caches_are_errors() {
     let g = graph("mini_mbv2_onnx_b1.graph.json");
     assert!(parse("{").is_err());
-    assert!(parse("{\"GroupLayer\": []}").unwrap_err().to_string().contains("opt"));
-    let c = parse(r#"{"opt": 2, "GroupLayer": [{"locs": ["nope1", "nope2"], "shape_secs": [1,1,1,1,1]}]}"#).unwrap();
+    assert!(parse("{\"GroupLayer\": []}")
+        .unwrap_err()
+        .to_string()
+        .contains("opt"));
+    let c = parse(
+        r#"{"opt": 2, "GroupLayer": [{"locs": ["nope1", "nope2"], "shape_secs": [1,1,1,1,1]}]}"#,
+    )
+    .unwrap();
     let e = import(&g, &c).unwrap_err().to_string();
     assert!(e.contains("nope1"), "{e}");
 }

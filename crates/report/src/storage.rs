@@ -218,26 +218,34 @@ pub fn picture(name: &str, st: &Stored) -> LayoutPicture {
     match st.shape {
         PictureShape::Tiles { second, minor, tile_rows, tile_cols, slabs } => {
             let (tr, tc) = (tile_rows.max(1), tile_cols.max(1));
-            let rows = second.div_ceil(tr).max(1) as usize;
-            let cols = minor.div_ceil(tc).max(1) as usize;
-            let fill = |r: usize, c: usize| {
-                let used_r = second.saturating_sub(r as u64 * tr).min(tr);
-                let used_c = minor.saturating_sub(c as u64 * tc).min(tc);
-                (used_r * used_c) as f64 / (tr * tc) as f64
-            };
-            let (r2, c2, f) = shrink(rows, cols, fill);
+            // the padded slab, cut into at most PICTURE_MAX cells per side; a cell's fill
+            // is the share of it inside the real [second × minor] region
+            let rows_p = second.div_ceil(tr).max(1) * tr;
+            let cols_p = minor.div_ceil(tc).max(1) * tc;
+            let cr = rows_p.div_ceil(PICTURE_MAX as u64).max(1);
+            let cc = cols_p.div_ceil(PICTURE_MAX as u64).max(1);
+            let rows = rows_p.div_ceil(cr) as usize;
+            let cols = cols_p.div_ceil(cc) as usize;
+            let overlap = |start: u64, len: u64, real: u64| real.saturating_sub(start).min(len);
+            let mut fill = Vec::with_capacity(rows * cols);
+            for r in 0..rows as u64 {
+                for c in 0..cols as u64 {
+                    let h = overlap(r * cr, cr, second) as f64;
+                    let w = overlap(c * cc, cc, minor) as f64;
+                    fill.push(h * w / (cr * cc) as f64);
+                }
+            }
             LayoutPicture {
                 tensor: name.to_string(),
                 caption: format!(
-                    "{}: one [{second} x {minor}] slab of the {slabs} the major dims hold, cut into ({tr},{tc}) tiles{}",
-                    st.layout,
-                    if (r2, c2) != (rows, cols) { format!(" ({rows}x{cols} tiles averaged to {r2}x{c2} cells)") } else { String::new() }
+                    "{}: one [{second} x {minor}] slab (of {slabs}) padded to [{rows_p} x {cols_p}] by ({tr},{tc}) tiles; each cell is {cr} x {cc} elements",
+                    st.layout
                 ),
-                row_label: format!("tiles of {tr} rows of the second-minor dim ({second})"),
-                col_label: format!("tiles of {tc} of the minor dim ({minor})"),
-                rows: r2,
-                cols: c2,
-                fill: f,
+                row_label: format!("second-minor dim, {cr} per cell"),
+                col_label: format!("minor dim, {cc} per cell"),
+                rows,
+                cols,
+                fill,
             }
         }
         PictureShape::Lanes { channels, lanes, used, stride } => {

@@ -173,8 +173,8 @@ pub fn roofline(r: &Report) -> String {
 /// The address axis runs to the group's peak; `capacity` (the on-chip size the
 /// addresses live in, per lane on an NPU, bytes; 0 = do not show) is quoted in the title.
 pub fn memory_plan(g: &GroupReport, index: usize, capacity: u64) -> String {
-    let (w, h) = (360.0_f64, 200.0_f64);
-    let (ml, mr, mt, mb) = (54.0, 8.0, 18.0, 28.0);
+    let (w, h) = (360.0_f64, 212.0_f64);
+    let (ml, mr, mt, mb) = (54.0, 8.0, 30.0, 28.0);
     let pw = w - ml - mr;
     let ph = h - mt - mb;
     let steps = g.blocks.iter().map(|b| b.end_ts + 1).max().unwrap_or(1).max(1);
@@ -194,12 +194,12 @@ pub fn memory_plan(g: &GroupReport, index: usize, capacity: u64) -> String {
     );
     let _ = write!(
         o,
-        r##"<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#999"/><text x="{ml}" y="12" font-size="11">group {index}: {} ops, {}×{} slices, {}{}</text>"##,
+        r##"<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#999"/><text x="{ml}" y="12" font-size="11">group {index}: {} ops, {}×{} slices, {}</text><text x="{ml}" y="25" font-size="10" fill="#555">{}</text>"##,
         g.ops.len(),
         g.nsecs,
         g.hsecs,
         esc(&seconds(g.time_s)),
-        if capacity > 0 { format!(", peak {:.0}% of {}", top as f64 / capacity as f64 * 100.0, esc(&bytes(capacity))) } else { String::new() }
+        if capacity > 0 { format!("peak {} of {} per lane ({:.0}%)", esc(&bytes(top)), esc(&bytes(capacity)), top as f64 / capacity as f64 * 100.0) } else { String::new() }
     );
     let _ = write!(
         o,
@@ -251,7 +251,7 @@ pub fn layout_picture(p: &LayoutPicture) -> String {
     );
     let _ = write!(
         o,
-        r#"<text x="{ml}" y="13" font-size="11">rows: {} · columns: {}</text>"#,
+        r#"<text x="{ml}" y="13" font-size="11">down: {} · across: {}</text>"#,
         esc(&p.row_label),
         esc(&p.col_label)
     );

@@ -114,13 +114,23 @@ pub fn run(args: PlanArgs) -> Result<()> {
     if args.list {
         return list(args.json);
     }
-    let model = args.model.clone().ok_or_else(|| anyhow!("give a MODEL (see `tpusim plan --list`)"))?;
+    let model = args
+        .model
+        .clone()
+        .ok_or_else(|| anyhow!("give a MODEL (see `tpusim plan --list`)"))?;
     let chip = load_chip(&args)?;
-    let dtype: tpusim_layout::ElementType = args
-        .dtype
-        .parse()
-        .map_err(|_| anyhow!("unknown --dtype '{}' (try f16, bf16, f32, int8)", args.dtype))?;
-    let graph = load_graph(&model, args.batch, parse_resolution(args.resolution.as_deref())?, !args.no_fuse)?;
+    let dtype: tpusim_layout::ElementType = args.dtype.parse().map_err(|_| {
+        anyhow!(
+            "unknown --dtype '{}' (try f16, bf16, f32, int8)",
+            args.dtype
+        )
+    })?;
+    let graph = load_graph(
+        &model,
+        args.batch,
+        parse_resolution(args.resolution.as_deref())?,
+        !args.no_fuse,
+    )?;
     let opts = PlanOptions {
         dtype,
         h_half_rule: args.h_half_rule,
@@ -132,7 +142,8 @@ pub fn run(args: PlanArgs) -> Result<()> {
     };
     let plan = match &args.import_tpu_mlir {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read '{}'", path.display()))?;
             let cache = tpusim_planner::tpumlir::parse(&text)?;
             let imported = tpusim_planner::tpumlir::import(&graph, &cache)?;
             if !args.json && (!imported.unmatched.is_empty() || !imported.split_at.is_empty()) {
@@ -165,7 +176,9 @@ pub fn run(args: PlanArgs) -> Result<()> {
 /// A verifier rejection of a plan we just made is our bug (exit 1), not bad input.
 fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
     match e {
-        tpusim_planner::PlanError::Invalid(m) => anyhow::Error::new(Internal(format!("internal error: the planner made an invalid plan: {m}"))),
+        tpusim_planner::PlanError::Invalid(m) => anyhow::Error::new(Internal(format!(
+            "internal error: the planner made an invalid plan: {m}"
+        ))),
         other => other.into(),
     }
 }
@@ -173,7 +186,8 @@ fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
 fn load_chip(args: &PlanArgs) -> Result<Chip> {
     match &args.chip_file {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read '{}'", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read '{}'", p.display()))?;
             Ok(Chip::from_toml(&text)?)
         }
         None => Ok(Chip::preset(&args.chip)?),
@@ -199,9 +213,17 @@ fn parse_resolution(text: Option<&str>) -> Result<Option<(u64, u64)>> {
     }
 }
 
-fn load_graph(model: &str, batch: Option<u64>, res: Option<(u64, u64)>, fuse: bool) -> Result<Graph> {
+fn load_graph(
+    model: &str,
+    batch: Option<u64>,
+    res: Option<(u64, u64)>,
+    fuse: bool,
+) -> Result<Graph> {
     let path = Path::new(model);
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     let g = match ext.as_deref() {
         Some("onnx") => {
             let bytes = std::fs::read(path).with_context(|| format!("cannot read '{model}'"))?;
@@ -211,19 +233,30 @@ fn load_graph(model: &str, batch: Option<u64>, res: Option<(u64, u64)>, fuse: bo
             if res.is_some() {
                 bail!("--resolution does not apply to a topology CSV (its rows give every layer's size)");
             }
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read '{model}'"))?;
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("topology");
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read '{model}'"))?;
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("topology");
             tpusim_graph::from_topology_csv(&text, stem, batch.unwrap_or(1))?
         }
         _ => tpusim_graph::load(model, batch.unwrap_or(1), res.unwrap_or((224, 224)))?,
     };
-    Ok(if fuse { tpusim_graph::fuse::fuse(&g)? } else { g })
+    Ok(if fuse {
+        tpusim_graph::fuse::fuse(&g)?
+    } else {
+        g
+    })
 }
 
 fn list(json: bool) -> Result<()> {
     let models = tpusim_graph::models::list();
     if json {
-        let v: Vec<_> = models.iter().map(|(n, d)| serde_json::json!({ "name": n, "description": d })).collect();
+        let v: Vec<_> = models
+            .iter()
+            .map(|(n, d)| serde_json::json!({ "name": n, "description": d }))
+            .collect();
         return print_json(&serde_json::json!({ "models": v }));
     }
     println!("{:<12} description", "model");
@@ -234,8 +267,10 @@ fn list(json: bool) -> Result<()> {
 }
 
 fn verify(file: &Path, json: bool) -> Result<()> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read '{}'", file.display()))?;
-    let plan: Plan = serde_json::from_str(&text).map_err(|e| anyhow!("'{}' is not a plan JSON: {e}", file.display()))?;
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read '{}'", file.display()))?;
+    let plan: Plan = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("'{}' is not a plan JSON: {e}", file.display()))?;
     let result = tpusim_planner::verify::verify(&plan);
     let ops: usize = plan.groups.iter().map(|g| g.ops.len()).sum::<usize>() + plan.global_ops.len();
     if json {
@@ -246,7 +281,15 @@ fn verify(file: &Path, json: bool) -> Result<()> {
             "error": result.as_ref().err().map(|e| e.to_string()),
         }))?;
     } else if result.is_ok() {
-        println!("valid: {} groups, {} global ops, {} ops on {} ({} bytes/lane, {} banks)", plan.groups.len(), plan.global_ops.len(), ops, plan.chip, plan.lane_bytes, plan.banks);
+        println!(
+            "valid: {} groups, {} global ops, {} ops on {} ({} bytes/lane, {} banks)",
+            plan.groups.len(),
+            plan.global_ops.len(),
+            ops,
+            plan.chip,
+            plan.lane_bytes,
+            plan.banks
+        );
     }
     result.map_err(|e| anyhow!("{}: {e}", file.display()))
 }
@@ -271,20 +314,58 @@ fn summary(p: &Plan) -> String {
     let _ = writeln!(
         s,
         "{} on {} ({}, {} lanes x {} B, {} banks): {} ops in {} groups, {} global ops",
-        p.graph.name, p.chip, p.dtype, p.npu_num, p.lane_bytes, p.banks, grouped, p.groups.len(), p.global_ops.len()
+        p.graph.name,
+        p.chip,
+        p.dtype,
+        p.npu_num,
+        p.lane_bytes,
+        p.banks,
+        grouped,
+        p.groups.len(),
+        p.global_ops.len()
     );
-    let _ = writeln!(s, "{:>5} {:>4}  {:<44} {:>5} {:>5} {:>9} {:>10} {:>11}", "group", "ops", "first .. last", "nsecs", "hsecs", "lmem peak", "gmem", "cycles");
+    let _ = writeln!(
+        s,
+        "{:>5} {:>4}  {:<44} {:>5} {:>5} {:>9} {:>10} {:>11}",
+        "group", "ops", "first .. last", "nsecs", "hsecs", "lmem peak", "gmem", "cycles"
+    );
     for (i, g) in p.groups.iter().enumerate() {
-        let span = format!("{} .. {}", g.ops.first().map_or("", |x| x), g.ops.last().map_or("", |x| x));
-        let span = if span.chars().count() > 44 { format!("{}…", span.chars().take(43).collect::<String>()) } else { span };
-        let _ = writeln!(s, "{i:>5} {:>4}  {span:<44} {:>5} {:>5} {:>9} {:>10} {:>11}", g.ops.len(), g.nsecs, g.hsecs, g.lmem_peak, human_bytes(g.gmem_bytes), g.cycles);
+        let span = format!(
+            "{} .. {}",
+            g.ops.first().map_or("", |x| x),
+            g.ops.last().map_or("", |x| x)
+        );
+        let span = if span.chars().count() > 44 {
+            format!("{}…", span.chars().take(43).collect::<String>())
+        } else {
+            span
+        };
+        let _ = writeln!(
+            s,
+            "{i:>5} {:>4}  {span:<44} {:>5} {:>5} {:>9} {:>10} {:>11}",
+            g.ops.len(),
+            g.nsecs,
+            g.hsecs,
+            g.lmem_peak,
+            human_bytes(g.gmem_bytes),
+            g.cycles
+        );
     }
     if !p.global_ops.is_empty() {
         let gc: u64 = p.global_costs.iter().map(|c| c.cycles).sum();
         let gb: u64 = p.global_costs.iter().map(|c| c.gmem_bytes).sum();
         let names: Vec<&str> = p.global_ops.iter().map(|x| x.as_str()).take(8).collect();
-        let more = if p.global_ops.len() > 8 { format!(", … ({} more)", p.global_ops.len() - 8) } else { String::new() };
-        let _ = writeln!(s, "global ops: {}{more}  ({}, {gc} cycles)", names.join(", "), human_bytes(gb));
+        let more = if p.global_ops.len() > 8 {
+            format!(", … ({} more)", p.global_ops.len() - 8)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "global ops: {}{more}  ({}, {gc} cycles)",
+            names.join(", "),
+            human_bytes(gb)
+        );
     }
     let ratio = |a: u64, b: u64| if a == 0 { 0.0 } else { b as f64 / a as f64 };
     let _ = writeln!(

@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 pub enum SystolicCmd {
     /// One GEMM C[M,N] = A[M,K]·W[K,N] on an R×C array: cycles, utilization, traffic.
     ///
-    /// Example: tpusim systolic gemm --m 512 --k 1024 --n 768 --rows 128 --cols 128
+    /// Example: tpusim systolic gemm --m 512 --k 768 --n 1024 --rows 128 --cols 128 (SCALE-Sim M,N,K = 512,1024,768)
     Gemm(layer::GemmArgs),
     /// One convolution (lowered to GEMMs by im2col) on an R×C array.
     ///

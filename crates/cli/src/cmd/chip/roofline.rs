@@ -147,7 +147,7 @@ struct WithBatch {
 
 fn count(flag: &str, text: &str) -> Result<u64> {
     let v = parse_quantity(text).with_context(|| flag.to_string())?;
-    if v.fract() != 0.0 || v < 1.0 || v >= 1.8e19 {
+    if v.fract() != 0.0 || !(1.0..1.8e19).contains(&v) {
         bail!("{flag} must be a whole number >= 1, got {text}");
     }
     Ok(v as u64)
