@@ -48,6 +48,7 @@ enum Area {
 }
 
 fn main() {
+    restore_sigpipe();
     let cli = Cli::parse();
     let result = match cli.area {
         Area::Layout(c) => cmd::layout::run(c),
@@ -63,5 +64,15 @@ fn main() {
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(util::exit_code(&e));
+    }
+}
+
+/// Rust ignores SIGPIPE, so `tpusim … | head` would panic on the first write after the
+/// reader left. Restore the default action: the process ends quietly, as Unix tools do.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up before any thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -186,7 +186,7 @@ fn svg_and_tpu_mlir_round_trip() {
     let c: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
     assert_eq!(c["opt"], 2);
     assert_eq!(
-        c["GroupLayer"].as_array().unwrap().len(),
+        c["subfunc_0"]["GroupLayer"].as_array().unwrap().len(),
         ours["groups"].as_array().unwrap().len()
     );
     let back = plan_json(&[

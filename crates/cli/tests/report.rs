@@ -7,7 +7,10 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn tiny() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../report/tests/data/tiny.csv").display().to_string()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../report/tests/data/tiny.csv")
+        .display()
+        .to_string()
 }
 
 fn tpusim() -> Command {
@@ -20,16 +23,34 @@ fn no_arguments_runs_resnet50_on_v5e() {
         .args(["report", "--summary"])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("resnet50 on v5e (TPU), batch 1, bf16"))
+        .stdout(predicate::str::starts_with(
+            "resnet50 on v5e (TPU), batch 1, bf16",
+        ))
         .stdout(predicate::str::contains("total time"))
         .stdout(predicate::str::contains("Top 10 tensors by padding waste"));
 }
 
 #[test]
 fn json_fields_are_the_contract() {
-    let out = tpusim().args(["report", &tiny(), "--chip", "bm1684x", "--json"]).assert().success().get_output().stdout.clone();
+    let out = tpusim()
+        .args(["report", &tiny(), "--chip", "bm1684x", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let v: Value = serde_json::from_slice(&out).expect("exactly one JSON document");
-    for k in ["model", "chip", "total_time_s", "roofline_lower_bound_s", "flops", "bytes_logical", "bytes_moved", "layers", "groups"] {
+    for k in [
+        "model",
+        "chip",
+        "total_time_s",
+        "roofline_lower_bound_s",
+        "flops",
+        "bytes_logical",
+        "bytes_moved",
+        "layers",
+        "groups",
+    ] {
         assert!(v.get(k).is_some(), "missing {k}");
     }
     assert_eq!(v["model"], "tiny");
@@ -37,7 +58,17 @@ fn json_fields_are_the_contract() {
     let layers = v["layers"].as_array().unwrap();
     assert_eq!(layers.len(), 2);
     for l in layers {
-        for k in ["name", "op", "flops", "bytes_logical", "bytes_moved", "compute_s", "memory_s", "bound", "group"] {
+        for k in [
+            "name",
+            "op",
+            "flops",
+            "bytes_logical",
+            "bytes_moved",
+            "compute_s",
+            "memory_s",
+            "bound",
+            "group",
+        ] {
             assert!(l.get(k).is_some(), "layer missing {k}");
         }
     }
@@ -58,14 +89,28 @@ fn table_lists_every_layer() {
         .stdout(predicate::str::contains("Layers:"))
         .stdout(predicate::str::contains("conv1"))
         .stdout(predicate::str::contains("conv2"))
-        .stdout(predicate::str::contains("bf16[1,18,18,3]{3,2,1,0:T(8,128)(2,1)}"));
+        .stdout(predicate::str::contains(
+            "bf16[1,18,18,3]{3,2,1,0:T(8,128)(2,1)}",
+        ));
 }
 
 #[test]
 fn html_page_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("r.html");
-    tpusim().args(["report", &tiny(), "--chip", "v6e", "--vmem", "128MiB", "--html"]).arg(&page).assert().success();
+    tpusim()
+        .args([
+            "report",
+            &tiny(),
+            "--chip",
+            "v6e",
+            "--vmem",
+            "128MiB",
+            "--html",
+        ])
+        .arg(&page)
+        .assert()
+        .success();
     let text = std::fs::read_to_string(&page).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
     assert!(text.contains("<section id=\"summary\">"));
@@ -78,7 +123,13 @@ fn sweep_writes_one_csv_row_per_run() {
     let dir = tempfile::tempdir().unwrap();
     let grid = dir.path().join("grid.toml");
     let t = tiny().replace('\\', "/");
-    std::fs::write(&grid, format!("models = [\"{t}\"]\nchips = [\"v5e\", \"bm1684x\", \"nochip\"]\nbatches = [1, 2]\n")).unwrap();
+    std::fs::write(
+        &grid,
+        format!(
+            "models = [\"{t}\"]\nchips = [\"v5e\", \"bm1684x\", \"nochip\"]\nbatches = [1, 2]\n"
+        ),
+    )
+    .unwrap();
     let csv = dir.path().join("runs.csv");
     tpusim()
         .args(["report", "--sweep"])
@@ -91,7 +142,8 @@ fn sweep_writes_one_csv_row_per_run() {
     let text = std::fs::read_to_string(&csv).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 7, "{text}");
-    assert!(lines[0].starts_with("model,chip,chip_kind,batch,dtype,total_time_s,roofline_lower_bound_s"));
+    assert!(lines[0]
+        .starts_with("model,chip,chip_kind,batch,dtype,total_time_s,roofline_lower_bound_s"));
     // fields, honouring RFC 4180 quotes (error messages contain commas)
     let fields = |l: &str| -> usize {
         let (mut n, mut quoted) = (1, false);
@@ -120,13 +172,25 @@ fn sweep_writes_one_csv_row_per_run() {
 #[test]
 fn bad_input_is_one_error_line_and_exit_2() {
     for (args, needle) in [
-        (vec!["report", "resnet18", "--chip", "nochip"], "unknown chip 'nochip'"),
+        (
+            vec!["report", "resnet18", "--chip", "nochip"],
+            "unknown chip 'nochip'",
+        ),
         (vec!["report", "resnet18", "--dtype", "f64"], "dtype 'f64'"),
         (vec!["report", "resnet18", "--batch", "0"], "batch 0"),
         (vec!["report", "nonet"], "nonet"),
-        (vec!["report", "missing.onnx"], "cannot read ONNX file 'missing.onnx'"),
-        (vec!["report", "resnet18", "--resolution", "0,3"], "--resolution"),
-        (vec!["report", "--sweep", "missing.toml"], "cannot read sweep file"),
+        (
+            vec!["report", "missing.onnx"],
+            "cannot read ONNX file 'missing.onnx'",
+        ),
+        (
+            vec!["report", "resnet18", "--resolution", "0,3"],
+            "--resolution",
+        ),
+        (
+            vec!["report", "--sweep", "missing.toml"],
+            "cannot read sweep file",
+        ),
     ] {
         tpusim()
             .args(&args)

@@ -160,6 +160,25 @@ pub fn export(plan: &Plan) -> Cache {
     cache
 }
 
+/// The cache file text TPU-MLIR 1.30 writes and reads: the groups of `cache` nested
+/// under `subfunc_0` (`{"opt": 2, "total subfunc": 1, "subfunc_0": {"subfunc idx": 0,
+/// "GroupLayer": …, "GlobalLayer": …, "CyclePrefixSum": …}}`), pretty-printed.
+pub fn to_text(cache: &Cache) -> String {
+    let v = serde_json::json!({
+        "opt": cache.opt,
+        "total subfunc": 1,
+        "subfunc_0": {
+            "subfunc idx": 0,
+            "GroupLayer": cache.group_layer,
+            "GlobalLayer": cache.global_layer,
+            "CyclePrefixSum": cache.cycle_prefix_sum,
+        }
+    });
+    let mut t = serde_json::to_string_pretty(&v).unwrap_or_default();
+    t.push('\n');
+    t
+}
+
 /// Parse a cache file's text: the flat form above, or TPU-MLIR 1.30's nested form
 /// (`{"opt": 2, "total subfunc": 1, "subfunc_0": {"GroupLayer": …, "GlobalLayer": …}}`),
 /// whose sub-functions are merged in order.

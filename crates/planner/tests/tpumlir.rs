@@ -100,7 +100,8 @@ fn export_import_round_trip() {
     let g = graph("resnet18_onnx_b4.graph.json");
     let chip = Chip::preset("bm1684x").unwrap();
     let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
-    let text = serde_json::to_string_pretty(&export(&p)).unwrap();
+    let text = tpusim_planner::tpumlir::to_text(&export(&p));
+    assert!(text.contains("\"subfunc_0\""));
     let back = parse(&text).unwrap();
     assert_eq!(back.group_layer.len(), p.groups.len());
     assert_eq!(back.opt, 2);

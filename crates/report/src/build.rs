@@ -50,13 +50,25 @@ impl ModelSource {
     /// activations folded into their producers, as the planner expects).
     pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
         if batch == 0 {
-            return Err(ReportError::BadBatch { given: 0, why: "must be at least 1".into() });
+            return Err(ReportError::BadBatch {
+                given: 0,
+                why: "must be at least 1".into(),
+            });
         }
-        let lower = |e: tpusim_graph::GraphError| ReportError::Lower { context: format!("model '{}'", self.name()), message: e.to_string() };
+        let lower = |e: tpusim_graph::GraphError| ReportError::Lower {
+            context: format!("model '{}'", self.name()),
+            message: e.to_string(),
+        };
         let g = match self {
-            ModelSource::Builtin(n) => tpusim_graph::load(&n.to_ascii_lowercase(), batch, resolution),
-            ModelSource::Onnx { bytes, .. } => tpusim_graph::from_onnx_bytes(bytes, Some(batch), Some(resolution)),
-            ModelSource::Topology { name, text } => tpusim_graph::from_topology_csv(text, name, batch),
+            ModelSource::Builtin(n) => {
+                tpusim_graph::load(&n.to_ascii_lowercase(), batch, resolution)
+            }
+            ModelSource::Onnx { bytes, .. } => {
+                tpusim_graph::from_onnx_bytes(bytes, Some(batch), Some(resolution))
+            }
+            ModelSource::Topology { name, text } => {
+                tpusim_graph::from_topology_csv(text, name, batch)
+            }
         }
         .map_err(lower)?;
         tpusim_graph::fuse::fuse(&g).map_err(lower)
@@ -110,24 +122,55 @@ fn is_view(kind: &OpKind) -> bool {
 }
 
 fn add(a: u64, b: u64, what: &str) -> Result<u64> {
-    a.checked_add(b).ok_or_else(|| ReportError::Overflow(what.to_string()))
+    a.checked_add(b)
+        .ok_or_else(|| ReportError::Overflow(what.to_string()))
 }
 
 /// Make the report of a (fused) graph on a machine.
-pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: ElementType, batch: u64) -> Result<Report> {
+pub fn report_graph(
+    graph: &Graph,
+    model: &str,
+    machine: &Machine,
+    dtype: ElementType,
+    batch: u64,
+) -> Result<Report> {
     let bw = machine.offchip_bytes_per_s(dtype)?;
     let peak = machine.peak_flops_per_s(dtype)?;
     let vector = machine.vector_flops_per_s(dtype)?;
-    let stored_all: Vec<Stored> = (0..graph.tensors.len()).map(|t| stored(machine, graph, t, dtype)).collect::<Result<_>>()?;
-    let expansion: Vec<f64> = stored_all.iter().map(|s| if s.bytes_logical > 0 { s.bytes_moved as f64 / s.bytes_logical as f64 } else { 1.0 }).collect();
+    let stored_all: Vec<Stored> = (0..graph.tensors.len())
+        .map(|t| stored(machine, graph, t, dtype))
+        .collect::<Result<_>>()?;
+    let expansion: Vec<f64> = stored_all
+        .iter()
+        .map(|s| {
+            if s.bytes_logical > 0 {
+                s.bytes_moved as f64 / s.bytes_logical as f64
+            } else {
+                1.0
+            }
+        })
+        .collect();
     let timer = Timer::new(graph, machine, dtype, expansion)?;
 
     // the plan
     let pchip = machine.planner_chip()?;
-    let opts = PlanOptions { dtype, ..PlanOptions::default() };
+    let opts = PlanOptions {
+        dtype,
+        ..PlanOptions::default()
+    };
     let plan = tpusim_planner::plan(graph, &pchip, &opts).map_err(|e| match e {
-        tpusim_planner::PlanError::BadOption { name: "dtype", value, why } => ReportError::BadDtype { given: value, why: why.to_string() },
-        other => ReportError::Lower { context: format!("planning '{model}' on {}", machine.name()), message: other.to_string() },
+        tpusim_planner::PlanError::BadOption {
+            name: "dtype",
+            value,
+            why,
+        } => ReportError::BadDtype {
+            given: value,
+            why: why.to_string(),
+        },
+        other => ReportError::Lower {
+            context: format!("planning '{model}' on {}", machine.name()),
+            message: other.to_string(),
+        },
     })?;
 
     // layers alone
@@ -137,7 +180,12 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
         let y = op.outputs.first().map(|&t| graph.tensors[t].shape);
         let c = match y {
             Some(s) => timer.compute(op, s.n, s.h)?,
-            None => crate::timing::Compute { seconds: 0.0, macs: 0, flops: 0, utilization: 0.0 },
+            None => crate::timing::Compute {
+                seconds: 0.0,
+                macs: 0,
+                flops: 0,
+                utilization: 0.0,
+            },
         };
         let (mut bl, mut bm) = (0u64, 0u64);
         if !is_view(&op.kind) {
@@ -160,7 +208,11 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
             bytes_moved: bm,
             compute_s: c.seconds,
             memory_s,
-            bound: if c.seconds >= memory_s { "compute".into() } else { "memory".into() },
+            bound: if c.seconds >= memory_s {
+                "compute".into()
+            } else {
+                "memory".into()
+            },
             group: 0,
             utilization,
         });
@@ -170,17 +222,25 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
     let ctx = Ctx::new(graph, &stored_all, &timer, bw);
     let mut pieces: Vec<(usize, GroupReport)> = Vec::new();
     for gp in &plan.groups {
-        let first = gp.ops.first().and_then(|n| ctx.ops.get(n.as_str()).copied()).ok_or_else(|| ReportError::Lower {
-            context: "reading the plan".into(),
-            message: format!("group {:?} names an unknown op", gp.ops),
-        })?;
+        let first = gp
+            .ops
+            .first()
+            .and_then(|n| ctx.ops.get(n.as_str()).copied())
+            .ok_or_else(|| ReportError::Lower {
+                context: "reading the plan".into(),
+                message: format!("group {:?} names an unknown op", gp.ops),
+            })?;
         pieces.push((first, ctx.group(gp)?));
     }
     for name in &plan.global_ops {
-        let o = ctx.ops.get(name.as_str()).copied().ok_or_else(|| ReportError::Lower {
-            context: "reading the plan".into(),
-            message: format!("global op '{name}' is not in the graph"),
-        })?;
+        let o = ctx
+            .ops
+            .get(name.as_str())
+            .copied()
+            .ok_or_else(|| ReportError::Lower {
+                context: "reading the plan".into(),
+                message: format!("global op '{name}' is not in the graph"),
+            })?;
         let l = &layers[o];
         pieces.push((
             o,
@@ -211,13 +271,22 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
     let mac_rate = match machine {
         Machine::Npu(n) => {
             let t = crate::machine::npu_timing(&n.chip, dtype)?;
-            2.0 * n.chip.npu_num as f64 * t.clock_hz * t.macs_per_cycle_per_lane.max(t.eltwise_per_cycle_per_lane)
+            2.0 * n.chip.npu_num as f64
+                * t.clock_hz
+                * t.macs_per_cycle_per_lane.max(t.eltwise_per_cycle_per_lane)
         }
         Machine::Tpu(_) => peak,
     };
     let mut compulsory = 0u64;
     let real_op = |t: usize, producer: bool| {
-        graph.ops.iter().any(|o| !is_view(&o.kind) && if producer { o.outputs.contains(&t) } else { o.inputs.contains(&t) })
+        graph.ops.iter().any(|o| {
+            !is_view(&o.kind)
+                && if producer {
+                    o.outputs.contains(&t)
+                } else {
+                    o.inputs.contains(&t)
+                }
+        })
     };
     for &t in &graph.inputs {
         if real_op(t, false) {
@@ -251,7 +320,11 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
             bytes_stored: s.bytes_stored,
         })
         .collect();
-    tensors.sort_by(|a, b| b.waste_bytes().cmp(&a.waste_bytes()).then(a.name.cmp(&b.name)));
+    tensors.sort_by(|a, b| {
+        b.waste_bytes()
+            .cmp(&a.waste_bytes())
+            .then(a.name.cmp(&b.name))
+    });
     let worst_layout = tensors.first().and_then(|w| {
         let t = ctx.tensors.get(w.name.as_str())?;
         Some(picture(&w.name, &stored_all[*t]))
@@ -277,7 +350,11 @@ pub fn report_graph(graph: &Graph, model: &str, machine: &Machine, dtype: Elemen
         offchip_bytes_per_s: bw,
         onchip_bytes: machine.onchip_bytes(),
         lane_bytes: pchip.lane_bytes,
-        achieved_flops_per_s: if total_time_s > 0.0 { flops as f64 / total_time_s } else { 0.0 },
+        achieved_flops_per_s: if total_time_s > 0.0 {
+            flops as f64 / total_time_s
+        } else {
+            0.0
+        },
         tensors,
         worst_layout,
     })

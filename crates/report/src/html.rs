@@ -81,18 +81,36 @@ pub fn render(r: &Report) -> String {
         ("Total time (planned)", seconds(r.total_time_s)),
         ("Roofline lower bound", seconds(r.roofline_lower_bound_s)),
         ("Plan / bound", ratio),
-        ("Bound: compute side (all MACs at peak)", seconds(r.roofline_compute_s)),
-        ("Bound: memory side (inputs, outputs, weights once)", seconds(r.roofline_memory_s)),
-        ("Plan: compute time (all groups)", seconds(r.groups.iter().map(|g| g.compute_s).sum())),
-        ("Plan: DMA time (all groups)", seconds(r.groups.iter().map(|g| g.dma_s).sum())),
+        (
+            "Bound: compute side (all MACs at peak)",
+            seconds(r.roofline_compute_s),
+        ),
+        (
+            "Bound: memory side (inputs, outputs, weights once)",
+            seconds(r.roofline_memory_s),
+        ),
+        (
+            "Plan: compute time (all groups)",
+            seconds(r.groups.iter().map(|g| g.compute_s).sum()),
+        ),
+        (
+            "Plan: DMA time (all groups)",
+            seconds(r.groups.iter().map(|g| g.dma_s).sum()),
+        ),
         ("Achieved FLOP/s", si(r.achieved_flops_per_s, "FLOP/s")),
         ("Peak FLOP/s", si(r.peak_flops_per_s, "FLOP/s")),
-        ("Fraction of peak", percent(r.achieved_flops_per_s / r.peak_flops_per_s)),
+        (
+            "Fraction of peak",
+            percent(r.achieved_flops_per_s / r.peak_flops_per_s),
+        ),
         ("Total FLOPs", si(r.flops as f64, "FLOP")),
         ("Bytes moved (layers alone)", bytes(r.bytes_moved)),
         ("Bytes logical (layers alone)", bytes(r.bytes_logical)),
         ("Moved / logical", expansion),
-        ("Off-chip bandwidth", format!("{}/s", bytes(r.offchip_bytes_per_s as u64))),
+        (
+            "Off-chip bandwidth",
+            format!("{}/s", bytes(r.offchip_bytes_per_s as u64)),
+        ),
         ("On-chip memory", bytes(r.onchip_bytes)),
     ];
     for (k, v) in kv {
@@ -106,7 +124,9 @@ pub fn render(r: &Report) -> String {
     o.push_str(r#"<p class="note">Red: compute-bound layers, blue: memory-bound. Hover a dot for its name.</p></section>"#);
 
     // Top layers
-    o.push_str(&format!("<section id=\"top-layers\"><h2>Top {TOP_N} layers by time</h2>"));
+    o.push_str(&format!(
+        "<section id=\"top-layers\"><h2>Top {TOP_N} layers by time</h2>"
+    ));
     let rows: Vec<Vec<String>> = r
         .top_layers_by_time(TOP_N)
         .into_iter()
@@ -125,7 +145,9 @@ pub fn render(r: &Report) -> String {
         .collect();
     table(
         &mut o,
-        &["layer", "op", "time", "compute", "memory", "bound", "util", "group"],
+        &[
+            "layer", "op", "time", "compute", "memory", "bound", "util", "group",
+        ],
         &rows,
         2,
         "top-layers-table",
@@ -133,7 +155,9 @@ pub fn render(r: &Report) -> String {
     o.push_str("</section>");
 
     // Top tensors + worst layout
-    o.push_str(&format!("<section id=\"padding\"><h2>Top {TOP_N} tensors by padding waste</h2>"));
+    o.push_str(&format!(
+        "<section id=\"padding\"><h2>Top {TOP_N} tensors by padding waste</h2>"
+    ));
     let rows: Vec<Vec<String>> = r
         .top_tensors_by_waste(TOP_N)
         .into_iter()
@@ -151,21 +175,38 @@ pub fn render(r: &Report) -> String {
         .collect();
     table(
         &mut o,
-        &["tensor", "shape", "stored as", "logical", "stored", "waste", "expansion"],
+        &[
+            "tensor",
+            "shape",
+            "stored as",
+            "logical",
+            "stored",
+            "waste",
+            "expansion",
+        ],
         &rows,
         3,
         "top-tensors-table",
     );
     if let Some(p) = &r.worst_layout {
-        let _ = write!(o, "<h3>Layout of the worst-padded tensor: {}</h3><p class=\"note\">{}</p>", esc(&p.tensor), esc(&p.caption));
+        let _ = write!(
+            o,
+            "<h3>Layout of the worst-padded tensor: {}</h3><p class=\"note\">{}</p>",
+            esc(&p.tensor),
+            esc(&p.caption)
+        );
         o.push_str(&layout_picture(p));
     }
     o.push_str("</section>");
 
     // Memory plans
     o.push_str("<section id=\"plans\"><h2>On-chip memory plans</h2>");
-    let mut planned: Vec<(usize, &crate::model::GroupReport)> =
-        r.groups.iter().enumerate().filter(|(_, g)| !g.blocks.is_empty()).collect();
+    let mut planned: Vec<(usize, &crate::model::GroupReport)> = r
+        .groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| !g.blocks.is_empty())
+        .collect();
     if planned.is_empty() {
         o.push_str(r#"<p class="note">No group keeps data on chip (every op runs alone).</p>"#);
     } else {
@@ -178,7 +219,11 @@ pub fn render(r: &Report) -> String {
             r#"<p class="note">Time step × address of each block (blue activation, orange weight, violet buffer); {} of {} groups with on-chip plans shown (longest first){}.</p><div class="plans">"#,
             shown,
             r.groups.iter().filter(|g| !g.blocks.is_empty()).count(),
-            if r.chip_kind == "npu" { ", addresses per lane" } else { ", addresses per lane of VMEM split over the 128 VPU lanes" }
+            if r.chip_kind == "npu" {
+                ", addresses per lane"
+            } else {
+                ", addresses per lane of VMEM split over the 128 VPU lanes"
+            }
         );
         let capacity = r.lane_bytes;
         for (i, g) in planned {
@@ -198,12 +243,22 @@ pub fn render(r: &Report) -> String {
             let ops = if g.ops.len() <= 4 {
                 g.ops.join(", ")
             } else {
-                format!("{}, {} … {} ({} ops)", g.ops[0], g.ops[1], g.ops[g.ops.len() - 1], g.ops.len())
+                format!(
+                    "{}, {} … {} ({} ops)",
+                    g.ops[0],
+                    g.ops[1],
+                    g.ops[g.ops.len() - 1],
+                    g.ops.len()
+                )
             };
             vec![
                 i.to_string(),
                 ops,
-                if g.global { "global".into() } else { "group".into() },
+                if g.global {
+                    "global".into()
+                } else {
+                    "group".into()
+                },
                 format!("{}×{}", g.nsecs, g.hsecs),
                 seconds(g.dma_s),
                 seconds(g.compute_s),
@@ -242,7 +297,10 @@ pub fn render(r: &Report) -> String {
         .collect();
     table(
         &mut o,
-        &["layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util", "group"],
+        &[
+            "layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util",
+            "group",
+        ],
         &rows,
         2,
         "layers-table",

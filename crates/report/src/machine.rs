@@ -51,7 +51,7 @@ pub struct Npu {
 #[derive(Debug, Clone)]
 pub enum Machine {
     /// A TPU.
-    Tpu(Tpu),
+    Tpu(Box<Tpu>),
     /// A Sophgo-style NPU.
     Npu(Npu),
 }
@@ -75,9 +75,17 @@ fn tpu_gen(name: &str) -> Option<TpuGen> {
 
 fn known() -> (String, String) {
     let tpus = tpusim_chip::builtin()
-        .map(|v| v.into_iter().filter(|c| c.mxu_dim.is_some() && tpu_gen(&c.name).is_some()).map(|c| c.name).collect::<Vec<_>>().join(", "))
+        .map(|v| {
+            v.into_iter()
+                .filter(|c| c.mxu_dim.is_some() && tpu_gen(&c.name).is_some())
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
         .unwrap_or_default();
-    let npus = tpusim_lmem::Chip::preset_names().collect::<Vec<_>>().join(", ");
+    let npus = tpusim_lmem::Chip::preset_names()
+        .collect::<Vec<_>>()
+        .join(", ");
     (tpus, npus)
 }
 
@@ -92,13 +100,20 @@ impl Machine {
             return Ok(Machine::Npu(Npu { chip }));
         }
         let (tpus, npus) = known();
-        Err(ReportError::UnknownChip { given: name.to_string(), tpus, npus })
+        Err(ReportError::UnknownChip {
+            given: name.to_string(),
+            tpus,
+            npus,
+        })
     }
 
     /// A TPU from a chip-database entry. Errors for chips without an MXU size or a
     /// known TPU generation (GPUs) and for unknown VMEM.
     pub fn from_tpu(chip: tpusim_chip::Chip, vmem_bytes: Option<u64>) -> Result<Machine> {
-        let missing = |field: &str| ReportError::MissingFigure { chip: chip.name.clone(), field: field.into() };
+        let missing = |field: &str| ReportError::MissingFigure {
+            chip: chip.name.clone(),
+            field: field.into(),
+        };
         let gen = chip.aliases.iter().chain(std::iter::once(&chip.name)).find_map(|n| tpu_gen(n)).ok_or_else(|| {
             ReportError::Lower {
                 context: format!("chip '{}'", chip.name),
@@ -107,18 +122,36 @@ impl Machine {
         })?;
         let mxu_dim = u64::from(chip.mxu_dim.ok_or_else(|| missing("mxu_dim"))?);
         let mxus = u64::from(chip.mxus_per_core) * u64::from(chip.cores_per_chip);
-        let per_cycle = chip.mxu_flops_per_cycle().ok_or_else(|| missing("mxu_dim"))?;
-        if mxus == 0 || per_cycle <= 0.0 || chip.bf16_flops_per_s <= 0.0 || chip.hbm_bytes_per_s <= 0.0 {
+        let per_cycle = chip
+            .mxu_flops_per_cycle()
+            .ok_or_else(|| missing("mxu_dim"))?;
+        if mxus == 0
+            || per_cycle <= 0.0
+            || chip.bf16_flops_per_s <= 0.0
+            || chip.hbm_bytes_per_s <= 0.0
+        {
             return Err(missing("MXUs, bf16 FLOP/s or HBM bandwidth"));
         }
-        let vmem_bytes = vmem_bytes.or(chip.vmem_bytes).ok_or_else(|| missing("vmem_bytes (give it with --vmem BYTES)"))?;
+        let vmem_bytes = vmem_bytes
+            .or(chip.vmem_bytes)
+            .ok_or_else(|| missing("vmem_bytes (give it with --vmem BYTES)"))?;
         if vmem_bytes < TPU_LANES * TPU_LANE_ALIGN {
             return Err(ReportError::Lower {
                 context: format!("chip '{}'", chip.name),
-                message: format!("VMEM of {vmem_bytes} bytes is too small (at least {} bytes)", TPU_LANES * TPU_LANE_ALIGN),
+                message: format!(
+                    "VMEM of {vmem_bytes} bytes is too small (at least {} bytes)",
+                    TPU_LANES * TPU_LANE_ALIGN
+                ),
             });
         }
-        Ok(Machine::Tpu(Tpu { clock_hz: chip.bf16_flops_per_s / per_cycle, gen, mxu_dim, mxus, vmem_bytes, chip }))
+        Ok(Machine::Tpu(Box::new(Tpu {
+            clock_hz: chip.bf16_flops_per_s / per_cycle,
+            gen,
+            mxu_dim,
+            mxus,
+            vmem_bytes,
+            chip,
+        })))
     }
 
     /// Chip name.
@@ -168,7 +201,10 @@ impl Machine {
                         t.chip.name, t.vmem_bytes, t.mxus, t.mxu_dim, t.mxu_dim, t.clock_hz, t.chip.hbm_bytes_per_s
                     )),
                 };
-                chip.validate().map_err(|e| ReportError::Lower { context: format!("TPU '{}' as planner chip", t.chip.name), message: e.to_string() })?;
+                chip.validate().map_err(|e| ReportError::Lower {
+                    context: format!("TPU '{}' as planner chip", t.chip.name),
+                    message: e.to_string(),
+                })?;
                 Ok(chip)
             }
         }
@@ -228,12 +264,18 @@ impl Machine {
 
 /// The chip crate's rate class of an element type.
 pub fn rate_class(dtype: ElementType) -> Result<tpusim_chip::RateClass> {
-    tpusim_chip::RateClass::of(dtype).map_err(|e| ReportError::BadDtype { given: dtype.name().to_string(), why: e.to_string() })
+    tpusim_chip::RateClass::of(dtype).map_err(|e| ReportError::BadDtype {
+        given: dtype.name().to_string(),
+        why: e.to_string(),
+    })
 }
 
 /// The planner's timing figures for an NPU at `dtype`.
 pub fn npu_timing(chip: &tpusim_lmem::Chip, dtype: ElementType) -> Result<tpusim_planner::Timing> {
-    tpusim_planner::Timing::for_chip(chip, dtype).map_err(|e| ReportError::BadDtype { given: dtype.name().to_string(), why: e.to_string() })
+    tpusim_planner::Timing::for_chip(chip, dtype).map_err(|e| ReportError::BadDtype {
+        given: dtype.name().to_string(),
+        why: e.to_string(),
+    })
 }
 
 /// Parse a dtype name as the layout crate does (`bf16`, `f16`, `f32`, `s8`, …; also the
@@ -250,8 +292,10 @@ pub fn parse_dtype(text: &str) -> Result<ElementType> {
         "int32" | "i32" => "s32",
         other => other,
     };
-    canon.parse::<ElementType>().map_err(|_| ReportError::BadDtype {
-        given: text.to_string(),
-        why: "unknown element type (use bf16, f16, f32, int8/s8, u8)".into(),
-    })
+    canon
+        .parse::<ElementType>()
+        .map_err(|_| ReportError::BadDtype {
+            given: text.to_string(),
+            why: "unknown element type (use bf16, f16, f32, int8/s8, u8)".into(),
+        })
 }

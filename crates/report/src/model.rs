@@ -192,7 +192,11 @@ impl Report {
     /// Tensors sorted by padding waste, largest first (ties by name), at most `n`.
     pub fn top_tensors_by_waste(&self, n: usize) -> Vec<&TensorReport> {
         let mut v: Vec<&TensorReport> = self.tensors.iter().collect();
-        v.sort_by(|a, b| b.waste_bytes().cmp(&a.waste_bytes()).then(a.name.cmp(&b.name)));
+        v.sort_by(|a, b| {
+            b.waste_bytes()
+                .cmp(&a.waste_bytes())
+                .then(a.name.cmp(&b.name))
+        });
         v.truncate(n);
         v
     }

@@ -49,8 +49,18 @@ impl<'a> Ctx<'a> {
             stored,
             timer,
             bw,
-            ops: graph.ops.iter().enumerate().map(|(i, o)| (o.name.as_str(), i)).collect(),
-            tensors: graph.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect(),
+            ops: graph
+                .ops
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (o.name.as_str(), i))
+                .collect(),
+            tensors: graph
+                .tensors
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.name.as_str(), i))
+                .collect(),
         }
     }
 
@@ -63,19 +73,38 @@ impl<'a> Ctx<'a> {
 
     /// Time one group of the plan.
     pub fn group(&self, gp: &GroupPlan) -> Result<GroupReport> {
-        let bad = |why: String| ReportError::Lower { context: format!("timing group {}", gp.ops.join(",")), message: why };
+        let bad = |why: String| ReportError::Lower {
+            context: format!("timing group {}", gp.ops.join(",")),
+            message: why,
+        };
         let k = gp.ops.len();
         if gp.timesteps.len() != k + 2 {
-            return Err(bad(format!("{} time steps for {k} ops (expected k+2)", gp.timesteps.len())));
+            return Err(bad(format!(
+                "{} time steps for {k} ops (expected k+2)",
+                gp.timesteps.len()
+            )));
         }
-        let kinds: HashMap<&str, BlockKind> = gp.blocks.iter().map(|b| (b.name.as_str(), b.kind)).collect();
+        let kinds: HashMap<&str, BlockKind> = gp
+            .blocks
+            .iter()
+            .map(|b| (b.name.as_str(), b.kind))
+            .collect();
         let sliced = gp.slices.len() > 1;
-        let tensor = |name: &str| self.tensors.get(name).copied().ok_or_else(|| bad(format!("unknown tensor '{name}'")));
+        let tensor = |name: &str| {
+            self.tensors
+                .get(name)
+                .copied()
+                .ok_or_else(|| bad(format!("unknown tensor '{name}'")))
+        };
         // per slice: dma seconds per step and compute seconds per step
         let mut dma: Vec<Vec<f64>> = Vec::with_capacity(gp.slices.len());
         let mut comp: Vec<Vec<f64>> = Vec::with_capacity(gp.slices.len());
         for s in &gp.slices {
-            let ranges: HashMap<&str, ([u64; 2], [u64; 2])> = s.tensors.iter().map(|r| (r.tensor.as_str(), (r.n, r.h))).collect();
+            let ranges: HashMap<&str, ([u64; 2], [u64; 2])> = s
+                .tensors
+                .iter()
+                .map(|r| (r.tensor.as_str(), (r.n, r.h)))
+                .collect();
             let first = (s.n_idx, s.h_idx) == (0, 0);
             let mut d = vec![0.0; k + 2];
             let mut c = vec![0.0; k + 2];
@@ -92,7 +121,10 @@ impl<'a> Ctx<'a> {
                         }
                         Some(BlockKind::Buffer) => 0.0,
                         _ => {
-                            let (n, h) = ranges.get(name.as_str()).copied().ok_or_else(|| bad(format!("no range for '{name}'")))?;
+                            let (n, h) = ranges
+                                .get(name.as_str())
+                                .copied()
+                                .ok_or_else(|| bad(format!("no range for '{name}'")))?;
                             self.part(t, n, h)
                         }
                     };
@@ -100,15 +132,27 @@ impl<'a> Ctx<'a> {
                 }
                 for name in &step.stores {
                     let t = tensor(name)?;
-                    if let Some((n, h)) = tpusim_planner::slicing::own_part(self.graph, t, gp.nsecs, gp.hsecs, s.n_idx, s.h_idx) {
+                    if let Some((n, h)) = tpusim_planner::slicing::own_part(
+                        self.graph, t, gp.nsecs, gp.hsecs, s.n_idx, s.h_idx,
+                    ) {
                         d[j] += self.part(t, n, h) / self.bw;
                     }
                 }
                 if let Some(op_name) = &step.compute {
-                    let o = *self.ops.get(op_name.as_str()).ok_or_else(|| bad(format!("unknown op '{op_name}'")))?;
+                    let o = *self
+                        .ops
+                        .get(op_name.as_str())
+                        .ok_or_else(|| bad(format!("unknown op '{op_name}'")))?;
                     let op = &self.graph.ops[o];
-                    let y = op.outputs.first().map(|&y| self.graph.tensors[y].name.as_str()).unwrap_or("");
-                    let (n, h) = ranges.get(y).copied().ok_or_else(|| bad(format!("no range for output '{y}'")))?;
+                    let y = op
+                        .outputs
+                        .first()
+                        .map(|&y| self.graph.tensors[y].name.as_str())
+                        .unwrap_or("");
+                    let (n, h) = ranges
+                        .get(y)
+                        .copied()
+                        .ok_or_else(|| bad(format!("no range for output '{y}'")))?;
                     c[j] = self.timer.compute(op, n[1] - n[0], h[1] - h[0])?.seconds;
                 }
             }

@@ -106,9 +106,17 @@ fn role(g: &Graph, t: TensorId) -> Role {
 }
 
 /// The TPU array (XLA shape with its default tiled layout) a tensor is stored as.
-pub fn tpu_array(g: &Graph, t: TensorId, dtype: ElementType, gen: tpusim_layout::TpuGen) -> Result<ArrayShape> {
+pub fn tpu_array(
+    g: &Graph,
+    t: TensorId,
+    dtype: ElementType,
+    gen: tpusim_layout::TpuGen,
+) -> Result<ArrayShape> {
     let s = g.tensors[t].shape;
-    let lower = |e: tpusim_layout::LayoutError| ReportError::Lower { context: format!("layout of tensor '{}'", g.tensors[t].name), message: e.to_string() };
+    let lower = |e: tpusim_layout::LayoutError| ReportError::Lower {
+        context: format!("layout of tensor '{}'", g.tensors[t].name),
+        message: e.to_string(),
+    };
     // dims in logical order (most major first); the last is minor, the one before it
     // second-minor
     let dims: Vec<u64> = match role(g, t) {
@@ -116,7 +124,12 @@ pub fn tpu_array(g: &Graph, t: TensorId, dtype: ElementType, gen: tpusim_layout:
         Role::Activation => vec![s.n, s.h, s.w, s.c],
         Role::ConvFilter if s.h == 1 && s.w == 1 => vec![s.c, s.n],
         Role::ConvFilter => vec![s.h, s.w, s.c, s.n],
-        Role::GemmWeight => vec![s.n, s.c.checked_mul(s.h).and_then(|x| x.checked_mul(s.w)).ok_or_else(|| overflow("gemm weight"))?],
+        Role::GemmWeight => vec![
+            s.n,
+            s.c.checked_mul(s.h)
+                .and_then(|x| x.checked_mul(s.w))
+                .ok_or_else(|| overflow("gemm weight"))?,
+        ],
         Role::Vector => vec![s.elements().ok_or_else(|| overflow("weight elements"))?],
     };
     if dims.len() == 1 {
@@ -127,9 +140,14 @@ pub fn tpu_array(g: &Graph, t: TensorId, dtype: ElementType, gen: tpusim_layout:
     let slab = tpu_default(dtype, &[second, 128], gen).map_err(lower)?;
     let template = slab.layout.unwrap_or_else(|| Layout::row_major(2));
     let rank = dims.len();
-    let mut layout = Layout::new((0..rank as u64).rev().collect()).with_tiles(template.tiles.clone());
+    let mut layout =
+        Layout::new((0..rank as u64).rev().collect()).with_tiles(template.tiles.clone());
     layout.element_size_bits = template.element_size_bits;
-    Ok(ArrayShape { element_type: dtype, dims: dims.iter().map(|&d| Dim::Static(d)).collect(), layout: Some(layout) })
+    Ok(ArrayShape {
+        element_type: dtype,
+        dims: dims.iter().map(|&d| Dim::Static(d)).collect(),
+        layout: Some(layout),
+    })
 }
 
 fn tile_of(a: &ArrayShape) -> (u64, u64) {
@@ -146,12 +164,17 @@ fn tile_of(a: &ArrayShape) -> (u64, u64) {
 pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> Result<Stored> {
     let tensor = &g.tensors[t];
     let s = tensor.shape;
-    let elements = s.elements().ok_or_else(|| overflow(&format!("elements of '{}'", tensor.name)))?;
+    let elements = s
+        .elements()
+        .ok_or_else(|| overflow(&format!("elements of '{}'", tensor.name)))?;
     let bytes_logical = logical_bytes(elements, dtype)?;
     match machine {
         Machine::Tpu(tpu) => {
             let a = tpu_array(g, t, dtype, tpu.gen)?;
-            let sz = sizes(&a).map_err(|e| ReportError::Lower { context: format!("size of '{a}'"), message: e.to_string() })?;
+            let sz = sizes(&a).map_err(|e| ReportError::Lower {
+                context: format!("size of '{a}'"),
+                message: e.to_string(),
+            })?;
             let dims: Vec<u64> = a.dims.iter().filter_map(|d| d.allocated()).collect();
             let (second, minor) = match dims.as_slice() {
                 [m] => (1, *m),
@@ -165,7 +188,13 @@ pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> 
                 bytes_logical,
                 bytes_moved: sz.array_size_bytes,
                 bytes_stored: sz.array_size_bytes,
-                shape: PictureShape::Tiles { second, minor, tile_rows, tile_cols, slabs },
+                shape: PictureShape::Tiles {
+                    second,
+                    minor,
+                    tile_rows,
+                    tile_cols,
+                    slabs,
+                },
             })
         }
         Machine::Npu(npu) => {
@@ -175,25 +204,46 @@ pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> 
             } else {
                 (s.n, s.c, s.h, s.w)
             };
-            let lower = |e: tpusim_planner::PlanError| ReportError::Lower { context: format!("LMEM size of '{}'", tensor.name), message: e.to_string() };
-            let lane = tpusim_planner::timestep::lane_size(chip, dtype, n, c, h, w).map_err(lower)?;
-            let footprint = lane.checked_mul(chip.npu_num).ok_or_else(|| overflow("LMEM footprint"))?;
-            let eu = tpusim_lmem::eu_num(chip, dtype).map_err(|e| ReportError::BadDtype { given: dtype.name().into(), why: e.to_string() })?;
+            let lower = |e: tpusim_planner::PlanError| ReportError::Lower {
+                context: format!("LMEM size of '{}'", tensor.name),
+                message: e.to_string(),
+            };
+            let lane =
+                tpusim_planner::timestep::lane_size(chip, dtype, n, c, h, w).map_err(lower)?;
+            let footprint = lane
+                .checked_mul(chip.npu_num)
+                .ok_or_else(|| overflow("LMEM footprint"))?;
+            let eu = tpusim_lmem::eu_num(chip, dtype).map_err(|e| ReportError::BadDtype {
+                given: dtype.name().into(),
+                why: e.to_string(),
+            })?;
             let hw = h.saturating_mul(w).max(1);
             let stride = hw.div_ceil(eu.max(1)).saturating_mul(eu.max(1));
             Ok(Stored {
-                layout: format!("lmem aligned {n}x{c}x{h}x{w}: {lane} B in each of {} lanes", chip.npu_num),
+                layout: format!(
+                    "lmem aligned {n}x{c}x{h}x{w}: {lane} B in each of {} lanes",
+                    chip.npu_num
+                ),
                 bytes_logical,
                 bytes_moved: bytes_logical,
                 bytes_stored: footprint,
-                shape: PictureShape::Lanes { channels: c.max(1), lanes: chip.npu_num, used: hw, stride },
+                shape: PictureShape::Lanes {
+                    channels: c.max(1),
+                    lanes: chip.npu_num,
+                    used: hw,
+                    stride,
+                },
             })
         }
     }
 }
 
 /// Average a `rows × cols` grid down to at most [`PICTURE_MAX`] per side.
-fn shrink(rows: usize, cols: usize, cell: impl Fn(usize, usize) -> f64) -> (usize, usize, Vec<f64>) {
+fn shrink(
+    rows: usize,
+    cols: usize,
+    cell: impl Fn(usize, usize) -> f64,
+) -> (usize, usize, Vec<f64>) {
     let fr = rows.div_ceil(PICTURE_MAX).max(1);
     let fc = cols.div_ceil(PICTURE_MAX).max(1);
     let (r2, c2) = (rows.div_ceil(fr), cols.div_ceil(fc));
@@ -216,7 +266,13 @@ fn shrink(rows: usize, cols: usize, cell: impl Fn(usize, usize) -> f64) -> (usiz
 /// The picture of a stored tensor.
 pub fn picture(name: &str, st: &Stored) -> LayoutPicture {
     match st.shape {
-        PictureShape::Tiles { second, minor, tile_rows, tile_cols, slabs } => {
+        PictureShape::Tiles {
+            second,
+            minor,
+            tile_rows,
+            tile_cols,
+            slabs,
+        } => {
             let (tr, tc) = (tile_rows.max(1), tile_cols.max(1));
             // the padded slab, cut into at most PICTURE_MAX cells per side; a cell's fill
             // is the share of it inside the real [second × minor] region
@@ -248,7 +304,12 @@ pub fn picture(name: &str, st: &Stored) -> LayoutPicture {
                 fill,
             }
         }
-        PictureShape::Lanes { channels, lanes, used, stride } => {
+        PictureShape::Lanes {
+            channels,
+            lanes,
+            used,
+            stride,
+        } => {
             let lanes_n = lanes.max(1);
             let rows = channels.div_ceil(lanes_n).max(1) as usize;
             let fill = |r: usize, c: usize| {

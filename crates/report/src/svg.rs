@@ -73,7 +73,10 @@ pub fn roofline(r: &Report) -> String {
         o,
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="fig" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="roofline">"#
     );
-    let _ = write!(o, r##"<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#999"/>"##);
+    let _ = write!(
+        o,
+        r##"<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#999"/>"##
+    );
     // decade grid and labels
     let mut d = lx0;
     while d <= lx1 + 1e-9 {
@@ -115,11 +118,23 @@ pub fn roofline(r: &Report) -> String {
     let xb = 10f64.powf(lx1);
     let y_at = |x: f64| (x * bw).min(peak);
     let mut path = format!("M{:.1},{:.1}", sx(xa), sy(y_at(xa).max(10f64.powf(ly0))));
-    let xs = if ridge > xa && ridge < xb { vec![ridge, xb] } else { vec![xb] };
+    let xs = if ridge > xa && ridge < xb {
+        vec![ridge, xb]
+    } else {
+        vec![xb]
+    };
     for x in xs {
-        let _ = write!(path, " L{:.1},{:.1}", sx(x), sy(y_at(x).max(10f64.powf(ly0))));
+        let _ = write!(
+            path,
+            " L{:.1},{:.1}",
+            sx(x),
+            sy(y_at(x).max(10f64.powf(ly0)))
+        );
     }
-    let _ = write!(o, r##"<path d="{path}" fill="none" stroke="#222" stroke-width="2"/>"##);
+    let _ = write!(
+        o,
+        r##"<path d="{path}" fill="none" stroke="#222" stroke-width="2"/>"##
+    );
     let _ = write!(
         o,
         r#"<text x="{:.1}" y="{:.1}" font-size="11">matrix peak {}</text>"#,
@@ -151,7 +166,11 @@ pub fn roofline(r: &Report) -> String {
         esc(&bytes(bw as u64))
     );
     for (x, y, l) in &pts {
-        let colour = if l.bound == "compute" { "#d0453a" } else { "#3a6fd0" };
+        let colour = if l.bound == "compute" {
+            "#d0453a"
+        } else {
+            "#3a6fd0"
+        };
         let _ = write!(
             o,
             r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{colour}" fill-opacity="0.75"><title>{} ({}): {}, {:.1} FLOP/B, {}-bound</title></circle>"#,
@@ -177,7 +196,13 @@ pub fn memory_plan(g: &GroupReport, index: usize, capacity: u64) -> String {
     let (ml, mr, mt, mb) = (54.0, 8.0, 30.0, 28.0);
     let pw = w - ml - mr;
     let ph = h - mt - mb;
-    let steps = g.blocks.iter().map(|b| b.end_ts + 1).max().unwrap_or(1).max(1);
+    let steps = g
+        .blocks
+        .iter()
+        .map(|b| b.end_ts + 1)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let top = g
         .blocks
         .iter()
@@ -199,7 +224,16 @@ pub fn memory_plan(g: &GroupReport, index: usize, capacity: u64) -> String {
         g.nsecs,
         g.hsecs,
         esc(&seconds(g.time_s)),
-        if capacity > 0 { format!("peak {} of {} per lane ({:.0}%)", esc(&bytes(top)), esc(&bytes(capacity)), top as f64 / capacity as f64 * 100.0) } else { String::new() }
+        if capacity > 0 {
+            format!(
+                "peak {} of {} per lane ({:.0}%)",
+                esc(&bytes(top)),
+                esc(&bytes(capacity)),
+                top as f64 / capacity as f64 * 100.0
+            )
+        } else {
+            String::new()
+        }
     );
     let _ = write!(
         o,
@@ -239,7 +273,10 @@ pub fn memory_plan(g: &GroupReport, index: usize, capacity: u64) -> String {
 /// The storage of one tensor: a grid of cells shaded by the fraction of real data they
 /// hold (dark = full, white = padding only).
 pub fn layout_picture(p: &LayoutPicture) -> String {
-    let cell = (560.0 / p.cols.max(1) as f64).clamp(4.0, 40.0).min(360.0 / p.rows.max(1) as f64).max(2.0);
+    let cell = (560.0 / p.cols.max(1) as f64)
+        .clamp(4.0, 40.0)
+        .min(360.0 / p.rows.max(1) as f64)
+        .max(2.0);
     let (ml, mt) = (20.0, 20.0);
     let w = (ml + cell * p.cols as f64 + 10.0).max(420.0);
     let h = mt + cell * p.rows as f64 + 30.0;
@@ -257,7 +294,12 @@ pub fn layout_picture(p: &LayoutPicture) -> String {
     );
     for r in 0..p.rows {
         for c in 0..p.cols {
-            let f = p.fill.get(r * p.cols + c).copied().unwrap_or(0.0).clamp(0.0, 1.0);
+            let f = p
+                .fill
+                .get(r * p.cols + c)
+                .copied()
+                .unwrap_or(0.0)
+                .clamp(0.0, 1.0);
             let shade = (235.0 - 170.0 * f).round() as u8;
             let _ = write!(
                 o,

@@ -67,26 +67,43 @@ impl SweepSpec {
     pub fn parse(text: &str) -> Result<SweepSpec> {
         let spec: SweepSpec = toml::from_str(text)
             .map_err(|e| ReportError::BadSweep(e.to_string().trim().replace('\n', " ")))?;
-        for (key, empty) in [("models", spec.models.is_empty()), ("chips", spec.chips.is_empty()), ("batches", spec.batches.is_empty())] {
+        for (key, empty) in [
+            ("models", spec.models.is_empty()),
+            ("chips", spec.chips.is_empty()),
+            ("batches", spec.batches.is_empty()),
+        ] {
             if empty {
-                return Err(ReportError::BadSweep(format!("'{key}' must list at least one value")));
+                return Err(ReportError::BadSweep(format!(
+                    "'{key}' must list at least one value"
+                )));
             }
         }
         if let Some(b) = spec.batches.iter().find(|b| **b == 0) {
-            return Err(ReportError::BadBatch { given: *b, why: "batch sizes must be at least 1".into() });
+            return Err(ReportError::BadBatch {
+                given: *b,
+                why: "batch sizes must be at least 1".into(),
+            });
         }
         let n = spec.runs();
         if n == 0 || n > MAX_RUNS {
-            return Err(ReportError::SweepSize { given: n, limit: MAX_RUNS });
+            return Err(ReportError::SweepSize {
+                given: n,
+                limit: MAX_RUNS,
+            });
         }
         Ok(spec)
     }
 
     /// Number of runs of the grid (saturating).
     pub fn runs(&self) -> u64 {
-        [self.models.len(), self.chips.len(), self.batches.len(), self.dtypes.len().max(1)]
-            .iter()
-            .fold(1u64, |a, b| a.saturating_mul(*b as u64))
+        [
+            self.models.len(),
+            self.chips.len(),
+            self.batches.len(),
+            self.dtypes.len().max(1),
+        ]
+        .iter()
+        .fold(1u64, |a, b| a.saturating_mul(*b as u64))
     }
 
     /// The grid's points, models outermost, then chips, batches, dtypes.
@@ -101,7 +118,12 @@ impl SweepSpec {
             for c in &self.chips {
                 for b in &self.batches {
                     for d in &dtypes {
-                        v.push(SweepPoint { model: m.clone(), chip: c.clone(), batch: *b, dtype: d.clone() });
+                        v.push(SweepPoint {
+                            model: m.clone(),
+                            chip: c.clone(),
+                            batch: *b,
+                            dtype: d.clone(),
+                        });
                     }
                 }
             }
@@ -123,7 +145,10 @@ where
         .map(|p| {
             let outcome = run(p).map_err(|e| e.to_string());
             progress();
-            SweepRow { point: p.clone(), outcome }
+            SweepRow {
+                point: p.clone(),
+                outcome,
+            }
         })
         .collect()
 }
@@ -219,7 +244,15 @@ mod tests {
         assert_eq!(s.runs(), 8);
         let p = s.points();
         assert_eq!(p.len(), 8);
-        assert_eq!(p[0], SweepPoint { model: "a".into(), chip: "x".into(), batch: 1, dtype: Some("bf16".into()) });
+        assert_eq!(
+            p[0],
+            SweepPoint {
+                model: "a".into(),
+                chip: "x".into(),
+                batch: 1,
+                dtype: Some("bf16".into())
+            }
+        );
         assert_eq!(p[1].dtype.as_deref(), Some("int8"));
         assert_eq!(p[2].batch, 4);
         assert_eq!(p[4].model, "b");
@@ -228,22 +261,57 @@ mod tests {
     #[test]
     fn defaults_and_errors() {
         let s = SweepSpec::parse("models = [\"a\"]\nchips = [\"x\"]\n").unwrap();
-        assert_eq!(s.points(), vec![SweepPoint { model: "a".into(), chip: "x".into(), batch: 1, dtype: None }]);
-        assert!(matches!(SweepSpec::parse("models = []\nchips = [\"x\"]"), Err(ReportError::BadSweep(_))));
-        assert!(matches!(SweepSpec::parse("models = [\"a\"]\nchips = [\"x\"]\nbatches=[0]"), Err(ReportError::BadBatch { .. })));
-        let e = SweepSpec::parse("models = [\"a\"]\nchip = [\"x\"]").unwrap_err().to_string();
+        assert_eq!(
+            s.points(),
+            vec![SweepPoint {
+                model: "a".into(),
+                chip: "x".into(),
+                batch: 1,
+                dtype: None
+            }]
+        );
+        assert!(matches!(
+            SweepSpec::parse("models = []\nchips = [\"x\"]"),
+            Err(ReportError::BadSweep(_))
+        ));
+        assert!(matches!(
+            SweepSpec::parse("models = [\"a\"]\nchips = [\"x\"]\nbatches=[0]"),
+            Err(ReportError::BadBatch { .. })
+        ));
+        let e = SweepSpec::parse("models = [\"a\"]\nchip = [\"x\"]")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("chip"), "{e}");
-        let big = format!("models = [{}]\nchips = [{}]\nbatches = [{}]\n",
-            (0..100).map(|i| format!("\"m{i}\"")).collect::<Vec<_>>().join(","),
-            (0..100).map(|i| format!("\"c{i}\"")).collect::<Vec<_>>().join(","),
-            (1..=11).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
-        assert!(matches!(SweepSpec::parse(&big), Err(ReportError::SweepSize { given: 110000, .. })));
+        let big = format!(
+            "models = [{}]\nchips = [{}]\nbatches = [{}]\n",
+            (0..100)
+                .map(|i| format!("\"m{i}\""))
+                .collect::<Vec<_>>()
+                .join(","),
+            (0..100)
+                .map(|i| format!("\"c{i}\""))
+                .collect::<Vec<_>>()
+                .join(","),
+            (1..=11)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        assert!(matches!(
+            SweepSpec::parse(&big),
+            Err(ReportError::SweepSize { given: 110000, .. })
+        ));
     }
 
     #[test]
     fn csv_quotes_and_error_rows() {
         let rows = vec![SweepRow {
-            point: SweepPoint { model: "a,b".into(), chip: "x".into(), batch: 2, dtype: None },
+            point: SweepPoint {
+                model: "a,b".into(),
+                chip: "x".into(),
+                batch: 2,
+                dtype: None,
+            },
             outcome: Err("bad \"dtype\"".into()),
         }];
         let text = csv(&rows);

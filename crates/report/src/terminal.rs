@@ -105,7 +105,10 @@ pub fn summary(r: &Report) -> String {
         bytes(r.onchip_bytes)
     );
     let _ = writeln!(o);
-    let _ = writeln!(o, "Top {TOP_N} layers by time (each alone, max of compute and memory):");
+    let _ = writeln!(
+        o,
+        "Top {TOP_N} layers by time (each alone, max of compute and memory):"
+    );
     let rows: Vec<Vec<String>> = r
         .top_layers_by_time(TOP_N)
         .into_iter()
@@ -120,7 +123,11 @@ pub fn summary(r: &Report) -> String {
             ]
         })
         .collect();
-    o.push_str(&table(&["layer", "op", "time", "bound", "util", "group"], &rows, 2));
+    o.push_str(&table(
+        &["layer", "op", "time", "bound", "util", "group"],
+        &rows,
+        2,
+    ));
     let _ = writeln!(o);
     let _ = writeln!(o, "Top {TOP_N} tensors by padding waste:");
     let rows: Vec<Vec<String>> = r
@@ -137,7 +144,18 @@ pub fn summary(r: &Report) -> String {
             ]
         })
         .collect();
-    o.push_str(&table(&["tensor", "stored as", "logical", "stored", "waste", "expansion"], &rows, 2));
+    o.push_str(&table(
+        &[
+            "tensor",
+            "stored as",
+            "logical",
+            "stored",
+            "waste",
+            "expansion",
+        ],
+        &rows,
+        2,
+    ));
     o
 }
 
@@ -164,7 +182,10 @@ pub fn layer_table(r: &Report) -> String {
         .collect();
     let mut o = String::from("Layers:\n");
     o.push_str(&table(
-        &["layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util", "group"],
+        &[
+            "layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util",
+            "group",
+        ],
         &rows,
         2,
     ));

@@ -54,13 +54,21 @@ pub struct Timer<'a> {
 }
 
 fn lower(op: &Op, e: impl std::fmt::Display) -> ReportError {
-    ReportError::Lower { context: format!("timing op '{}'", op.name), message: e.to_string() }
+    ReportError::Lower {
+        context: format!("timing op '{}'", op.name),
+        message: e.to_string(),
+    }
 }
 
 impl<'a> Timer<'a> {
     /// A timer for `graph` on `machine` at `dtype`; `expansion[t]` is tensor t's stored
     /// / logical bytes (vector work on a TPU pays for the padded lanes).
-    pub fn new(graph: &'a Graph, machine: &'a Machine, dtype: ElementType, expansion: Vec<f64>) -> Result<Timer<'a>> {
+    pub fn new(
+        graph: &'a Graph,
+        machine: &'a Machine,
+        dtype: ElementType,
+        expansion: Vec<f64>,
+    ) -> Result<Timer<'a>> {
         let vector = machine.vector_flops_per_s(dtype)?;
         let peak = machine.peak_flops_per_s(dtype)?;
         let (rate_factor, npu_timing) = match machine {
@@ -70,7 +78,16 @@ impl<'a> Timer<'a> {
             }
             Machine::Npu(n) => (1.0, Some(crate::machine::npu_timing(&n.chip, dtype)?)),
         };
-        Ok(Timer { graph, machine, dtype, vector, rate_factor, npu_timing, peak, expansion })
+        Ok(Timer {
+            graph,
+            machine,
+            dtype,
+            vector,
+            rate_factor,
+            npu_timing,
+            peak,
+            expansion,
+        })
     }
 
     /// The element type.
@@ -83,12 +100,28 @@ impl<'a> Timer<'a> {
     pub fn compute(&self, op: &Op, n_len: u64, h_len: u64) -> Result<Compute> {
         let g = self.graph;
         let Some(&yid) = op.outputs.first() else {
-            return Ok(Compute { seconds: 0.0, macs: 0, flops: 0, utilization: 0.0 });
+            return Ok(Compute {
+                seconds: 0.0,
+                macs: 0,
+                flops: 0,
+                utilization: 0.0,
+            });
         };
         let Some(y) = g.tensors.get(yid).map(|t| t.shape) else {
-            return Ok(Compute { seconds: 0.0, macs: 0, flops: 0, utilization: 0.0 });
+            return Ok(Compute {
+                seconds: 0.0,
+                macs: 0,
+                flops: 0,
+                utilization: 0.0,
+            });
         };
-        let mac_util = |seconds: f64| if seconds > 0.0 { 2.0 * macs_f(op, n_len, h_len, g) / (seconds * self.peak) } else { 0.0 };
+        let mac_util = |seconds: f64| {
+            if seconds > 0.0 {
+                2.0 * macs_f(op, n_len, h_len, g) / (seconds * self.peak)
+            } else {
+                0.0
+            }
+        };
         let cost = op_cost(g, op).map_err(|e| lower(op, e))?;
         let full = y.n.saturating_mul(y.h).max(1) as f64;
         let frac = (n_len.saturating_mul(h_len)) as f64 / full;
@@ -96,8 +129,12 @@ impl<'a> Timer<'a> {
         let macs = (cost.macs as f64 * frac).round() as u64;
         match self.machine {
             Machine::Npu(n) => {
-                let t = self.npu_timing.as_ref().ok_or_else(|| lower(op, "no NPU timing"))?;
-                let cycles = tpusim_planner::cost::op_cycles(g, op, n_len, h_len, n.chip.npu_num, t);
+                let t = self
+                    .npu_timing
+                    .as_ref()
+                    .ok_or_else(|| lower(op, "no NPU timing"))?;
+                let cycles =
+                    tpusim_planner::cost::op_cycles(g, op, n_len, h_len, n.chip.npu_num, t);
                 let seconds = cycles / t.clock_hz;
                 let lanes = n.chip.npu_num.max(1);
                 let utilization = if seconds <= 0.0 {
@@ -108,12 +145,23 @@ impl<'a> Timer<'a> {
                     let c = y.c.max(1);
                     c as f64 / (c.div_ceil(lanes) * lanes) as f64
                 };
-                Ok(Compute { seconds, macs, flops, utilization })
+                Ok(Compute {
+                    seconds,
+                    macs,
+                    flops,
+                    utilization,
+                })
             }
             Machine::Tpu(tpu) => {
-                let x = op.inputs.first().and_then(|&i| g.tensors.get(i)).map(|t| t.shape).unwrap_or(y);
+                let x = op
+                    .inputs
+                    .first()
+                    .and_then(|&i| g.tensors.get(i))
+                    .map(|t| t.shape)
+                    .unwrap_or(y);
                 let mxu = |m: u64, k: u64, nn: u64, groups: u64| -> Result<f64> {
-                    let cycles = mxu_cycles(tpu.mxu_dim, tpu.mxus, m, k, nn, groups).map_err(|e| lower(op, e))?;
+                    let cycles = mxu_cycles(tpu.mxu_dim, tpu.mxus, m, k, nn, groups)
+                        .map_err(|e| lower(op, e))?;
                     Ok(cycles as f64 / tpu.clock_hz / self.rate_factor)
                 };
                 let lane_fill = 1.0 / self.expansion.get(yid).copied().unwrap_or(1.0).max(1.0);
@@ -124,7 +172,12 @@ impl<'a> Timer<'a> {
                         let groups = p.groups.max(1);
                         let icg = (x.c / groups).max(1);
                         let m = n_len.saturating_mul(h_len).saturating_mul(y.w);
-                        let t = mxu(m, p.kernel[0] * p.kernel[1] * icg, (y.c / groups).max(1), groups)?;
+                        let t = mxu(
+                            m,
+                            p.kernel[0] * p.kernel[1] * icg,
+                            (y.c / groups).max(1),
+                            groups,
+                        )?;
                         if icg == 1 && groups > 1 && vpu < t {
                             on_vpu = true;
                             vpu
@@ -137,13 +190,26 @@ impl<'a> Timer<'a> {
                         let groups = p.groups.max(1);
                         let rows_in = h_len.div_ceil(p.stride[0].max(1)).min(x.h).max(1);
                         let m = n_len.saturating_mul(rows_in).saturating_mul(x.w);
-                        mxu(m, (x.c / groups).max(1), (y.c / groups).max(1) * p.kernel[0] * p.kernel[1], groups)?
+                        mxu(
+                            m,
+                            (x.c / groups).max(1),
+                            (y.c / groups).max(1) * p.kernel[0] * p.kernel[1],
+                            groups,
+                        )?
                     }
                     OpKind::Gemm => {
                         let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
-                        mxu(n_len, k.max(1), y.c.saturating_mul(y.h).saturating_mul(y.w).max(1), 1)?
+                        mxu(
+                            n_len,
+                            k.max(1),
+                            y.c.saturating_mul(y.h).saturating_mul(y.w).max(1),
+                            1,
+                        )?
                     }
-                    OpKind::Flatten | OpKind::Reshape | OpKind::Concat | OpKind::Upsample { .. } => 0.0,
+                    OpKind::Flatten
+                    | OpKind::Reshape
+                    | OpKind::Concat
+                    | OpKind::Upsample { .. } => 0.0,
                     _ => {
                         on_vpu = true;
                         vpu
@@ -156,7 +222,12 @@ impl<'a> Timer<'a> {
                 } else {
                     mac_util(seconds)
                 };
-                Ok(Compute { seconds, macs, flops, utilization })
+                Ok(Compute {
+                    seconds,
+                    macs,
+                    flops,
+                    utilization,
+                })
             }
         }
     }
@@ -167,7 +238,12 @@ impl<'a> Timer<'a> {
 fn is_matrix(op: &Op, g: &Graph) -> bool {
     match &op.kind {
         OpKind::Conv(p) => {
-            let x = op.inputs.first().and_then(|&i| g.tensors.get(i)).map(|t| t.shape.c).unwrap_or(1);
+            let x = op
+                .inputs
+                .first()
+                .and_then(|&i| g.tensors.get(i))
+                .map(|t| t.shape.c)
+                .unwrap_or(1);
             !(p.groups > 1 && x / p.groups.max(1) <= 1)
         }
         OpKind::Deconv { .. } | OpKind::Gemm => true,
@@ -177,20 +253,42 @@ fn is_matrix(op: &Op, g: &Graph) -> bool {
 
 /// MACs of an op's slice (`n_len` batches × `h_len` output rows), as f64.
 fn macs_f(op: &Op, n_len: u64, h_len: u64, g: &Graph) -> f64 {
-    let Some(y) = op.outputs.first().and_then(|&o| g.tensors.get(o)).map(|t| t.shape) else { return 0.0 };
+    let Some(y) = op
+        .outputs
+        .first()
+        .and_then(|&o| g.tensors.get(o))
+        .map(|t| t.shape)
+    else {
+        return 0.0;
+    };
     let full = y.n.saturating_mul(y.h).max(1) as f64;
-    op_cost(g, op).map(|c| c.macs as f64).unwrap_or(0.0) * (n_len.saturating_mul(h_len)) as f64 / full
+    op_cost(g, op).map(|c| c.macs as f64).unwrap_or(0.0) * (n_len.saturating_mul(h_len)) as f64
+        / full
 }
 
 /// Cycles of a GEMM C[M,N] = A[M,K]·W[K,N], repeated `groups` times, on `mxus` arrays of
 /// `dim`×`dim`: the fastest of splitting M, N or the groups between the arrays.
-pub fn mxu_cycles(dim: u64, mxus: u64, m: u64, k: u64, n: u64, groups: u64) -> std::result::Result<u64, tpusim_systolic::SystolicError> {
+pub fn mxu_cycles(
+    dim: u64,
+    mxus: u64,
+    m: u64,
+    k: u64,
+    n: u64,
+    groups: u64,
+) -> std::result::Result<u64, tpusim_systolic::SystolicError> {
     if m == 0 || k == 0 || n == 0 || groups == 0 {
         return Ok(0);
     }
     let a = ArraySpec::new(dim, dim)?;
-    let opts = RunOptions { dataflow: Dataflow::Ws, double_buffer: true };
-    let run = |m: u64, k: u64, n: u64, rep: u64| -> std::result::Result<u64, tpusim_systolic::SystolicError> {
+    let opts = RunOptions {
+        dataflow: Dataflow::Ws,
+        double_buffer: true,
+    };
+    let run = |m: u64,
+               k: u64,
+               n: u64,
+               rep: u64|
+     -> std::result::Result<u64, tpusim_systolic::SystolicError> {
         let mut wl = Workload::from_gemm(Gemm::new(m, k, n)?);
         wl.repeat = rep;
         Ok(analyze(a, &wl, opts)?.cycles)

@@ -26,7 +26,14 @@ pub fn si(x: f64, unit: &str) -> String {
     if !x.is_finite() {
         return format!("{x} {unit}");
     }
-    let prefixes = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    let prefixes = [
+        (1e18, "E"),
+        (1e15, "P"),
+        (1e12, "T"),
+        (1e9, "G"),
+        (1e6, "M"),
+        (1e3, "k"),
+    ];
     for (scale, p) in prefixes {
         if x.abs() >= scale {
             return format!("{} {p}{unit}", sig3(x / scale));

@@ -7,13 +7,18 @@ use std::path::PathBuf;
 use tpusim_report::{report, ModelSource, Report, Request};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
 }
 
 fn tiny(chip: &str) -> Report {
     let text = std::fs::read_to_string(data("tiny.csv")).unwrap();
     report(&Request {
-        model: ModelSource::Topology { name: "tiny".into(), text },
+        model: ModelSource::Topology {
+            name: "tiny".into(),
+            text,
+        },
         chip: chip.into(),
         batch: 1,
         dtype: None,
@@ -66,11 +71,17 @@ fn golden(chip: &str) -> Report {
     if std::env::var_os("TPUSIM_BLESS").is_some() {
         std::fs::write(&file, serde_json::to_string_pretty(&fresh).unwrap() + "\n").unwrap();
     }
-    let text = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{} missing: run with TPUSIM_BLESS=1", file.display()));
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|_| panic!("{} missing: run with TPUSIM_BLESS=1", file.display()));
     let want: Value = serde_json::from_str(&text).unwrap();
     let mut diffs = Vec::new();
     same("$", &want, &fresh, &mut diffs);
-    assert!(diffs.is_empty(), "report differs from {}:\n{}", file.display(), diffs.join("\n"));
+    assert!(
+        diffs.is_empty(),
+        "report differs from {}:\n{}",
+        file.display(),
+        diffs.join("\n")
+    );
     r
 }
 
@@ -78,13 +89,21 @@ fn golden(chip: &str) -> Report {
 fn hand_checks(r: &Report, elem_bytes: u64) {
     // conv1: 16·16 outputs × 32 filters × 3·3·3 taps; conv2: 16·16 × 64 × 3·3·32
     let macs = 16 * 16 * 32 * 27 + 16 * 16 * 64 * 288;
-    assert!(r.flops >= 2 * macs && r.flops <= 2 * macs + 2 * 16 * 16 * (32 + 64), "flops {}", r.flops);
+    assert!(
+        r.flops >= 2 * macs && r.flops <= 2 * macs + 2 * 16 * 16 * (32 + 64),
+        "flops {}",
+        r.flops
+    );
     let names: Vec<&str> = r.layers.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names, ["conv1", "conv2"]);
     // logical bytes of conv1: input 18·18·3, filter 32·3·3·3 (+ bias 32 if any), output 16·16·32
     let l1 = &r.layers[0];
     let base = (18 * 18 * 3 + 32 * 27 + 16 * 16 * 32) * elem_bytes;
-    assert!(l1.bytes_logical == base || l1.bytes_logical == base + 32 * elem_bytes, "conv1 logical {}", l1.bytes_logical);
+    assert!(
+        l1.bytes_logical == base || l1.bytes_logical == base + 32 * elem_bytes,
+        "conv1 logical {}",
+        l1.bytes_logical
+    );
     for l in &r.layers {
         assert!((l.memory_s - l.bytes_moved as f64 / r.offchip_bytes_per_s).abs() <= 1e-15);
     }

@@ -3,7 +3,7 @@
 //! exceeds the planned time, and the TPU layouts show their padding.
 
 use proptest::prelude::*;
-use tpusim_report::{report, Report, ReportError, ModelSource, Request};
+use tpusim_report::{report, ModelSource, Report, ReportError, Request};
 
 /// TPUs whose database entry has no VMEM size get this one in these tests (an input of
 /// the test, not a claim about the chips: the report refuses to guess it).
@@ -16,7 +16,11 @@ fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Re
         batch,
         dtype: dtype.map(str::to_string),
         resolution: (res, res),
-        vmem_bytes: if chip == "v5e" || chip.starts_with("bm") { None } else { Some(TEST_VMEM) },
+        vmem_bytes: if chip == "v5e" || chip.starts_with("bm") {
+            None
+        } else {
+            Some(TEST_VMEM)
+        },
     }
 }
 
@@ -25,10 +29,26 @@ fn check(r: &Report) {
     let ctx = format!("{} on {} b{} {}", r.model, r.chip, r.batch, r.dtype);
     // totals are the sums of their parts
     let sum: f64 = r.groups.iter().map(|g| g.time_s).sum();
-    assert!((r.total_time_s - sum).abs() <= 1e-12 * sum.max(1e-30), "{ctx}: total {} != sum of groups {sum}", r.total_time_s);
-    assert_eq!(r.flops, r.layers.iter().map(|l| l.flops).sum::<u64>(), "{ctx}: flops");
-    assert_eq!(r.bytes_logical, r.layers.iter().map(|l| l.bytes_logical).sum::<u64>(), "{ctx}: bytes_logical");
-    assert_eq!(r.bytes_moved, r.layers.iter().map(|l| l.bytes_moved).sum::<u64>(), "{ctx}: bytes_moved");
+    assert!(
+        (r.total_time_s - sum).abs() <= 1e-12 * sum.max(1e-30),
+        "{ctx}: total {} != sum of groups {sum}",
+        r.total_time_s
+    );
+    assert_eq!(
+        r.flops,
+        r.layers.iter().map(|l| l.flops).sum::<u64>(),
+        "{ctx}: flops"
+    );
+    assert_eq!(
+        r.bytes_logical,
+        r.layers.iter().map(|l| l.bytes_logical).sum::<u64>(),
+        "{ctx}: bytes_logical"
+    );
+    assert_eq!(
+        r.bytes_moved,
+        r.layers.iter().map(|l| l.bytes_moved).sum::<u64>(),
+        "{ctx}: bytes_moved"
+    );
     // every op in exactly one group, and the layer points at it
     let mut seen = vec![0u32; r.layers.len()];
     for (gi, g) in r.groups.iter().enumerate() {
@@ -37,20 +57,58 @@ fn check(r: &Report) {
             assert_eq!(g.ops.len(), 1, "{ctx}: a global op is a group of one");
         }
         for name in &g.ops {
-            let li = r.layers.iter().position(|l| &l.name == name).unwrap_or_else(|| panic!("{ctx}: group op {name} is no layer"));
+            let li = r
+                .layers
+                .iter()
+                .position(|l| &l.name == name)
+                .unwrap_or_else(|| panic!("{ctx}: group op {name} is no layer"));
             seen[li] += 1;
-            assert_eq!(r.layers[li].group, gi, "{ctx}: layer {name} names the wrong group");
+            assert_eq!(
+                r.layers[li].group, gi,
+                "{ctx}: layer {name} names the wrong group"
+            );
         }
-        assert!(g.time_s >= 0.0 && g.time_s.is_finite(), "{ctx}: group {gi} time {}", g.time_s);
+        assert!(
+            g.time_s >= 0.0 && g.time_s.is_finite(),
+            "{ctx}: group {gi} time {}",
+            g.time_s
+        );
         // a group takes at least its compute and its DMA
-        assert!(g.time_s * (1.0 + 1e-9) >= g.compute_s.max(g.dma_s) - 1e-15, "{ctx}: group {gi} {} < max({}, {})", g.time_s, g.compute_s, g.dma_s);
+        assert!(
+            g.time_s * (1.0 + 1e-9) >= g.compute_s.max(g.dma_s) - 1e-15,
+            "{ctx}: group {gi} {} < max({}, {})",
+            g.time_s,
+            g.compute_s,
+            g.dma_s
+        );
     }
-    assert!(seen.iter().all(|&n| n == 1), "{ctx}: ops not in exactly one group: {seen:?}");
+    assert!(
+        seen.iter().all(|&n| n == 1),
+        "{ctx}: ops not in exactly one group: {seen:?}"
+    );
     // layers: bytes moved never below logical; bound names the larger time
     for l in &r.layers {
-        assert!(l.bytes_moved >= l.bytes_logical, "{ctx}: {} moves less than its logical bytes", l.name);
-        assert_eq!(l.bound, if l.compute_s >= l.memory_s { "compute" } else { "memory" }, "{ctx}: {} bound", l.name);
-        assert!(l.utilization <= 1.0 + 1e-9, "{ctx}: {} utilization {}", l.name, l.utilization);
+        assert!(
+            l.bytes_moved >= l.bytes_logical,
+            "{ctx}: {} moves less than its logical bytes",
+            l.name
+        );
+        assert_eq!(
+            l.bound,
+            if l.compute_s >= l.memory_s {
+                "compute"
+            } else {
+                "memory"
+            },
+            "{ctx}: {} bound",
+            l.name
+        );
+        assert!(
+            l.utilization <= 1.0 + 1e-9,
+            "{ctx}: {} utilization {}",
+            l.name,
+            l.utilization
+        );
     }
     // the roofline lower bound never exceeds the plan (float tolerance 1e-9 relative)
     assert!(r.roofline_lower_bound_s > 0.0, "{ctx}: no lower bound");
@@ -60,7 +118,10 @@ fn check(r: &Report) {
         r.roofline_lower_bound_s,
         r.total_time_s
     );
-    assert!(r.achieved_flops_per_s <= r.peak_flops_per_s * (1.0 + 1e-9), "{ctx}: achieved above peak");
+    assert!(
+        r.achieved_flops_per_s <= r.peak_flops_per_s * (1.0 + 1e-9),
+        "{ctx}: achieved above peak"
+    );
 }
 
 #[test]
@@ -69,8 +130,15 @@ fn every_builtin_model_on_every_chip_kind() {
         for model in ["resnet18", "resnet50", "mobilenetv2", "vgg16"] {
             // VGG-16's adaptive 7x7 pool needs input/32 to divide or be a multiple of 7
             let res = if model == "vgg16" { 32 } else { 64 };
-            let r = report(&req(model, chip, 1, None, res)).unwrap_or_else(|e| panic!("{model} on {chip}: {e}"));
-            assert_eq!(r.layers.len(), tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, (res, res)).unwrap()).unwrap().ops.len());
+            let r = report(&req(model, chip, 1, None, res))
+                .unwrap_or_else(|e| panic!("{model} on {chip}: {e}"));
+            assert_eq!(
+                r.layers.len(),
+                tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, (res, res)).unwrap())
+                    .unwrap()
+                    .ops
+                    .len()
+            );
             check(&r);
         }
     }
@@ -79,7 +147,8 @@ fn every_builtin_model_on_every_chip_kind() {
 #[test]
 fn every_tpu_generation() {
     for chip in ["v3", "v4p", "v5p", "v5e", "v6e"] {
-        let r = report(&req("resnet18", chip, 2, None, 96)).unwrap_or_else(|e| panic!("{chip}: {e}"));
+        let r =
+            report(&req("resnet18", chip, 2, None, 96)).unwrap_or_else(|e| panic!("{chip}: {e}"));
         assert_eq!(r.chip_kind, "tpu");
         check(&r);
     }
@@ -88,15 +157,28 @@ fn every_tpu_generation() {
 #[test]
 fn default_run_is_resnet50_on_v5e() {
     let r = report(&Request::default_run()).unwrap();
-    assert_eq!((r.model.as_str(), r.chip.as_str(), r.batch, r.dtype.as_str()), ("resnet50", "v5e", 1, "bf16"));
+    assert_eq!(
+        (r.model.as_str(), r.chip.as_str(), r.batch, r.dtype.as_str()),
+        ("resnet50", "v5e", 1, "bf16")
+    );
     check(&r);
     // ResNet-50: 4.1 GMACs at 224² (torchvision) → about 8.2 GFLOP
-    assert!((8.0e9..8.4e9).contains(&(r.flops as f64)), "flops {}", r.flops);
+    assert!(
+        (8.0e9..8.4e9).contains(&(r.flops as f64)),
+        "flops {}",
+        r.flops
+    );
     // the 3-channel input is stored with channels on the 128 lanes: 128/3 of its bytes
     let input = r.tensors.iter().find(|t| t.name == "input").unwrap();
     assert_eq!(input.bytes_logical, 224 * 224 * 3 * 2);
     assert_eq!(input.bytes_stored, 224 * 224 * 128 * 2);
-    assert!(input.layout.starts_with("bf16[1,224,224,3]{3,2,1,0:T(8,128)(2,1)}"), "{}", input.layout);
+    assert!(
+        input
+            .layout
+            .starts_with("bf16[1,224,224,3]{3,2,1,0:T(8,128)(2,1)}"),
+        "{}",
+        input.layout
+    );
     // …and it is the worst-padded tensor, whose picture is drawn
     assert_eq!(r.tensors[0].name, "input");
     let p = r.worst_layout.as_ref().unwrap();
@@ -106,7 +188,10 @@ fn default_run_is_resnet50_on_v5e() {
     assert_eq!((p.rows, p.cols), (45, 43));
     for r in 0..p.rows {
         let row = &p.fill[r * p.cols..(r + 1) * p.cols];
-        assert!(row[0] > 0.0 && row[1..].iter().all(|&f| f == 0.0), "row {r}: {row:?}");
+        assert!(
+            row[0] > 0.0 && row[1..].iter().all(|&f| f == 0.0),
+            "row {r}: {row:?}"
+        );
     }
     // conv1 reads that input: it moves more than it needs
     let conv1 = r.layers.iter().find(|l| l.name == "conv1").unwrap();
@@ -127,7 +212,14 @@ fn npu_moves_logical_bytes_and_pads_lanes() {
     // LMEM blocks stay inside a lane
     for g in &r.groups {
         for b in &g.blocks {
-            assert!(b.addr + b.size <= r.lane_bytes, "{} at {}+{} beyond {}", b.name, b.addr, b.size, r.lane_bytes);
+            assert!(
+                b.addr + b.size <= r.lane_bytes,
+                "{} at {}+{} beyond {}",
+                b.name,
+                b.addr,
+                b.size,
+                r.lane_bytes
+            );
         }
     }
 }
@@ -147,10 +239,22 @@ fn dtypes_change_rates() {
 
 #[test]
 fn bad_inputs_are_errors() {
-    assert!(matches!(report(&req("resnet18", "nochip", 1, None, 64)), Err(ReportError::UnknownChip { .. })));
-    assert!(matches!(report(&req("resnet18", "v5e", 1, Some("f64"), 64)), Err(ReportError::BadDtype { .. })));
-    assert!(matches!(report(&req("resnet18", "v5e", 1, Some("nonsense"), 64)), Err(ReportError::BadDtype { .. })));
-    assert!(matches!(report(&req("resnet18", "v5e", 0, None, 64)), Err(ReportError::BadBatch { .. })));
+    assert!(matches!(
+        report(&req("resnet18", "nochip", 1, None, 64)),
+        Err(ReportError::UnknownChip { .. })
+    ));
+    assert!(matches!(
+        report(&req("resnet18", "v5e", 1, Some("f64"), 64)),
+        Err(ReportError::BadDtype { .. })
+    ));
+    assert!(matches!(
+        report(&req("resnet18", "v5e", 1, Some("nonsense"), 64)),
+        Err(ReportError::BadDtype { .. })
+    ));
+    assert!(matches!(
+        report(&req("resnet18", "v5e", 0, None, 64)),
+        Err(ReportError::BadBatch { .. })
+    ));
     assert!(report(&req("nonet", "v5e", 1, None, 64)).is_err());
     let mut r = req("resnet18", "v5p", 1, None, 64);
     r.vmem_bytes = None;

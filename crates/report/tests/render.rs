@@ -4,7 +4,17 @@
 use tpusim_report::model::*;
 use tpusim_report::{html, terminal};
 
-fn layer(name: &str, op: &str, flops: u64, logical: u64, moved: u64, c: f64, m: f64, group: usize) -> LayerReport {
+#[allow(clippy::too_many_arguments)]
+fn layer(
+    name: &str,
+    op: &str,
+    flops: u64,
+    logical: u64,
+    moved: u64,
+    c: f64,
+    m: f64,
+    group: usize,
+) -> LayerReport {
     LayerReport {
         name: name.into(),
         op: op.into(),
@@ -13,7 +23,11 @@ fn layer(name: &str, op: &str, flops: u64, logical: u64, moved: u64, c: f64, m: 
         bytes_moved: moved,
         compute_s: c,
         memory_s: m,
-        bound: if c >= m { "compute".into() } else { "memory".into() },
+        bound: if c >= m {
+            "compute".into()
+        } else {
+            "memory".into()
+        },
         group,
         utilization: 0.5,
     }
@@ -21,9 +35,22 @@ fn layer(name: &str, op: &str, flops: u64, logical: u64, moved: u64, c: f64, m: 
 
 fn sample() -> Report {
     let layers = vec![
-        layer("conv1", "conv", 236_027_904, 1_000_000, 3_000_000, 2e-5, 4e-6, 0),
-        layer("relu<1>", "relu", 800_000, 1_600_000, 1_600_000, 1e-7, 2e-6, 0),
-        layer("fc", "matmul", 4_096_000, 4_100_000, 4_200_000, 1e-6, 5e-6, 1),
+        layer(
+            "conv1",
+            "conv",
+            236_027_904,
+            1_000_000,
+            3_000_000,
+            2e-5,
+            4e-6,
+            0,
+        ),
+        layer(
+            "relu<1>", "relu", 800_000, 1_600_000, 1_600_000, 1e-7, 2e-6, 0,
+        ),
+        layer(
+            "fc", "matmul", 4_096_000, 4_100_000, 4_200_000, 1e-6, 5e-6, 1,
+        ),
     ];
     let groups = vec![
         GroupReport {
@@ -35,11 +62,34 @@ fn sample() -> Report {
             dma_s: 8e-6,
             compute_s: 2.1e-5,
             blocks: vec![
-                BlockReport { name: "x".into(), kind: "activation".into(), addr: 0, size: 4096, start_ts: 0, end_ts: 1 },
-                BlockReport { name: "w".into(), kind: "weight".into(), addr: 4096, size: 8192, start_ts: 0, end_ts: 2 },
+                BlockReport {
+                    name: "x".into(),
+                    kind: "activation".into(),
+                    addr: 0,
+                    size: 4096,
+                    start_ts: 0,
+                    end_ts: 1,
+                },
+                BlockReport {
+                    name: "w".into(),
+                    kind: "weight".into(),
+                    addr: 4096,
+                    size: 8192,
+                    start_ts: 0,
+                    end_ts: 2,
+                },
             ],
         },
-        GroupReport { ops: vec!["fc".into()], time_s: 5e-6, global: true, nsecs: 1, hsecs: 1, dma_s: 5e-6, compute_s: 1e-6, blocks: vec![] },
+        GroupReport {
+            ops: vec!["fc".into()],
+            time_s: 5e-6,
+            global: true,
+            nsecs: 1,
+            hsecs: 1,
+            dma_s: 5e-6,
+            compute_s: 1e-6,
+            blocks: vec![],
+        },
     ];
     let total: f64 = groups.iter().map(|g| g.time_s).sum();
     Report {
@@ -64,8 +114,20 @@ fn sample() -> Report {
         lane_bytes: 128 << 20,
         achieved_flops_per_s: 2.4e8 / total,
         tensors: vec![
-            TensorReport { name: "input".into(), shape: "1x3x224x224".into(), layout: "bf16[1,3,224,224]{3,2,1,0:T(4,128)(2,1)}".into(), bytes_logical: 301_056, bytes_stored: 458_752 },
-            TensorReport { name: "fc.w".into(), shape: "2048x1000x1x1".into(), layout: "bf16[2048,1000]{1,0:T(8,128)(2,1)}".into(), bytes_logical: 4_096_000, bytes_stored: 4_194_304 },
+            TensorReport {
+                name: "input".into(),
+                shape: "1x3x224x224".into(),
+                layout: "bf16[1,3,224,224]{3,2,1,0:T(4,128)(2,1)}".into(),
+                bytes_logical: 301_056,
+                bytes_stored: 458_752,
+            },
+            TensorReport {
+                name: "fc.w".into(),
+                shape: "2048x1000x1x1".into(),
+                layout: "bf16[2048,1000]{1,0:T(8,128)(2,1)}".into(),
+                bytes_logical: 4_096_000,
+                bytes_stored: 4_194_304,
+            },
         ],
         worst_layout: Some(LayoutPicture {
             tensor: "input".into(),
@@ -83,7 +145,18 @@ fn sample() -> Report {
 fn terminal_summary_has_every_headline() {
     let r = sample();
     let t = terminal::render(&r);
-    for needle in ["total time", "30.0 µs", "12.0 µs", "2.50x the bound", "197 TFLOP/s", "Top 10 layers by time", "Top 10 tensors by padding waste", "conv1", "fc.w", "Layers:"] {
+    for needle in [
+        "total time",
+        "30.0 µs",
+        "12.0 µs",
+        "2.50x the bound",
+        "197 TFLOP/s",
+        "Top 10 layers by time",
+        "Top 10 tensors by padding waste",
+        "conv1",
+        "fc.w",
+        "Layers:",
+    ] {
         assert!(t.contains(needle), "missing {needle:?} in\n{t}");
     }
     // top tensors: input wastes 157,696 B, fc.w 98,304 B: input first
@@ -91,7 +164,11 @@ fn terminal_summary_has_every_headline() {
     assert_eq!(top[0].name, "input");
     assert_eq!(top[0].waste_bytes(), 458_752 - 301_056);
     // top layers: conv1 (20 µs) first, fc (5 µs) second
-    let names: Vec<&str> = r.top_layers_by_time(2).iter().map(|l| l.name.as_str()).collect();
+    let names: Vec<&str> = r
+        .top_layers_by_time(2)
+        .iter()
+        .map(|l| l.name.as_str())
+        .collect();
     assert_eq!(names, ["conv1", "fc"]);
     // every layer has one table row
     let table = terminal::layer_table(&r);
@@ -107,8 +184,19 @@ fn html_is_self_contained_and_escaped() {
     assert!(page.contains("tiny &amp; &lt;net&gt;"));
     assert!(!page.contains("tiny & <net>"));
     assert!(page.contains("relu&lt;1&gt;"));
-    for id in ["summary", "roofline", "top-layers", "padding", "plans", "groups", "layers"] {
-        assert!(page.contains(&format!("<section id=\"{id}\">")), "section {id}");
+    for id in [
+        "summary",
+        "roofline",
+        "top-layers",
+        "padding",
+        "plans",
+        "groups",
+        "layers",
+    ] {
+        assert!(
+            page.contains(&format!("<section id=\"{id}\">")),
+            "section {id}"
+        );
     }
     // no external resources and no scripts
     for bad in ["<script", "src=", "href=", "@import", "url("] {
@@ -120,7 +208,11 @@ fn html_is_self_contained_and_escaped() {
     assert_eq!(page.matches("% data</title>").count(), 4);
     // balanced svg/table/section tags
     for tag in ["svg", "table", "section", "tr", "td"] {
-        assert_eq!(page.matches(&format!("<{tag}")).count(), page.matches(&format!("</{tag}>")).count(), "tag {tag}");
+        assert_eq!(
+            page.matches(&format!("<{tag}")).count(),
+            page.matches(&format!("</{tag}>")).count(),
+            "tag {tag}"
+        );
     }
 }
 
@@ -128,10 +220,30 @@ fn html_is_self_contained_and_escaped() {
 fn json_has_the_contract_fields() {
     let r = sample();
     let v: serde_json::Value = serde_json::to_value(&r).unwrap();
-    for k in ["model", "chip", "total_time_s", "roofline_lower_bound_s", "flops", "bytes_logical", "bytes_moved", "layers", "groups"] {
+    for k in [
+        "model",
+        "chip",
+        "total_time_s",
+        "roofline_lower_bound_s",
+        "flops",
+        "bytes_logical",
+        "bytes_moved",
+        "layers",
+        "groups",
+    ] {
         assert!(v.get(k).is_some(), "missing {k}");
     }
-    for k in ["name", "op", "flops", "bytes_logical", "bytes_moved", "compute_s", "memory_s", "bound", "group"] {
+    for k in [
+        "name",
+        "op",
+        "flops",
+        "bytes_logical",
+        "bytes_moved",
+        "compute_s",
+        "memory_s",
+        "bound",
+        "group",
+    ] {
         assert!(v["layers"][0].get(k).is_some(), "layer missing {k}");
     }
     for k in ["ops", "time_s"] {

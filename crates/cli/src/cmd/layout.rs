@@ -351,7 +351,7 @@ fn map(shape: &str, json: bool, svg: Option<PathBuf>) -> Result<()> {
     if json {
         return print_json(&serde_json::json!({
             "shape": a.to_string(),
-            "rows": if cols == 0 { 0 } else { idx.len() / cols },
+            "rows": idx.len().checked_div(cols).unwrap_or(0),
             "cols": cols,
             "physical_elements": g.physical_elements(),
             "linear_indices": idx,

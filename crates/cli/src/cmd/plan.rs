@@ -162,8 +162,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     }
     if let Some(path) = &args.export_tpu_mlir {
         let cache = tpusim_planner::tpumlir::export(&plan);
-        let text = serde_json::to_string_pretty(&cache).map_err(|e| Internal(e.to_string()))?;
-        write_atomic(path, format!("{text}\n").as_bytes())?;
+        write_atomic(path, tpusim_planner::tpumlir::to_text(&cache).as_bytes())?;
     }
     if args.json {
         print_json(&plan)

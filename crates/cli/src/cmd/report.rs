@@ -70,10 +70,14 @@ pub struct ReportArgs {
 }
 
 fn parse_resolution(text: Option<&str>) -> Result<(u64, u64)> {
-    let Some(t) = text else { return Ok(DEFAULT_RESOLUTION) };
+    let Some(t) = text else {
+        return Ok(DEFAULT_RESOLUTION);
+    };
     let parts: Vec<&str> = t.split(',').map(str::trim).collect();
     let num = |s: &str| -> Result<u64> {
-        s.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(|| anyhow!("--resolution '{t}': '{s}' is not a positive whole number of pixels"))
+        s.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(|| {
+            anyhow!("--resolution '{t}': '{s}' is not a positive whole number of pixels")
+        })
     };
     match parts.as_slice() {
         [a] => {
@@ -88,12 +92,22 @@ fn parse_resolution(text: Option<&str>) -> Result<(u64, u64)> {
 /// Resolve a MODEL argument: built-in name, or a file read here (libraries do no I/O).
 fn model_source(model: &str) -> Result<ModelSource> {
     let lower = model.to_ascii_lowercase();
-    let stem = || Path::new(model).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| model.to_string());
+    let stem = || {
+        Path::new(model)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| model.to_string())
+    };
     if lower.ends_with(".onnx") {
-        let bytes = std::fs::read(model).with_context(|| format!("cannot read ONNX file '{model}'"))?;
-        Ok(ModelSource::Onnx { name: stem(), bytes })
+        let bytes =
+            std::fs::read(model).with_context(|| format!("cannot read ONNX file '{model}'"))?;
+        Ok(ModelSource::Onnx {
+            name: stem(),
+            bytes,
+        })
     } else if lower.ends_with(".csv") {
-        let text = std::fs::read_to_string(model).with_context(|| format!("cannot read topology CSV '{model}'"))?;
+        let text = std::fs::read_to_string(model)
+            .with_context(|| format!("cannot read topology CSV '{model}'"))?;
         Ok(ModelSource::Topology { name: stem(), text })
     } else {
         Ok(ModelSource::Builtin(model.to_string()))
@@ -101,7 +115,10 @@ fn model_source(model: &str) -> Result<ModelSource> {
 }
 
 fn vmem(args: &ReportArgs) -> Result<Option<u64>> {
-    args.vmem.as_deref().map(|v| crate::util::parse_bytes(v).with_context(|| "--vmem")).transpose()
+    args.vmem
+        .as_deref()
+        .map(|v| crate::util::parse_bytes(v).with_context(|| "--vmem"))
+        .transpose()
 }
 
 /// Run `tpusim report`.
@@ -109,7 +126,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
     if let Some(file) = &args.sweep {
         return run_sweep(&args, file);
     }
-    let model = args.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let model = args
+        .model
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let req = Request {
         model: model_source(&model)?,
         chip: args.chip.clone(),
@@ -119,7 +139,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
         vmem_bytes: vmem(&args)?,
     };
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    spinner.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    spinner.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     spinner.set_message(format!("planning and timing {model} on {}", args.chip));
     spinner.enable_steady_tick(Duration::from_millis(120));
     let result = tpusim_report::report(&req);
@@ -139,7 +162,8 @@ pub fn run(args: ReportArgs) -> Result<()> {
 }
 
 fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read sweep file '{}'", file.display()))?;
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read sweep file '{}'", file.display()))?;
     let spec = SweepSpec::parse(&text).with_context(|| format!("'{}'", file.display()))?;
     let resolution = parse_resolution(args.resolution.as_deref())?;
     let vmem_bytes = vmem(args)?;
@@ -151,14 +175,19 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
         }
     }
     let points = spec.points();
-    let bar = ProgressBar::with_draw_target(Some(points.len() as u64), ProgressDrawTarget::stderr());
+    let bar =
+        ProgressBar::with_draw_target(Some(points.len() as u64), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed} (eta {eta})").unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed} (eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let rows = sweep::run_points(
         &points,
         |p| {
-            let model = sources.get(&p.model).cloned().unwrap_or_else(|| ModelSource::Builtin(p.model.clone()));
+            let model = sources
+                .get(&p.model)
+                .cloned()
+                .unwrap_or_else(|| ModelSource::Builtin(p.model.clone()));
             tpusim_report::report(&Request {
                 model,
                 chip: p.chip.clone(),
@@ -178,7 +207,10 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
     }
     let failed = rows.iter().filter(|r| r.outcome.is_err()).count();
     if failed > 0 {
-        eprintln!("warning: {failed} of {} runs failed (see the error column)", rows.len());
+        eprintln!(
+            "warning: {failed} of {} runs failed (see the error column)",
+            rows.len()
+        );
     }
     Ok(())
 }
