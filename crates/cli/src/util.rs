@@ -31,15 +31,19 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
 /// binary ones (KiB, MiB, GiB, TiB, PiB) powers of 1024; a trailing `B`, `B/s` or `/s`
 /// is allowed. Returns the value as f64 (rates and large sizes need not be integers).
 pub fn parse_quantity(text: &str) -> Result<f64> {
-    let t: String = text.trim().chars().filter(|c| *c != '_' && *c != ' ').collect();
+    let t: String = text
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != ' ')
+        .collect();
     let t = t.strip_suffix("/s").unwrap_or(&t);
     let split = t
         .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| anyhow!("'{text}' is not a number or size (examples: 1.7e7, 16GiB, 4.5e10)"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        anyhow!("'{text}' is not a number or size (examples: 1.7e7, 16GiB, 4.5e10)")
+    })?;
     let mult = match unit {
         "" | "B" => 1.0,
         "k" | "kB" | "KB" | "K" => 1e3,
@@ -52,7 +56,11 @@ pub fn parse_quantity(text: &str) -> Result<f64> {
         "GiB" | "Gi" => 1024.0f64.powi(3),
         "TiB" | "Ti" => 1024.0f64.powi(4),
         "PiB" | "Pi" => 1024.0f64.powi(5),
-        _ => return Err(anyhow!("'{text}': unknown unit '{unit}' (use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")),
+        _ => {
+            return Err(anyhow!(
+                "'{text}': unknown unit '{unit}' (use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)"
+            ))
+        }
     };
     let v = value * mult;
     if !v.is_finite() || v < 0.0 {
@@ -66,7 +74,9 @@ pub fn parse_quantity(text: &str) -> Result<f64> {
 pub fn parse_bytes(text: &str) -> Result<u64> {
     let v = parse_quantity(text)?;
     if v.fract() != 0.0 || v >= 18_446_744_073_709_551_616.0 {
-        return Err(anyhow!("'{text}' must be a whole number of bytes below 2^64"));
+        return Err(anyhow!(
+            "'{text}' must be a whole number of bytes below 2^64"
+        ));
     }
     Ok(v as u64)
 }
@@ -82,20 +92,36 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> Result<()>,
 ) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a file in '{}'", dir.display()))?;
+    let mut tmp = temp_file_beside(path)?;
     {
         let mut w = std::io::BufWriter::new(tmp.as_file_mut());
         fill(&mut w)?;
-        w.flush().with_context(|| format!("cannot write '{}'", path.display()))?;
+        w.flush()
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     tmp.persist(path)
         .map_err(|e| anyhow!("cannot write '{}': {}", path.display(), e.error))?;
     Ok(())
+}
+
+/// A temporary file in the folder of `path`, to be renamed onto `path` once complete.
+/// Created readable by others (mode 0644 on Unix, like a file the shell would write)
+/// rather than tempfile's private 0600, since it becomes the user's output file.
+pub fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tpusim-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    builder
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a file in '{}'", dir.display()))
 }
 
 /// Print one JSON document (pretty, newline-terminated) on stdout.

@@ -239,3 +239,16 @@ fn bad_input_is_one_line_and_exit_2() {
         );
     }
 }
+
+#[test]
+fn a_batch_beyond_the_planners_limit_is_one_clear_error() {
+    let out = assert_cmd::Command::cargo_bin("tpusim")
+        .unwrap()
+        .args(["plan", "resnet18", "--batch", "100000000000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("limit of 4096"), "{err}");
+}

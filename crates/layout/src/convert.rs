@@ -8,13 +8,27 @@
 //! both sides, and copies runs with `memcpy` when both strides are 1. When the minor
 //! dim is interleaved with the rows below it (the `(2,1)`, `(4,1)` packing tiles) it
 //! copies a group of rows at once so that writes stay sequential. Row groups run in
-//! parallel (rayon). Layouts with `*` use a per-element path.
+//! parallel (rayon), in tasks of about [`TASK_BYTES`] of rows. Layouts with `*` use a
+//! per-element path.
+//!
+//! Destinations of at least [`STREAM_MIN_BYTES`] are written with non-temporal stores
+//! (see [`simd`]); the 2-byte `(2,1)` packing uses an SSE2 interleave kernel.
 
 use crate::error::{LayoutError, Result};
 use crate::geometry::Geometry;
 use crate::shape::ArrayShape;
 use crate::size::sizes;
 use rayon::prelude::*;
+
+mod simd;
+
+/// Rows handed to one rayon task: about this many source bytes (4 MiB), so that the two
+/// cores balance even when other processes take one of them for a while.
+const TASK_BYTES: u64 = 4 << 20;
+
+/// Destination size (bytes) from which the kernels use streaming stores: well above the
+/// per-core L2 (so the written data would not stay in cache anyway).
+const STREAM_MIN_BYTES: usize = 16 << 20;
 
 /// One side of a conversion: the mapping and the buffer size.
 #[derive(Debug, Clone)]
@@ -137,19 +151,25 @@ impl Relayout {
         if self.src.geom.logical_elements() == 0 {
             return Ok(());
         }
+        let stream = Stream {
+            on: dst.len() >= STREAM_MIN_BYTES,
+            aligned: (dst.as_ptr() as usize) % 64 == 0,
+        };
         match self.elem_bytes {
-            1 => self.dispatch::<1>(src, dst),
-            2 => self.dispatch::<2>(src, dst),
-            4 => self.dispatch::<4>(src, dst),
-            8 => self.dispatch::<8>(src, dst),
-            _ => self.dispatch::<16>(src, dst),
+            1 => self.dispatch::<1>(src, dst, stream),
+            2 => self.dispatch::<2>(src, dst, stream),
+            4 => self.dispatch::<4>(src, dst, stream),
+            8 => self.dispatch::<8>(src, dst, stream),
+            _ => self.dispatch::<16>(src, dst, stream),
         }
         Ok(())
     }
 
-    fn dispatch<const N: usize>(&self, src: &[u8], dst: &mut [u8]) {
+    fn dispatch<const N: usize>(&self, src: &[u8], dst: &mut [u8], stream: Stream) {
         match (&self.src.tables, &self.dst.tables) {
-            (Some(st), Some(dt)) if !st.is_empty() => self.separable::<N>(st, dt, src, dst),
+            (Some(st), Some(dt)) if !st.is_empty() => {
+                self.separable::<N>(st, dt, src, dst, stream)
+            }
             _ => self.per_element::<N>(src, dst),
         }
     }
@@ -170,6 +190,7 @@ impl Relayout {
         dt: &[Vec<u64>],
         src: &[u8],
         dst: &mut [u8],
+        stream: Stream,
     ) {
         let rank = st.len();
         let minor_s = &st[rank - 1];
@@ -198,7 +219,8 @@ impl Relayout {
             }
             (sb, db)
         };
-        let groups_per_task = (4096 / group as u64).max(1);
+        let row_bytes = (minor_s.len() * N) as u64;
+        let groups_per_task = (TASK_BYTES / (row_bytes * group as u64).max(1)).max(1);
         let tasks = n_groups.div_ceil(groups_per_task);
         (0..tasks).into_par_iter().for_each(|t| {
             let dp = dst_ptr;
@@ -211,9 +233,28 @@ impl Relayout {
                 // SAFETY: every (src, dst) offset is < the physical element count of its
                 // side, which `run` checked against the buffer lengths; the mapping is
                 // injective, so no two tasks write the same destination element.
-                unsafe { copy_group::<N>(src.as_ptr(), dp.0, &bases, &runs) };
+                unsafe { copy_group::<N>(src.as_ptr(), dp.0, &bases, &runs, stream) };
             }
+            simd::store_fence();
         });
+    }
+}
+
+/// When to use streaming stores: `on` for destinations far larger than the caches;
+/// `aligned` when the destination starts on a 64-byte cache line, so that every tile row
+/// written covers whole lines. A misaligned destination streams only where the kernel
+/// writes it sequentially (a partly written line left in a write-combining buffer would be
+/// flushed as a slow partial write).
+#[derive(Clone, Copy)]
+struct Stream {
+    on: bool,
+    aligned: bool,
+}
+
+impl Stream {
+    /// Stream a piece whose destination pieces are written back to back (`sequential`)?
+    fn ok(self, sequential: bool) -> bool {
+        self.on && (self.aligned || sequential)
     }
 }
 
@@ -273,13 +314,16 @@ unsafe fn copy_group<const N: usize>(
     dst: *mut u8,
     bases: &[(u64, u64)],
     runs: &[Run],
+    stream: Stream,
 ) {
     for r in runs {
         if r.src_step == 1 && r.dst_step == 1 {
+            let seq = bases.windows(2).all(|w| w[1].1 == w[0].1 + r.len as u64);
+            let st = stream.ok(seq);
             for &(sb, db) in bases {
                 let so = (sb + r.s0) as usize * N;
                 let d_o = (db + r.d0) as usize * N;
-                std::ptr::copy_nonoverlapping(src.add(so), dst.add(d_o), r.len * N);
+                simd::copy_bytes(src.add(so), dst.add(d_o), r.len * N, st);
             }
             continue;
         }
@@ -292,6 +336,36 @@ unsafe fn copy_group<const N: usize>(
                 })
         };
         let done = match (r.src_step, r.dst_step) {
+            (1, 2) if N == 2 && consecutive(2, |b| b.1) => {
+                let seq = bases
+                    .chunks_exact(2)
+                    .zip(bases.chunks_exact(2).skip(1))
+                    .all(|(a, b)| b[0].1 == a[0].1 + 2 * r.len as u64);
+                let stream = stream.ok(seq);
+                for c in bases.chunks_exact(2) {
+                    simd::interleave2_u16(
+                        src.add((c[0].0 + r.s0) as usize * 2),
+                        src.add((c[1].0 + r.s0) as usize * 2),
+                        dst.add((c[0].1 + r.d0) as usize * 2),
+                        r.len,
+                        stream,
+                    );
+                }
+                true
+            }
+            (2, 1) if N == 2 && consecutive(2, |b| b.0) => {
+                let stream = stream.ok(false) && false;
+                for c in bases.chunks_exact(2) {
+                    simd::deinterleave2_u16(
+                        src.add((c[0].0 + r.s0) as usize * 2),
+                        dst.add((c[0].1 + r.d0) as usize * 2),
+                        dst.add((c[1].1 + r.d0) as usize * 2),
+                        r.len,
+                        stream,
+                    );
+                }
+                true
+            }
             (1, 2) if consecutive(2, |b| b.1) => {
                 bases
                     .chunks_exact(2)

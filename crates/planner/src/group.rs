@@ -56,24 +56,39 @@ pub struct Attempt {
 }
 
 /// Candidate (nsecs, hsecs) pairs in the order tried: N first up to `nmax`, then H.
+/// Both counts step by one up to 8, then ever coarser (see [`next_count`]); `nmax`
+/// itself is always tried, so N is always cut down to one sample before H is cut.
 pub fn slicing_sequence(nmax: u64, hmax: u64) -> Vec<(u64, u64)> {
-    let mut v: Vec<(u64, u64)> = (1..=nmax.max(1)).map(|n| (n, 1)).collect();
+    let nmax = nmax.max(1);
+    let mut v = Vec::new();
+    let mut n = 1u64;
+    while n < nmax {
+        v.push((n, 1));
+        n = next_count(n);
+    }
+    v.push((nmax, 1));
     let mut h = 2u64;
     while h <= hmax {
-        v.push((nmax.max(1), h));
-        h = if h < 8 {
-            h + 1
-        } else if h < 16 {
-            h + 2
-        } else if h < 32 {
-            h + 4
-        } else if h < 64 {
-            h + 8
-        } else {
-            h + h / 4
-        };
+        v.push((nmax, h));
+        h = next_count(h);
     }
     v
+}
+
+/// The next slice count to try after `c`: +1 below 8, +2 below 16, +4 below 32, +8
+/// below 64, then +25 %, so a batch or height of N costs O(log N) attempts.
+fn next_count(c: u64) -> u64 {
+    if c < 8 {
+        c + 1
+    } else if c < 16 {
+        c + 2
+    } else if c < 32 {
+        c + 4
+    } else if c < 64 {
+        c + 8
+    } else {
+        c + c / 4
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -380,5 +395,28 @@ impl<'a> Ctx<'a> {
             cycles: a.cycles,
             recomputed_rows: recomputed_rows(g, &gt, &a.slices, a.nsecs),
         }
+    }
+}
+
+#[cfg(test)]
+mod sequence_tests {
+    use super::slicing_sequence;
+
+    #[test]
+    fn n_is_cut_to_one_sample_before_h_and_counts_grow() {
+        for (nmax, hmax) in [(1, 1), (1, 224), (8, 56), (9, 7), (100, 1), (4096, 512)] {
+            let seq = slicing_sequence(nmax, hmax);
+            let first_h = seq.iter().position(|&(_, h)| h > 1).unwrap_or(seq.len());
+            // every N-only candidate comes first, ending at nmax; H parts keep N at nmax
+            assert_eq!(seq[first_h - 1], (nmax, 1));
+            assert!(seq[first_h..].iter().all(|&(n, _)| n == nmax));
+            // strictly increasing slice counts, never beyond the dims
+            assert!(seq.windows(2).all(|w| w[0].0 * w[0].1 < w[1].0 * w[1].1));
+            assert!(seq.iter().all(|&(n, h)| n <= nmax && h <= hmax.max(1)));
+            // small counts are all tried
+            let small: Vec<u64> = seq[..first_h].iter().map(|p| p.0).filter(|&n| n <= 8).collect();
+            assert_eq!(small, (1..=nmax.min(8)).collect::<Vec<_>>());
+        }
+        assert!(slicing_sequence(4096, 512).len() < 100);
     }
 }

@@ -68,6 +68,10 @@ use group::Ctx;
 use tpusim_graph::query::Uses;
 use tpusim_graph::Graph;
 
+/// Largest batch the planner accepts: N slicings are tried one by one (1..=N) and each
+/// slice's ranges are materialised, so work and memory grow with N.
+pub const MAX_BATCH: u64 = 4096;
+
 fn check_graph(graph: &Graph) -> Result<()> {
     let nt = graph.tensors.len();
     for op in &graph.ops {
@@ -88,6 +92,13 @@ fn check_graph(graph: &Graph) -> Result<()> {
         }
     }
     for t in &graph.tensors {
+        if t.kind == tpusim_graph::TensorKind::Activation && t.shape.n > MAX_BATCH {
+            return Err(PlanError::BadGraph(format!(
+                "tensor '{}' has batch {}, above the planner's limit of {MAX_BATCH} \
+                 (N is sliced sample by sample; plan a smaller batch and scale)",
+                t.name, t.shape.n
+            )));
+        }
         if t.shape.elements().map_or(true, |e| e == 0) {
             return Err(PlanError::BadGraph(format!(
                 "tensor '{}' has shape {} (empty or overflowing)",
