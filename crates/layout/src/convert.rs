@@ -167,9 +167,7 @@ impl Relayout {
 
     fn dispatch<const N: usize>(&self, src: &[u8], dst: &mut [u8], stream: Stream) {
         match (&self.src.tables, &self.dst.tables) {
-            (Some(st), Some(dt)) if !st.is_empty() => {
-                self.separable::<N>(st, dt, src, dst, stream)
-            }
+            (Some(st), Some(dt)) if !st.is_empty() => self.separable::<N>(st, dt, src, dst, stream),
             _ => self.per_element::<N>(src, dst),
         }
     }
@@ -354,7 +352,7 @@ unsafe fn copy_group<const N: usize>(
                 true
             }
             (2, 1) if N == 2 && consecutive(2, |b| b.0) => {
-                let stream = stream.ok(false) && false;
+                let stream = stream.ok(false);
                 for c in bases.chunks_exact(2) {
                     simd::deinterleave2_u16(
                         src.add((c[0].0 + r.s0) as usize * 2),

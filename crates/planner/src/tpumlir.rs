@@ -136,7 +136,7 @@ pub fn export(plan: &Plan) -> Cache {
                 func_end_idx: end,
                 group_cost: g.cycles as i64,
                 index,
-                locs: g.ops.clone(),
+                locs: group_locs(&plan.graph, &g.ops, &plan.dtype),
                 shape_secs: vec![g.nsecs as i64, 1, 1, g.hsecs as i64, 1],
             });
             (end, g.cycles as i64)
@@ -146,7 +146,10 @@ pub fn export(plan: &Plan) -> Cache {
                 index,
                 func_idx: start,
                 group_cost: c.cycles as i64,
-                loc: c.op.clone(),
+                loc: usize::try_from(start)
+                    .ok()
+                    .and_then(|i| plan.graph.ops.get(i))
+                    .map_or_else(|| c.op.clone(), |op| loc_name(&plan.graph, op)),
             });
             (start, c.cycles as i64)
         };
@@ -225,6 +228,87 @@ pub fn parse(text: &str) -> Result<Cache> {
         cache.cycle_prefix_sum.extend(c);
     }
     Ok(cache)
+}
+
+/// The ONNX op type TPU-MLIR puts in the name of the op that `op` becomes: the type of
+/// the last ONNX node fused into it (a fused ReLU names the op `…_Relu`).
+fn onnx_type(op: &tpusim_graph::Op) -> &'static str {
+    use tpusim_graph::{Activation as A, OpKind as K};
+    let act = |a: A| match a {
+        A::Relu => "Relu",
+        A::Relu6 => "Clip",
+        A::LeakyRelu => "LeakyRelu",
+        A::Sigmoid => "Sigmoid",
+        A::Tanh => "Tanh",
+        A::HardSigmoid => "HardSigmoid",
+        A::HardSwish => "HardSwish",
+        A::Silu => "Silu",
+        A::Gelu => "Gelu",
+    };
+    if let Some(a) = op.fused_act {
+        return act(a);
+    }
+    match &op.kind {
+        K::Conv(_) => "Conv",
+        K::Deconv { .. } => "ConvTranspose",
+        K::MaxPool(_) => "MaxPool",
+        K::AvgPool(_) => "AveragePool",
+        K::GlobalAvgPool => "GlobalAveragePool",
+        K::GlobalMaxPool => "GlobalMaxPool",
+        K::BatchNorm => "BatchNormalization",
+        K::Act(a) => act(*a),
+        K::Add => "Add",
+        K::Mul => "Mul",
+        K::Concat => "Concat",
+        K::Upsample { .. } => "Resize",
+        K::Gemm => "Gemm",
+        K::Flatten => "Flatten",
+        K::Reshape => "Reshape",
+    }
+}
+
+/// TPU-MLIR's loc name of the op `op` becomes: `<ONNX output name>_<ONNX op type>`
+/// (e.g. `relu4_Relu` for a conv with its ReLU fused, `conv12_Conv`). TPU-MLIR skips
+/// cache names it does not know without a word, so exported names must be these.
+/// Known gap: a batch-norm folded into a conv without an activation after it is named
+/// `…_BatchNormalization` by TPU-MLIR; our IR does not record the fold, so such an op
+/// is exported as `…_Conv` (torch's ONNX export folds BN itself, so this is rare).
+pub fn loc_name(graph: &Graph, op: &tpusim_graph::Op) -> String {
+    let out = op
+        .outputs
+        .first()
+        .and_then(|&t| graph.tensors.get(t))
+        .map_or(op.name.as_str(), |t| t.name.as_str());
+    format!("{out}_{}", onnx_type(op))
+}
+
+/// The `locs` of one exported group: each op's [`loc_name`], plus the f32 cast that
+/// TPU-MLIR inserts in front of a global average pool in 16-bit models
+/// (`<producer loc><pool loc>_f32`), which a group holding both must list or its
+/// compiler rejects the group ("operand does not dominate this use").
+fn group_locs(graph: &Graph, ops: &[String], dtype: &str) -> Vec<String> {
+    let sixteen_bit = matches!(dtype, "f16" | "bf16");
+    let mut locs = Vec::with_capacity(ops.len() + 1);
+    for name in ops {
+        let Some(op) = graph.ops.iter().find(|o| &o.name == name) else {
+            locs.push(name.clone());
+            continue;
+        };
+        let loc = loc_name(graph, op);
+        if sixteen_bit && matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool) {
+            let producer = op.inputs.first().and_then(|&t| {
+                graph
+                    .ops
+                    .iter()
+                    .find(|p| p.outputs.contains(&t) && ops.contains(&p.name))
+            });
+            if let Some(p) = producer {
+                locs.push(format!("{}{loc}_f32", loc_name(graph, p)));
+            }
+        }
+        locs.push(loc);
+    }
+    locs
 }
 
 /// Our op for a TPU-MLIR loc name: an op of that name, or the op producing a tensor of

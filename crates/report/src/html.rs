@@ -3,6 +3,7 @@
 //! the worst-padded tensor and every table. Viewable offline in any browser.
 
 use crate::model::Report;
+use crate::rows::{layer_row, top_layer_row, top_tensor_row};
 use crate::svg::{esc, layout_picture, memory_plan, roofline};
 use crate::terminal::TOP_N;
 use crate::units::{bytes, percent, seconds, si};
@@ -67,16 +68,9 @@ pub fn render(r: &Report) -> String {
 
     // Summary
     o.push_str(r#"<section id="summary"><h2>Summary</h2><table class="kv">"#);
-    let ratio = if r.roofline_lower_bound_s > 0.0 {
-        format!("{:.2}x", r.total_time_s / r.roofline_lower_bound_s)
-    } else {
-        "-".into()
-    };
-    let expansion = if r.bytes_logical > 0 {
-        format!("{:.2}x", r.bytes_moved as f64 / r.bytes_logical as f64)
-    } else {
-        "-".into()
-    };
+    let times = |x: Option<f64>| x.map_or_else(|| "-".into(), |v| format!("{v:.2}x"));
+    let ratio = times(r.plan_over_bound());
+    let expansion = times(r.moved_over_logical());
     let kv = [
         ("Total time (planned)", seconds(r.total_time_s)),
         ("Roofline lower bound", seconds(r.roofline_lower_bound_s)),
@@ -91,12 +85,9 @@ pub fn render(r: &Report) -> String {
         ),
         (
             "Plan: compute time (all groups)",
-            seconds(r.groups.iter().map(|g| g.compute_s).sum()),
+            seconds(r.plan_compute_s()),
         ),
-        (
-            "Plan: DMA time (all groups)",
-            seconds(r.groups.iter().map(|g| g.dma_s).sum()),
-        ),
+        ("Plan: DMA time (all groups)", seconds(r.plan_dma_s())),
         ("Achieved FLOP/s", si(r.achieved_flops_per_s, "FLOP/s")),
         ("Peak FLOP/s", si(r.peak_flops_per_s, "FLOP/s")),
         (
@@ -130,18 +121,7 @@ pub fn render(r: &Report) -> String {
     let rows: Vec<Vec<String>> = r
         .top_layers_by_time(TOP_N)
         .into_iter()
-        .map(|l| {
-            vec![
-                l.name.clone(),
-                l.op.clone(),
-                seconds(l.time_s()),
-                seconds(l.compute_s),
-                seconds(l.memory_s),
-                l.bound.clone(),
-                percent(l.utilization),
-                l.group.to_string(),
-            ]
-        })
+        .map(|l| top_layer_row(l, true))
         .collect();
     table(
         &mut o,
@@ -161,17 +141,7 @@ pub fn render(r: &Report) -> String {
     let rows: Vec<Vec<String>> = r
         .top_tensors_by_waste(TOP_N)
         .into_iter()
-        .map(|t| {
-            vec![
-                t.name.clone(),
-                t.shape.clone(),
-                t.layout.clone(),
-                bytes(t.bytes_logical),
-                bytes(t.bytes_stored),
-                bytes(t.waste_bytes()),
-                format!("{:.2}x", t.expansion()),
-            ]
-        })
+        .map(|t| top_tensor_row(t, true))
         .collect();
     table(
         &mut o,
@@ -277,24 +247,7 @@ pub fn render(r: &Report) -> String {
 
     // All layers
     o.push_str("<section id=\"layers\"><h2>All layers</h2>");
-    let rows: Vec<Vec<String>> = r
-        .layers
-        .iter()
-        .map(|l| {
-            vec![
-                l.name.clone(),
-                l.op.clone(),
-                si(l.flops as f64, "FLOP"),
-                bytes(l.bytes_logical),
-                bytes(l.bytes_moved),
-                seconds(l.compute_s),
-                seconds(l.memory_s),
-                l.bound.clone(),
-                percent(l.utilization),
-                l.group.to_string(),
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = r.layers.iter().map(layer_row).collect();
     table(
         &mut o,
         &[

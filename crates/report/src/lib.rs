@@ -41,6 +41,7 @@ pub mod error;
 pub mod html;
 pub mod machine;
 pub mod model;
+mod rows;
 pub mod schedule;
 pub mod storage;
 pub mod svg;

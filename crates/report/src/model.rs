@@ -213,4 +213,25 @@ impl Report {
     pub fn sum_of_groups_s(&self) -> f64 {
         self.groups.iter().map(|g| g.time_s).sum()
     }
+
+    /// Compute time of all groups of the plan, summed, seconds.
+    pub fn plan_compute_s(&self) -> f64 {
+        self.groups.iter().map(|g| g.compute_s).sum()
+    }
+
+    /// DMA time of all groups of the plan, summed, seconds.
+    pub fn plan_dma_s(&self) -> f64 {
+        self.groups.iter().map(|g| g.dma_s).sum()
+    }
+
+    /// How many times the roofline lower bound the planned time is (None when the
+    /// bound is not positive).
+    pub fn plan_over_bound(&self) -> Option<f64> {
+        (self.roofline_lower_bound_s > 0.0).then(|| self.total_time_s / self.roofline_lower_bound_s)
+    }
+
+    /// Bytes moved per logical byte over all layers alone (None when no logical bytes).
+    pub fn moved_over_logical(&self) -> Option<f64> {
+        (self.bytes_logical > 0).then(|| self.bytes_moved as f64 / self.bytes_logical as f64)
+    }
 }

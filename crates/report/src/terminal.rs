@@ -3,6 +3,7 @@
 //! a per-layer table. Returns text; the CLI prints it.
 
 use crate::model::Report;
+use crate::rows::{layer_row, top_layer_row, top_tensor_row};
 use crate::units::{bytes, percent, seconds, si};
 use std::fmt::Write;
 
@@ -51,11 +52,7 @@ pub fn summary(r: &Report) -> String {
         r.batch,
         r.dtype
     );
-    let ratio = if r.roofline_lower_bound_s > 0.0 {
-        r.total_time_s / r.roofline_lower_bound_s
-    } else {
-        f64::NAN
-    };
+    let ratio = r.plan_over_bound().unwrap_or(f64::NAN);
     let _ = writeln!(
         o,
         "  total time        {}  (roofline lower bound {}, plan is {:.2}x the bound)",
@@ -63,8 +60,8 @@ pub fn summary(r: &Report) -> String {
         seconds(r.roofline_lower_bound_s),
         ratio
     );
-    let compute: f64 = r.groups.iter().map(|g| g.compute_s).sum();
-    let dma: f64 = r.groups.iter().map(|g| g.dma_s).sum();
+    let compute = r.plan_compute_s();
+    let dma = r.plan_dma_s();
     let _ = writeln!(
         o,
         "  why               the bound is {}-side (compute {}, memory {}); the plan computes {} and moves data {}",
@@ -82,11 +79,7 @@ pub fn summary(r: &Report) -> String {
         percent(r.achieved_flops_per_s / r.peak_flops_per_s),
         si(r.flops as f64, "FLOP")
     );
-    let expansion = if r.bytes_logical > 0 {
-        r.bytes_moved as f64 / r.bytes_logical as f64
-    } else {
-        1.0
-    };
+    let expansion = r.moved_over_logical().unwrap_or(1.0);
     let _ = writeln!(
         o,
         "  bytes (per layer) {} moved for {} logical ({:.2}x, layout padding)",
@@ -112,16 +105,7 @@ pub fn summary(r: &Report) -> String {
     let rows: Vec<Vec<String>> = r
         .top_layers_by_time(TOP_N)
         .into_iter()
-        .map(|l| {
-            vec![
-                l.name.clone(),
-                l.op.clone(),
-                seconds(l.time_s()),
-                l.bound.clone(),
-                percent(l.utilization),
-                l.group.to_string(),
-            ]
-        })
+        .map(|l| top_layer_row(l, false))
         .collect();
     o.push_str(&table(
         &["layer", "op", "time", "bound", "util", "group"],
@@ -133,16 +117,7 @@ pub fn summary(r: &Report) -> String {
     let rows: Vec<Vec<String>> = r
         .top_tensors_by_waste(TOP_N)
         .into_iter()
-        .map(|t| {
-            vec![
-                t.name.clone(),
-                t.layout.clone(),
-                bytes(t.bytes_logical),
-                bytes(t.bytes_stored),
-                bytes(t.waste_bytes()),
-                format!("{:.2}x", t.expansion()),
-            ]
-        })
+        .map(|t| top_tensor_row(t, false))
         .collect();
     o.push_str(&table(
         &[
@@ -162,24 +137,7 @@ pub fn summary(r: &Report) -> String {
 /// The per-layer table: every op with FLOPs, bytes, compute and memory time, bound and
 /// group.
 pub fn layer_table(r: &Report) -> String {
-    let rows: Vec<Vec<String>> = r
-        .layers
-        .iter()
-        .map(|l| {
-            vec![
-                l.name.clone(),
-                l.op.clone(),
-                si(l.flops as f64, "FLOP"),
-                bytes(l.bytes_logical),
-                bytes(l.bytes_moved),
-                seconds(l.compute_s),
-                seconds(l.memory_s),
-                l.bound.clone(),
-                percent(l.utilization),
-                l.group.to_string(),
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = r.layers.iter().map(layer_row).collect();
     let mut o = String::from("Layers:\n");
     o.push_str(&table(
         &[

@@ -167,7 +167,13 @@ mod tests {
                 for stream in [false, true] {
                     let mut out = vec![0u8; 4 * n + off];
                     unsafe {
-                        interleave2_u16(a.as_ptr(), b.as_ptr(), out.as_mut_ptr().add(off), n, stream)
+                        interleave2_u16(
+                            a.as_ptr(),
+                            b.as_ptr(),
+                            out.as_mut_ptr().add(off),
+                            n,
+                            stream,
+                        )
                     };
                     store_fence();
                     for j in 0..n {

@@ -79,13 +79,9 @@ pub fn check_engine_limits(a: ArraySpec, g: Gemm) -> Result<()> {
     Ok(())
 }
 
-/// Run C = A·W on the array, cycle by cycle.
-pub fn run_gemm<E: Element>(
-    arr: ArraySpec,
-    opts: RunOptions,
-    a: &Matrix<E>,
-    w: &Matrix<E>,
-) -> Result<EngineRun<E::Acc>> {
+/// The GEMM C = A·W describes, after checking that A's columns match W's rows and that
+/// the engine can run it on this array.
+fn engine_gemm<E: Element>(arr: ArraySpec, a: &Matrix<E>, w: &Matrix<E>) -> Result<Gemm> {
     if a.cols != w.rows {
         return Err(SystolicError::Shape(format!(
             "A is {}×{} but W is {}×{}",
@@ -94,6 +90,17 @@ pub fn run_gemm<E: Element>(
     }
     let g = Gemm::new(a.rows as u64, a.cols as u64, w.cols as u64)?;
     check_engine_limits(arr, g)?;
+    Ok(g)
+}
+
+/// Run C = A·W on the array, cycle by cycle.
+pub fn run_gemm<E: Element>(
+    arr: ArraySpec,
+    opts: RunOptions,
+    a: &Matrix<E>,
+    w: &Matrix<E>,
+) -> Result<EngineRun<E::Acc>> {
+    let g = engine_gemm(arr, a, w)?;
     let (c, timings) = match opts.dataflow {
         Dataflow::Ws => run_ws(arr, g, a, w),
         Dataflow::Is => run_is(arr, g, a, w),
@@ -119,14 +126,7 @@ pub fn trace_ws<E: Element>(
     a: &Matrix<E>,
     w: &Matrix<E>,
 ) -> Result<Traced<E::Acc>> {
-    if a.cols != w.rows {
-        return Err(SystolicError::Shape(format!(
-            "A is {}×{} but W is {}×{}",
-            a.rows, a.cols, w.rows, w.cols
-        )));
-    }
-    let g = Gemm::new(a.rows as u64, a.cols as u64, w.cols as u64)?;
-    check_engine_limits(arr, g)?;
+    let g = engine_gemm(arr, a, w)?;
     let (r, c) = (arr.rows as usize, arr.cols as usize);
     let (m, n) = (g.m as usize, g.n as usize);
     let rev = reversed_columns(a);
@@ -149,24 +149,13 @@ pub fn trace_ws<E: Element>(
         let tile: Vec<E::Acc> = (0..kf * nf)
             .map(|x| w.at(k0 + x / nf, n0 + x % nf).widen())
             .collect();
-        let sf = stationary::StationaryFold {
-            r,
-            c,
-            tile: &tile,
-            kf,
-            nf,
-            rev: &rev[k0 * m..],
-            rev_stride: m,
-            s: m,
-        };
+        let sf = ws_fold(r, c, &tile, kf, nf, &rev[k0 * m..], m);
         let mut tr = Vec::new();
         stationary::run_fold(&sf, *f, &mut block, Some(&mut tr));
         traces.push(tr);
         let last_of_block = fl.get(idx + 1).map_or(true, |x| x.col0 as usize != n0);
         if last_of_block {
-            for mm in 0..m {
-                cm[mm * n + n0..mm * n + n0 + nf].copy_from_slice(&block[mm * nf..(mm + 1) * nf]);
-            }
+            place_column_block(&mut cm, n, n0, nf, &block);
         }
     }
     Ok((
@@ -216,6 +205,64 @@ fn column_blocks(fl: Vec<FoldShape>) -> Vec<Vec<FoldShape>> {
     out
 }
 
+/// The weight-stationary fold over rows `k0..k0 + kf` of W: `tile` is the kf×nf W tile,
+/// `rev` A's reversed columns (see [`reversed_columns`]) from row k0 on, `m` the
+/// streamed length.
+fn ws_fold<'t, A: Acc>(
+    r: usize,
+    c: usize,
+    tile: &'t [A],
+    kf: usize,
+    nf: usize,
+    rev: &'t [A],
+    m: usize,
+) -> stationary::StationaryFold<'t, A> {
+    stationary::StationaryFold {
+        r,
+        c,
+        tile,
+        kf,
+        nf,
+        rev,
+        rev_stride: m,
+        s: m,
+    }
+}
+
+/// Copy an M×nf column block (row-major) into columns `n0..n0 + nf` of the M×N result.
+fn place_column_block<A: Acc>(cm: &mut [A], n: usize, n0: usize, nf: usize, block: &[A]) {
+    if nf == 0 {
+        return;
+    }
+    for (mm, row) in block.chunks_exact(nf).enumerate() {
+        cm[mm * n + n0..mm * n + n0 + nf].copy_from_slice(row);
+    }
+}
+
+/// Build the M×N result from the column blocks (in execution order) with `place`
+/// (`place(result, n, first, width, block)`), and concatenate their fold timings.
+fn assemble<A: Acc>(
+    m: usize,
+    n: usize,
+    results: Vec<BlockResult<A>>,
+    place: impl Fn(&mut [A], usize, usize, usize, &[A]),
+) -> (Matrix<A>, Vec<FoldTiming>) {
+    let mut cm = vec![A::default(); m * n];
+    let mut timings = Vec::new();
+    for (first, width, out, ts) in results {
+        place(&mut cm, n, first, width, &out);
+        timings.extend(ts);
+    }
+    (
+        Matrix {
+            rows: m,
+            cols: n,
+            data: cm,
+        },
+        timings,
+    )
+}
+
 fn run_ws<E: Element>(
     arr: ArraySpec,
     g: Gemm,
@@ -240,37 +287,13 @@ fn run_ws<E: Element>(
                     let row = &w.data[(k0 + i) * n + n0..(k0 + i) * n + n0 + nf];
                     tile.extend(row.iter().map(|v| v.widen()));
                 }
-                let sf = stationary::StationaryFold {
-                    r,
-                    c,
-                    tile: &tile,
-                    kf,
-                    nf,
-                    rev: &rev[k0 * m..],
-                    rev_stride: m,
-                    s: m,
-                };
+                let sf = ws_fold(r, c, &tile, kf, nf, &rev[k0 * m..], m);
                 ts.push(stationary::run_fold(&sf, *f, &mut out, None));
             }
             (n0, nf, out, ts)
         })
         .collect();
-    let mut cm = vec![E::Acc::default(); m * n];
-    let mut timings = Vec::new();
-    for (n0, nf, out, ts) in results {
-        for mm in 0..m {
-            cm[mm * n + n0..mm * n + n0 + nf].copy_from_slice(&out[mm * nf..(mm + 1) * nf]);
-        }
-        timings.extend(ts);
-    }
-    (
-        Matrix {
-            rows: m,
-            cols: n,
-            data: cm,
-        },
-        timings,
-    )
+    assemble(m, n, results, place_column_block)
 }
 
 fn run_is<E: Element>(
@@ -314,24 +337,14 @@ fn run_is<E: Element>(
             (m0, mf, out, ts)
         })
         .collect();
-    let mut cm = vec![E::Acc::default(); m * n];
-    let mut timings = Vec::new();
-    for (m0, mf, out, ts) in results {
+    // each block holds Cᵀ rows: out[s][j] = C[m0 + j][s]
+    assemble(m, n, results, |cm, n, m0, mf, out| {
         for s in 0..n {
             for j in 0..mf {
                 cm[(m0 + j) * n + s] = out[s * mf + j];
             }
         }
-        timings.extend(ts);
-    }
-    (
-        Matrix {
-            rows: m,
-            cols: n,
-            data: cm,
-        },
-        timings,
-    )
+    })
 }
 
 fn run_os<E: Element>(
@@ -375,22 +388,7 @@ fn run_os<E: Element>(
             (n0, nf, out, ts)
         })
         .collect();
-    let mut cm = vec![E::Acc::default(); m * n];
-    let mut timings = Vec::new();
-    for (n0, nf, out, ts) in results {
-        for mm in 0..m {
-            cm[mm * n + n0..mm * n + n0 + nf].copy_from_slice(&out[mm * nf..(mm + 1) * nf]);
-        }
-        timings.extend(ts);
-    }
-    (
-        Matrix {
-            rows: m,
-            cols: n,
-            data: cm,
-        },
-        timings,
-    )
+    assemble(m, n, results, place_column_block)
 }
 
 /// Largest absolute difference between two result matrices (0 when equal).
