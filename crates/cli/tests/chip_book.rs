@@ -4,15 +4,13 @@
 //! arithmetic, in which case the book's expression is checked to 2% and the printed
 //! number to the stated looser bound).
 
-use assert_cmd::Command;
+mod common;
+
+use common::tpusim;
 use serde_json::Value;
 
 fn run(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("tpusim")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
+    let out = tpusim().args(args).output().unwrap();
     assert!(
         out.status.success(),
         "tpusim {args:?} failed: {}",

@@ -1,13 +1,11 @@
 //! The chip, roofline, slice and comm verbs as a user meets them: tables, the chip
 //! database, user chip files, SVG plots, and one-line errors with exit code 2.
 
-use assert_cmd::Command;
+mod common;
+
+use common::tpusim;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn tpusim() -> Command {
-    Command::cargo_bin("tpusim").unwrap()
-}
 
 fn json(args: &[&str]) -> Value {
     let out = tpusim().args(args).output().unwrap();

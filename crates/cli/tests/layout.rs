@@ -1,12 +1,10 @@
 //! `tpusim layout …` end to end: the real binary, its JSON contract and its errors.
 
-use assert_cmd::Command;
+mod common;
+
+use common::tpusim;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn tpusim() -> Command {
-    Command::cargo_bin("tpusim").unwrap()
-}
 
 fn json(args: &[&str]) -> Value {
     let out = tpusim()

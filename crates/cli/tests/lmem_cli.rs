@@ -1,13 +1,11 @@
 //! `tpusim lmem …` run as a real binary: seed vectors through the CLI, JSON contract
 //! fields, SVG output, and one-line errors with exit code 2 for bad input.
 
-use assert_cmd::Command;
+mod common;
+
+use common::tpusim;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn tpusim() -> Command {
-    Command::cargo_bin("tpusim").unwrap()
-}
 
 fn json(args: &[&str]) -> Value {
     let out = tpusim().args(args).arg("--json").output().unwrap();

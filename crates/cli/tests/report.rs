@@ -1,7 +1,9 @@
 //! `tpusim report` through the real binary: default run, JSON contract, HTML page,
 //! sweeps to CSV, and bad input.
 
-use assert_cmd::Command;
+mod common;
+
+use common::tpusim;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -11,10 +13,6 @@ fn tiny() -> String {
         .join("../report/tests/data/tiny.csv")
         .display()
         .to_string()
-}
-
-fn tpusim() -> Command {
-    Command::cargo_bin("tpusim").unwrap()
 }
 
 #[test]

@@ -1,11 +1,9 @@
 //! `tpusim systolic …` end to end: the real binary, its JSON contract, its files.
 
-use assert_cmd::Command;
-use std::path::PathBuf;
+mod common;
 
-fn tpusim() -> Command {
-    Command::cargo_bin("tpusim").unwrap()
-}
+use common::tpusim;
+use std::path::PathBuf;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = tpusim()

@@ -5,10 +5,6 @@
 use proptest::prelude::*;
 use tpusim_report::{report, ModelSource, Report, ReportError, Request};
 
-/// TPUs whose database entry has no VMEM size get this one in these tests (an input of
-/// the test, not a claim about the chips: the report refuses to guess it).
-const TEST_VMEM: u64 = 128 << 20;
-
 fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Request {
     Request {
         model: ModelSource::Builtin(model.into()),
@@ -16,11 +12,7 @@ fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Re
         batch,
         dtype: dtype.map(str::to_string),
         resolution: (res, res),
-        vmem_bytes: if chip == "v5e" || chip.starts_with("bm") {
-            None
-        } else {
-            Some(TEST_VMEM)
-        },
+        vmem_bytes: None,
     }
 }
 
@@ -256,10 +248,12 @@ fn bad_inputs_are_errors() {
         Err(ReportError::BadBatch { .. })
     ));
     assert!(report(&req("nonet", "v5e", 1, None, 64)).is_err());
-    let mut r = req("resnet18", "v5p", 1, None, 64);
-    r.vmem_bytes = None;
-    let e = report(&r).unwrap_err();
+    // a TPU (e.g. a user's chip file) without a VMEM size: the report refuses to guess
+    let mut chip = tpusim_chip::lookup("v5p").unwrap();
+    chip.vmem_bytes = None;
+    let e = tpusim_report::machine::Machine::from_tpu(chip.clone(), None).unwrap_err();
     assert!(matches!(e, ReportError::MissingFigure { .. }), "{e}");
+    assert!(tpusim_report::machine::Machine::from_tpu(chip, Some(64 << 20)).is_ok());
 }
 
 proptest! {
