@@ -414,7 +414,11 @@ mod sequence_tests {
             assert!(seq.windows(2).all(|w| w[0].0 * w[0].1 < w[1].0 * w[1].1));
             assert!(seq.iter().all(|&(n, h)| n <= nmax && h <= hmax.max(1)));
             // small counts are all tried
-            let small: Vec<u64> = seq[..first_h].iter().map(|p| p.0).filter(|&n| n <= 8).collect();
+            let small: Vec<u64> = seq[..first_h]
+                .iter()
+                .map(|p| p.0)
+                .filter(|&n| n <= 8)
+                .collect();
             assert_eq!(small, (1..=nmax.min(8)).collect::<Vec<_>>());
         }
         assert!(slicing_sequence(4096, 512).len() < 100);

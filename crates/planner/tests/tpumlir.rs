@@ -110,7 +110,9 @@ fn export_import_round_trip() {
     // global average pool, which the export lists for TPU-MLIR's sake
     assert!(imp.split_at.is_empty(), "{:?}", imp.split_at);
     assert!(
-        imp.unmatched.iter().all(|n| n.ends_with("_GlobalAveragePool_f32")),
+        imp.unmatched
+            .iter()
+            .all(|n| n.ends_with("_GlobalAveragePool_f32")),
         "{:?}",
         imp.unmatched
     );
@@ -141,8 +143,14 @@ fn bad_caches_are_errors() {
 #[test]
 fn exported_names_are_tpu_mlir_op_names() {
     for (graph_file, cache_file) in [
-        ("resnet18_onnx_b1.graph.json", "resnet18_b1.tpumlir_cache.json"),
-        ("resnet18_onnx_b4.graph.json", "resnet18_b4.tpumlir_cache.json"),
+        (
+            "resnet18_onnx_b1.graph.json",
+            "resnet18_b1.tpumlir_cache.json",
+        ),
+        (
+            "resnet18_onnx_b4.graph.json",
+            "resnet18_b4.tpumlir_cache.json",
+        ),
     ] {
         let g = graph(graph_file);
         let theirs = parse(&load(cache_file)).unwrap();
@@ -161,8 +169,14 @@ fn exported_names_are_tpu_mlir_op_names() {
             .flat_map(|grp| grp.locs.iter().map(String::as_str))
             .chain(ours.global_layer.iter().map(|gl| gl.loc.as_str()))
             .collect();
-        assert!(names.len() >= p.graph.ops.len(), "{graph_file}: every op is named");
+        assert!(
+            names.len() >= p.graph.ops.len(),
+            "{graph_file}: every op is named"
+        );
         let unknown: Vec<&&str> = names.iter().filter(|n| !known.contains(**n)).collect();
-        assert!(unknown.is_empty(), "{graph_file}: not TPU-MLIR names: {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "{graph_file}: not TPU-MLIR names: {unknown:?}"
+        );
     }
 }
