@@ -14,6 +14,8 @@ crate docs).
 """
 import os, subprocess, sys, tempfile, time, platform
 
+from systolic_make_goldens import cfg_text  # the one SCALE-Sim config template
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 if "--target-dir" in sys.argv:
@@ -28,44 +30,6 @@ LAYERS = [
     (128, 128, 256, 16, 16, "ws"),
 ]
 
-CFG = """[general]
-run_name = bench
-
-[architecture_presets]
-ArrayHeight: {r}
-ArrayWidth: {c}
-IfmapSramSzkB: 6144
-FilterSramSzkB: 6144
-OfmapSramSzkB: 2048
-IfmapOffset: 0
-FilterOffset: 10000000
-OfmapOffset: 20000000
-Bandwidth : 10
-Dataflow : {df}
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: 10
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: 10
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-
-[sparsity]
-SparsitySupport : false
-SparseRep : ellpack_block
-OptimizedMapping : false
-BlockSize : 8
-RandomNumberGeneratorSeed : 40
-
-[run_presets]
-InterfaceBandwidth: CALC
-UseRamulatorTrace: False
-"""
 
 def scalesim_time(m, n, k, r, c, df):
     try:
@@ -73,7 +37,7 @@ def scalesim_time(m, n, k, r, c, df):
     except ImportError:
         return None, None
     with tempfile.TemporaryDirectory() as d:
-        open(os.path.join(d, "c.cfg"), "w").write(CFG.format(r=r, c=c, df=df))
+        open(os.path.join(d, "c.cfg"), "w").write(cfg_text("bench", r, c, df, "CALC", 10, (6144, 6144, 2048)))
         open(os.path.join(d, "t.csv"), "w").write(f"Layer,M,N,K,\nl,{m},{n},{k},\n")
         open(os.path.join(d, "l.csv"), "w").write("Layer name,a,\n")
         t0 = time.time()
