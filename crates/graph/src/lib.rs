@@ -26,6 +26,7 @@ pub mod infer;
 pub mod ir;
 pub mod models;
 pub mod onnx;
+pub mod order;
 pub mod query;
 pub mod source;
 pub mod topology;

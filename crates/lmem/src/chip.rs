@@ -34,6 +34,23 @@ pub struct Chip {
     /// (for the planner's load/store timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gdma_bytes_per_s: Option<f64>,
+    /// Optional: DMA rate from local to global memory (stores), bytes per second
+    /// (`None` = the same as `gdma_bytes_per_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_store_bytes_per_s: Option<f64>,
+    /// Optional: least DMA cycles per (n, c) plane of a load: a load of P planes takes
+    /// at least P × this many cycles, however few bytes it moves (`None` = no floor).
+    /// Slices of a few rows are bound by this rather than by the byte rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_load_cycles_per_plane: Option<f64>,
+    /// Optional: the same per-plane floor for stores, cycles (`None` = no floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_store_cycles_per_plane: Option<f64>,
+    /// Optional: factor on the per-plane floor for small planes: coefficient chunks of
+    /// under `eu_bytes` per output channel (bias, depthwise filters) and activation
+    /// planes of under 8 bytes (`None` = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_small_plane_factor: Option<f64>,
     /// Optional: multiply-accumulates per cycle per lane at the chip's compute dtype
     /// (for the planner's compute timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,7 +100,9 @@ impl Chip {
 
     /// Parse one chip from TOML text (the format of `data/lmem/*.toml`: `name`,
     /// `npu_num`, `eu_bytes`, `lane_bytes`, `banks`, optional `align_4n`, `clock_hz`,
-    /// `gdma_bytes_per_s`, `macs_per_cycle_per_lane`, `source`) and validate it.
+    /// `gdma_bytes_per_s`, `gdma_store_bytes_per_s`, `gdma_load_cycles_per_plane`,
+    /// `gdma_store_cycles_per_plane`, `gdma_small_plane_factor`,
+    /// `macs_per_cycle_per_lane`, `source`) and validate it.
     pub fn from_toml(text: &str) -> Result<Chip> {
         let chip: Chip = toml::from_str(text)
             .map_err(|e| LmemError::BadChipFile(e.to_string().trim().replace('\n', " ")))?;
@@ -144,6 +163,16 @@ impl Chip {
         for (field, v) in [
             ("clock_hz", self.clock_hz),
             ("gdma_bytes_per_s", self.gdma_bytes_per_s),
+            ("gdma_store_bytes_per_s", self.gdma_store_bytes_per_s),
+            (
+                "gdma_load_cycles_per_plane",
+                self.gdma_load_cycles_per_plane,
+            ),
+            (
+                "gdma_store_cycles_per_plane",
+                self.gdma_store_cycles_per_plane,
+            ),
+            ("gdma_small_plane_factor", self.gdma_small_plane_factor),
             ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
         ] {
             if let Some(x) = v {

@@ -21,6 +21,10 @@ fn chip_strategy() -> impl Strategy<Value = Chip> {
             align_4n: a4n,
             clock_hz: None,
             gdma_bytes_per_s: None,
+            gdma_store_bytes_per_s: None,
+            gdma_load_cycles_per_plane: None,
+            gdma_store_cycles_per_plane: None,
+            gdma_small_plane_factor: None,
             macs_per_cycle_per_lane: None,
             source: None,
         })

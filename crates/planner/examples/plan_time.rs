@@ -12,7 +12,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => tpusim_planner::Search::DpBestSlicing,
     };
     let reps: u32 = a.get(6).map_or(Ok(5), |s| s.parse())?;
-    let g = tpusim_graph::fuse::fuse(&tpusim_graph::load(model, batch, (res, res))?)?;
+    let g = tpusim_graph::order::light_first(&tpusim_graph::fuse::fuse(&tpusim_graph::load(
+        model,
+        batch,
+        (res, res),
+    )?)?);
     let opts = tpusim_planner::PlanOptions {
         search,
         ..Default::default()

@@ -1,7 +1,13 @@
-//! The cost model: GDMA time (bytes / DMA rate) and compute time (MACs or element
-//! operations / rate per lane, with channels quantised to whole lane rows) per step,
-//! the max of the two per step, summed over slices with pipeline fill and drain. A
-//! global op pays all of its global-memory traffic and overlaps it with its compute.
+//! The cost model: GDMA time and compute time (MACs or element operations / rate per
+//! lane, with channels quantised to whole lane rows) per step, the max of the two per
+//! step, summed over slices with pipeline fill and drain. A global op pays all of its
+//! global-memory traffic and overlaps it with its compute.
+//!
+//! One GDMA transfer takes its bytes over the rate of its direction (loads and stores
+//! differ), but never less than a fixed number of cycles per (n, c) plane it moves, more
+//! for small planes (see [`dma_cycles`]). On bm1684x these figures were measured from
+//! TPU-MLIR's own cycle profiles; they are why slicing a 7×7 map into 1-row slices does
+//! not pay, and why a global conv costs more than its bytes over the load rate.
 
 use crate::options::Timing;
 use crate::range::Range;
@@ -19,6 +25,67 @@ pub fn part_bytes(s: Shape4, n: Range, h: Range, bits: u32) -> u64 {
         .saturating_mul(h[1] - h[0])
         .saturating_mul(s.w);
     bytes_of(e, bits)
+}
+
+/// Direction of a GDMA transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// Global → local memory.
+    Load,
+    /// Local → global memory.
+    Store,
+}
+
+/// DMA cycles of one transfer of `bytes` bytes made of `planes` (n, c) planes:
+/// `max(bytes / rate, planes · cycles_per_plane · f)` with the rate and per-plane floor
+/// of the direction, and `f` the chip's small-plane factor when `small` (else 1).
+pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) -> f64 {
+    let (rate, per_plane) = match dir {
+        Dir::Load => (t.gdma_bytes_per_cycle, t.gdma_load_cycles_per_plane),
+        Dir::Store => (t.gdma_store_bytes_per_cycle, t.gdma_store_cycles_per_plane),
+    };
+    let factor = if small {
+        t.gdma_small_plane_factor
+    } else {
+        1.0
+    };
+    (bytes as f64 / rate).max(planes as f64 * per_plane * factor)
+}
+
+/// Activation planes under this many bytes are small (measured on bm1684x: 4-byte
+/// planes cost 4× the floor of 14-byte ones; the threshold lies between).
+pub const SMALL_ACT_PLANE_BYTES: u64 = 8;
+
+/// DMA cycles to load or store the (n-range, h-range) part of an activation of shape
+/// `s` (one transfer: (n, c) planes of `h · w` elements).
+pub fn act_dma_cycles(t: &Timing, dir: Dir, s: Shape4, n: Range, h: Range, bits: u32) -> f64 {
+    let bytes = part_bytes(s, n, h, bits);
+    let planes = (n[1] - n[0]).saturating_mul(s.c);
+    if planes == 0 {
+        return 0.0;
+    }
+    dma_cycles(
+        t,
+        dir,
+        bytes,
+        planes,
+        bytes / planes < SMALL_ACT_PLANE_BYTES,
+    )
+}
+
+/// DMA cycles to load a whole coefficient tensor (conv filter, bias, scale) of shape
+/// `s`. Its output channels are spread over the lanes: N when N > 1 (filters), else C
+/// (bias vectors); chunks under EU_BYTES per channel are small planes.
+pub fn weight_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
+    let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
+    let channels = if s.n > 1 { s.n } else { s.c }.max(1);
+    dma_cycles(
+        t,
+        Dir::Load,
+        bytes,
+        channels,
+        bytes / channels < t.small_coeff_bytes,
+    )
 }
 
 /// Cycles to compute `op` for output batches `n_len` and output rows `h_len` (whole op:
@@ -80,20 +147,37 @@ pub fn is_view(op: &Op) -> bool {
 }
 
 /// Global-memory bytes and cycles of `op` run alone: every input and weight loaded,
-/// every output stored, DMA overlapped with compute. Views cost nothing.
+/// every output stored (each tensor one transfer, the transfers one after another),
+/// DMA overlapped with compute. Views cost nothing. Matrix and element-wise ops move
+/// their tensors as flat byte ranges (TPU-MLIR's global MatMul and Add do), so only the
+/// byte rates apply to them; convolutions and pools pay the per-plane floors too.
 pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) -> (u64, u64) {
     if is_view(op) {
         return (0, 0);
     }
     let mut bytes = 0u64;
-    for &i in op
-        .inputs
-        .iter()
-        .chain(op.weights.iter())
-        .chain(op.outputs.iter())
-    {
-        if let Some(x) = graph.tensors.get(i) {
-            bytes = bytes.saturating_add(bytes_of(x.shape.elements().unwrap_or(u64::MAX), bits));
+    let mut dma = 0f64;
+    let whole = |s: Shape4| ([0, s.n], [0, s.h]);
+    let flat = matches!(
+        op.kind,
+        OpKind::Gemm | OpKind::Add | OpKind::Mul | OpKind::Act(_) | OpKind::BatchNorm
+    );
+    for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
+        for &i in list.iter() {
+            let Some(x) = graph.tensors.get(i) else {
+                continue;
+            };
+            let s = x.shape;
+            bytes = bytes.saturating_add(bytes_of(s.elements().unwrap_or(u64::MAX), bits));
+            let (n, h) = whole(s);
+            let b = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
+            dma += match kind {
+                0 | 1 if flat => b as f64 / t.gdma_bytes_per_cycle,
+                _ if flat => b as f64 / t.gdma_store_bytes_per_cycle,
+                0 => act_dma_cycles(t, Dir::Load, s, n, h, bits),
+                1 => weight_load_cycles(t, s, bits),
+                _ => act_dma_cycles(t, Dir::Store, s, n, h, bits),
+            };
         }
     }
     let y = op
@@ -104,6 +188,5 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
     let comp = y
         .map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
         .unwrap_or(0.0);
-    let dma = bytes as f64 / t.gdma_bytes_per_cycle;
     (bytes, comp.max(dma).ceil() as u64)
 }

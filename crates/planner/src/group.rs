@@ -1,7 +1,8 @@
 //! One candidate group: try slicings (N first, then H), place its blocks, and cost it.
 
 use crate::alloc::{allocate, peak_lower_bound, AllocItem, LaneGeometry};
-use crate::cost::{op_cycles, part_bytes};
+use crate::balance::{balance_loads, StepCosts};
+use crate::cost::{act_dma_cycles, op_cycles, part_bytes, weight_load_cycles, Dir};
 use crate::error::Result;
 use crate::options::{PlanOptions, Search, Timing};
 use crate::plan::{Block, BlockKind, GroupPlan, Slice, TensorRange, TimeStep};
@@ -99,31 +100,25 @@ impl<'a> Ctx<'a> {
         };
         let (blocks, steps) = build(self.graph, self.chip, self.dtype, gt, &slices)?;
         let sliced = slices.len() > 1;
-        let k = steps.k;
-        let mut items = Vec::with_capacity(blocks.len());
-        let mut exposed = Vec::with_capacity(blocks.len());
-        for b in &blocks {
-            let (mask, ex) = occupancy(b.start, b.end, k, sliced);
-            let mut dma = 0u128;
-            for s in b.load_step.iter().chain(b.store_step.iter()) {
-                dma |= 1u128 << fold_step(*s, k, sliced);
-            }
-            let comp = b.compute_steps.iter().fold(0u128, |m, &s| m | 1u128 << s);
-            items.push(AllocItem {
-                size: b.size,
-                mask,
-                dma_mask: dma,
-                compute_mask: comp,
-                resident: b.end.is_none(),
-                start: b.start,
-                span: b.end.map(|e| e - b.start + 1).unwrap_or(u64::MAX),
-            });
-            exposed.push(ex);
-        }
-        if peak_lower_bound(&items, k + 2) > self.geo.lane_bytes {
-            return Ok(None);
-        }
-        let Some(addrs) = allocate(&items, self.geo) else {
+        // unsliced: loads moved to earlier steps with DMA time to spare, if that layout
+        // still fits; otherwise the plain step table
+        let balanced = if sliced {
+            None
+        } else {
+            self.balanced(gt, &slices, &blocks, &steps)
+        };
+        let placed = match balanced {
+            Some((bb, bs)) => match self.place(&bb, &bs, sliced) {
+                Some(p) => Some((bb, bs, p)),
+                None => self
+                    .place(&blocks, &steps, sliced)
+                    .map(|p| (blocks, steps, p)),
+            },
+            None => self
+                .place(&blocks, &steps, sliced)
+                .map(|p| (blocks, steps, p)),
+        };
+        let Some((blocks, steps, (addrs, exposed))) = placed else {
             return Ok(None);
         };
         let (cycles, gmem) = self.group_cost(gt, &slices, &blocks, &steps, &exposed);
@@ -196,6 +191,76 @@ impl<'a> Ctx<'a> {
         Ok(best.zip(first_fit))
     }
 
+    /// Lane addresses of `blocks` (and which transfers are exposed), or `None` if they
+    /// do not fit.
+    fn place(
+        &self,
+        blocks: &[BlockSpec],
+        steps: &Steps,
+        sliced: bool,
+    ) -> Option<(Vec<u64>, Vec<bool>)> {
+        let k = steps.k;
+        let mut items = Vec::with_capacity(blocks.len());
+        let mut exposed = Vec::with_capacity(blocks.len());
+        for b in blocks {
+            let (mask, ex) = occupancy(b.start, b.end, k, sliced);
+            let mut dma = 0u128;
+            for s in b.load_step.iter().chain(b.store_step.iter()) {
+                dma |= 1u128 << fold_step(*s, k, sliced);
+            }
+            let comp = b.compute_steps.iter().fold(0u128, |m, &s| m | 1u128 << s);
+            items.push(AllocItem {
+                size: b.size,
+                mask,
+                dma_mask: dma,
+                compute_mask: comp,
+                resident: b.end.is_none(),
+                start: b.start,
+                span: b.end.map(|e| e - b.start + 1).unwrap_or(u64::MAX),
+            });
+            exposed.push(ex);
+        }
+        if peak_lower_bound(&items, k + 2) > self.geo.lane_bytes {
+            return None;
+        }
+        allocate(&items, self.geo).map(|addrs| (addrs, exposed))
+    }
+
+    /// The step table of an unsliced group with loads moved to earlier steps that have
+    /// DMA time to spare ([`crate::balance`]); `None` if nothing moved.
+    fn balanced(
+        &self,
+        gt: &GroupTensors,
+        slices: &[SliceRanges],
+        blocks: &[BlockSpec],
+        steps: &Steps,
+    ) -> Option<(Vec<BlockSpec>, Steps)> {
+        let s = slices.first()?;
+        let (nsecs, hsecs) = (1, 1);
+        let n = steps.compute.len();
+        let load: Vec<f64> = blocks
+            .iter()
+            .map(|b| self.block_load(gt, false, s, b).1)
+            .collect();
+        let mut cost = StepCosts {
+            compute: (0..n)
+                .map(|j| steps.compute[j].map_or(0.0, |o| self.op_slice_cycles(gt, s, o)))
+                .collect(),
+            dma: (0..n)
+                .map(|j| {
+                    steps.loads[j].iter().map(|&b| load[b]).sum::<f64>()
+                        + steps.stores[j]
+                            .iter()
+                            .map(|&b| self.block_store(nsecs, hsecs, s, &blocks[b]).1)
+                            .sum::<f64>()
+                })
+                .collect(),
+        };
+        let mut bb = blocks.to_vec();
+        let mut bs = steps.clone();
+        balance_loads(&mut bb, &mut bs, &mut cost, &load, self.geo.lane_bytes).then_some((bb, bs))
+    }
+
     /// Cycles and global-memory bytes of a placed group (see the module docs of
     /// [`crate::timestep`] for the pipelining rules).
     pub fn group_cost(
@@ -206,72 +271,47 @@ impl<'a> Ctx<'a> {
         steps: &Steps,
         exposed: &[bool],
     ) -> (u64, u64) {
-        let g = self.graph;
-        let bits = self.dtype.bits();
         let k = steps.k as usize;
         let ns = slices.len();
         let sliced = ns > 1;
         let nsecs = slices.iter().map(|s| s.n_idx).max().unwrap_or(0) + 1;
         let hsecs = slices.iter().map(|s| s.h_idx).max().unwrap_or(0) + 1;
-        let bw = self.timing.gdma_bytes_per_cycle;
-        let load_bytes = |s: &SliceRanges, b: &BlockSpec| -> u64 {
-            let Some(t) = b.tensor else { return 0 };
-            let shape = g.tensors[t].shape;
-            match b.kind {
-                BlockKind::Weight => {
-                    if sliced && (s.n_idx, s.h_idx) != (0, 0) {
-                        0
-                    } else {
-                        part_bytes(shape, [0, shape.n], [0, shape.h], bits)
-                    }
-                }
-                _ => {
-                    let (n, h) = s.ranges[gt.pos[&t]];
-                    part_bytes(shape, n, h, bits)
-                }
-            }
-        };
-        let store_bytes = |s: &SliceRanges, b: &BlockSpec| -> u64 {
-            let Some(t) = b.tensor else { return 0 };
-            let shape = g.tensors[t].shape;
-            own_part(g, t, nsecs, hsecs, s.n_idx, s.h_idx)
-                .map(|(n, h)| part_bytes(shape, n, h, bits))
-                .unwrap_or(0)
-        };
+        let load = |s: &SliceRanges, b: &BlockSpec| self.block_load(gt, sliced, s, b);
+        let store = |s: &SliceRanges, b: &BlockSpec| self.block_store(nsecs, hsecs, s, b);
         let mut gmem = 0u64;
-        // per slice: dma bytes per step (normal), load0 (mergeable, exposed), store k+1
+        // per slice: DMA cycles per step (normal), load0 (mergeable, exposed), store k+1
         let mut cyc = 0f64;
-        let mut prev_store_merge = 0u64;
+        let mut prev_store_merge = 0f64;
         for (si, s) in slices.iter().enumerate() {
-            let mut dma = vec![0u64; k + 2];
-            let (mut l0m, mut l0x, mut skm, mut skx) = (0u64, 0u64, 0u64, 0u64);
+            let mut dma = vec![0f64; k + 2];
+            let (mut l0m, mut l0x, mut skm, mut skx) = (0f64, 0f64, 0f64, 0f64);
             for (j, list) in steps.loads.iter().enumerate() {
                 for &b in list {
-                    let x = load_bytes(s, &blocks[b]);
+                    let (x, c) = load(s, &blocks[b]);
                     gmem = gmem.saturating_add(x);
                     if j == 0 && sliced {
                         if exposed[b] {
-                            l0x += x
+                            l0x += c
                         } else {
-                            l0m += x
+                            l0m += c
                         }
                     } else {
-                        dma[j] += x;
+                        dma[j] += c;
                     }
                 }
             }
             for (j, list) in steps.stores.iter().enumerate() {
                 for &b in list {
-                    let x = store_bytes(s, &blocks[b]);
+                    let (x, c) = store(s, &blocks[b]);
                     gmem = gmem.saturating_add(x);
                     if j == k + 1 && sliced {
                         if exposed[b] {
-                            skx += x
+                            skx += c
                         } else {
-                            skm += x
+                            skm += c
                         }
                     } else {
-                        dma[j] += x;
+                        dma[j] += c;
                     }
                 }
             }
@@ -280,23 +320,23 @@ impl<'a> Ctx<'a> {
                     let comp = steps.compute[j]
                         .map(|o| self.op_slice_cycles(gt, s, o))
                         .unwrap_or(0.0);
-                    cyc += comp.max(dj as f64 / bw);
+                    cyc += comp.max(dj);
                 }
                 continue;
             }
             // the first slice's step-0 loads are the pipeline fill; later slices' are
             // merged into the previous slice's last step (added below via lookahead)
             if si == 0 {
-                cyc += (l0m + l0x) as f64 / bw;
+                cyc += l0m + l0x;
             } else {
-                cyc += l0x as f64 / bw;
+                cyc += l0x;
             }
             let next_l0m = slices.get(si + 1).map(|n| {
                 steps.loads[0]
                     .iter()
                     .filter(|&&b| !exposed[b])
-                    .map(|&b| load_bytes(n, &blocks[b]))
-                    .sum::<u64>()
+                    .map(|&b| load(n, &blocks[b]).1)
+                    .sum::<f64>()
             });
             for (j, &dj) in dma.iter().enumerate().take(k + 1).skip(1) {
                 let mut d = dj;
@@ -304,20 +344,68 @@ impl<'a> Ctx<'a> {
                     d += prev_store_merge;
                 }
                 if j == k {
-                    d += next_l0m.unwrap_or(0);
+                    d += next_l0m.unwrap_or(0.0);
                 }
                 let comp = steps.compute[j]
                     .map(|o| self.op_slice_cycles(gt, s, o))
                     .unwrap_or(0.0);
-                cyc += comp.max(d as f64 / bw);
+                cyc += comp.max(d);
             }
-            cyc += skx as f64 / bw;
+            cyc += skx;
             prev_store_merge = skm;
             if si + 1 == ns {
-                cyc += skm as f64 / bw;
+                cyc += skm;
             }
         }
         (cyc.ceil() as u64, gmem)
+    }
+
+    /// (bytes, DMA cycles) of loading block `b` for slice `s` (weights: whole, and only
+    /// in the first slice when `sliced`, as they stay resident).
+    fn block_load(
+        &self,
+        gt: &GroupTensors,
+        sliced: bool,
+        s: &SliceRanges,
+        b: &BlockSpec,
+    ) -> (u64, f64) {
+        let (g, t, bits) = (self.graph, &self.timing, self.dtype.bits());
+        let Some(ti) = b.tensor else { return (0, 0.0) };
+        let shape = g.tensors[ti].shape;
+        match b.kind {
+            BlockKind::Weight => {
+                if sliced && (s.n_idx, s.h_idx) != (0, 0) {
+                    (0, 0.0)
+                } else {
+                    (
+                        part_bytes(shape, [0, shape.n], [0, shape.h], bits),
+                        weight_load_cycles(t, shape, bits),
+                    )
+                }
+            }
+            _ => {
+                let (n, h) = s.ranges[gt.pos[&ti]];
+                (
+                    part_bytes(shape, n, h, bits),
+                    act_dma_cycles(t, Dir::Load, shape, n, h, bits),
+                )
+            }
+        }
+    }
+
+    /// (bytes, DMA cycles) of storing the part of block `b` slice `s` owns.
+    fn block_store(&self, nsecs: u64, hsecs: u64, s: &SliceRanges, b: &BlockSpec) -> (u64, f64) {
+        let (g, t, bits) = (self.graph, &self.timing, self.dtype.bits());
+        let Some(ti) = b.tensor else { return (0, 0.0) };
+        let shape = g.tensors[ti].shape;
+        own_part(g, ti, nsecs, hsecs, s.n_idx, s.h_idx)
+            .map(|(n, h)| {
+                (
+                    part_bytes(shape, n, h, bits),
+                    act_dma_cycles(t, Dir::Store, shape, n, h, bits),
+                )
+            })
+            .unwrap_or((0, 0.0))
     }
 
     fn op_slice_cycles(&self, gt: &GroupTensors, s: &SliceRanges, o: OpId) -> f64 {

@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 
 pub mod alloc;
+pub mod balance;
 pub mod cost;
 pub mod error;
 pub mod group;

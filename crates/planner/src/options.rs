@@ -72,8 +72,19 @@ impl PlanOptions {
 pub struct Timing {
     /// Clock, Hz.
     pub clock_hz: f64,
-    /// Global ↔ local DMA bytes per cycle.
+    /// Global → local DMA (load) bytes per cycle.
     pub gdma_bytes_per_cycle: f64,
+    /// Local → global DMA (store) bytes per cycle.
+    pub gdma_store_bytes_per_cycle: f64,
+    /// Least cycles per (n, c) plane of a load (0 = no floor).
+    pub gdma_load_cycles_per_plane: f64,
+    /// Least cycles per (n, c) plane of a store (0 = no floor).
+    pub gdma_store_cycles_per_plane: f64,
+    /// Factor on the per-plane floor for small planes (see [`crate::cost::dma_cycles`]).
+    pub gdma_small_plane_factor: f64,
+    /// Coefficient chunks under this many bytes per output channel are small planes
+    /// (the chip's EU_BYTES).
+    pub small_coeff_bytes: u64,
     /// Dense conv/gemm multiply-accumulates per cycle per lane at the plan's dtype.
     pub macs_per_cycle_per_lane: f64,
     /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
@@ -102,6 +113,11 @@ impl Timing {
             (Some(clock), Some(bw), Some(macs)) => Ok(Timing {
                 clock_hz: clock,
                 gdma_bytes_per_cycle: bw / clock,
+                gdma_store_bytes_per_cycle: chip.gdma_store_bytes_per_s.unwrap_or(bw) / clock,
+                gdma_load_cycles_per_plane: chip.gdma_load_cycles_per_plane.unwrap_or(0.0),
+                gdma_store_cycles_per_plane: chip.gdma_store_cycles_per_plane.unwrap_or(0.0),
+                gdma_small_plane_factor: chip.gdma_small_plane_factor.unwrap_or(1.0),
+                small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: (macs * scale).max(1.0),
                 eltwise_per_cycle_per_lane: eu_num,
                 source: chip.source.clone().unwrap_or_else(|| {
@@ -111,6 +127,11 @@ impl Timing {
             _ => Ok(Timing {
                 clock_hz: 1e9,
                 gdma_bytes_per_cycle: (chip.eu_bytes * chip.npu_num) as f64 / 4.0,
+                gdma_store_bytes_per_cycle: (chip.eu_bytes * chip.npu_num) as f64 / 4.0,
+                gdma_load_cycles_per_plane: 0.0,
+                gdma_store_cycles_per_plane: 0.0,
+                gdma_small_plane_factor: 1.0,
+                small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: eu_num,
                 eltwise_per_cycle_per_lane: eu_num,
                 source: format!(
@@ -126,6 +147,10 @@ impl Timing {
         TimingUsed {
             clock_hz: self.clock_hz,
             gdma_bytes_per_cycle: self.gdma_bytes_per_cycle,
+            gdma_store_bytes_per_cycle: self.gdma_store_bytes_per_cycle,
+            gdma_load_cycles_per_plane: self.gdma_load_cycles_per_plane,
+            gdma_store_cycles_per_plane: self.gdma_store_cycles_per_plane,
+            gdma_small_plane_factor: self.gdma_small_plane_factor,
             macs_per_cycle_per_lane: self.macs_per_cycle_per_lane,
             source: self.source.clone(),
         }

@@ -127,8 +127,20 @@ pub struct GlobalCost {
 pub struct TimingUsed {
     /// Clock, Hz.
     pub clock_hz: f64,
-    /// Global ↔ local memory DMA rate, bytes per cycle.
+    /// Global → local memory DMA (load) rate, bytes per cycle.
     pub gdma_bytes_per_cycle: f64,
+    /// Local → global memory DMA (store) rate, bytes per cycle.
+    #[serde(default)]
+    pub gdma_store_bytes_per_cycle: f64,
+    /// Least cycles per (n, c) plane of a load (0 = no floor).
+    #[serde(default)]
+    pub gdma_load_cycles_per_plane: f64,
+    /// Least cycles per (n, c) plane of a store (0 = no floor).
+    #[serde(default)]
+    pub gdma_store_cycles_per_plane: f64,
+    /// Factor on the per-plane floor for small planes.
+    #[serde(default)]
+    pub gdma_small_plane_factor: f64,
     /// Multiply-accumulates per cycle per lane for dense conv/gemm at the plan's dtype.
     pub macs_per_cycle_per_lane: f64,
     /// Where the figures come from (the chip preset's source, or the fallback rule).

@@ -82,16 +82,17 @@ fn resnet18_b4() {
 #[test]
 fn mini_mobilenetv2_b1() {
     // Known difference, pinned: on this small network (depthwise convs, 1x1 convs on
-    // small maps) our estimate is ~0.37x TPU-MLIR's. Our model has no fixed
-    // per-instruction cost and runs depthwise convs at EU_NUM MACs/cycle/lane; TPU-MLIR's
-    // cycle estimates (and its profile: 120,639 cycles in total) include instruction
-    // issue and DMA latencies that dominate when each op moves only a few kB.
+    // small maps) our estimate is ~0.78x TPU-MLIR's (0.37x before the per-plane DMA
+    // floors measured from its profiles). Our model still has no fixed per-instruction
+    // cost and runs depthwise convs at EU_NUM MACs/cycle/lane; TPU-MLIR's estimates (and
+    // its profile: 120,639 cycles in total) include instruction issue costs that matter
+    // when each op moves only a few kB.
     check(
         "mini_mbv2_onnx_b1.graph.json",
         "mini_mbv2_b1.tpumlir_cache.json",
         &[(22, 1, 1)],
         100_799,
-        (0.3, 0.45),
+        (0.7, 0.9),
     );
 }
 

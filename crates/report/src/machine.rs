@@ -195,6 +195,10 @@ impl Machine {
                     align_4n: false,
                     clock_hz: Some(t.clock_hz),
                     gdma_bytes_per_s: Some(t.chip.hbm_bytes_per_s),
+                    gdma_store_bytes_per_s: None,
+                    gdma_load_cycles_per_plane: None,
+                    gdma_store_cycles_per_plane: None,
+                    gdma_small_plane_factor: None,
                     macs_per_cycle_per_lane: Some(macs),
                     source: Some(format!(
                         "TPU {} adapter: VMEM {} B over {TPU_LANES} lanes, {} MXUs of {}x{} at {:.3e} Hz, HBM {:.3e} B/s",

@@ -242,11 +242,13 @@ fn load_graph(
         }
         _ => tpusim_graph::load(model, batch.unwrap_or(1), res.unwrap_or((224, 224)))?,
     };
-    Ok(if fuse {
+    // fused (as TPU-MLIR plans) unless told otherwise; independent branches lightest
+    // op first (tpusim_graph::order)
+    Ok(tpusim_graph::order::light_first(&if fuse {
         tpusim_graph::fuse::fuse(&g)?
     } else {
         g
-    })
+    }))
 }
 
 fn list(json: bool) -> Result<()> {

@@ -21,6 +21,10 @@ struct ChipRow<'a> {
     align_4n: bool,
     clock_hz: Option<f64>,
     gdma_bytes_per_s: Option<f64>,
+    gdma_store_bytes_per_s: Option<f64>,
+    gdma_load_cycles_per_plane: Option<f64>,
+    gdma_store_cycles_per_plane: Option<f64>,
+    gdma_small_plane_factor: Option<f64>,
     macs_per_cycle_per_lane: Option<f64>,
     source: Option<&'a str>,
 }
@@ -37,6 +41,10 @@ fn row(c: &Chip) -> ChipRow<'_> {
         align_4n: c.align_4n,
         clock_hz: c.clock_hz,
         gdma_bytes_per_s: c.gdma_bytes_per_s,
+        gdma_store_bytes_per_s: c.gdma_store_bytes_per_s,
+        gdma_load_cycles_per_plane: c.gdma_load_cycles_per_plane,
+        gdma_store_cycles_per_plane: c.gdma_store_cycles_per_plane,
+        gdma_small_plane_factor: c.gdma_small_plane_factor,
         macs_per_cycle_per_lane: c.macs_per_cycle_per_lane,
         source: c.source.as_deref(),
     }
@@ -129,6 +137,19 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
     );
     println!("clock_hz                 {}", opt(c.clock_hz));
     println!("gdma_bytes_per_s         {}", opt(c.gdma_bytes_per_s));
+    println!("gdma_store_bytes_per_s   {}", opt(c.gdma_store_bytes_per_s));
+    println!(
+        "gdma_load_cycles_per_plane  {}",
+        opt(c.gdma_load_cycles_per_plane)
+    );
+    println!(
+        "gdma_store_cycles_per_plane {}",
+        opt(c.gdma_store_cycles_per_plane)
+    );
+    println!(
+        "gdma_small_plane_factor  {}",
+        opt(c.gdma_small_plane_factor)
+    );
     println!(
         "macs_per_cycle_per_lane  {}",
         opt(c.macs_per_cycle_per_lane)

@@ -1,0 +1,179 @@
+//! Moving loads to earlier time steps that have DMA time to spare (TPU-MLIR does the
+//! same after assigning time steps): a step costs the larger of its compute and its
+//! DMA, so a weight load that makes its step DMA-bound is better issued during an
+//! earlier compute-bound step, if local memory can hold the block that much longer.
+//!
+//! Applied to unsliced groups (one loop iteration), where weights are loaded once and
+//! the deep layers of a CNN are bound by their weight loads.
+
+use crate::timestep::{BlockSpec, Steps};
+
+/// Per-step costs of one loop iteration, cycles.
+pub struct StepCosts {
+    /// Compute cycles of each step.
+    pub compute: Vec<f64>,
+    /// DMA cycles of each step (loads and stores).
+    pub dma: Vec<f64>,
+}
+
+/// Move loads earlier where that lowers Σ max(compute, DMA). `load_cycles[b]` is the
+/// DMA time of block `b`'s load; `lane_bytes` bounds the bytes held in any step (a
+/// block moved from step j to j′ is also held in steps j′..j). Steps are visited
+/// first to last; in each, while it is DMA-bound, the load whose move saves the most
+/// goes to the step that saves the most (the latest of equals: the shortest extension).
+/// Returns whether anything moved.
+pub fn balance_loads(
+    blocks: &mut [BlockSpec],
+    steps: &mut Steps,
+    cost: &mut StepCosts,
+    load_cycles: &[f64],
+    lane_bytes: u64,
+) -> bool {
+    let n = steps.compute.len();
+    let mut live = vec![0u64; n];
+    for b in blocks.iter() {
+        let end = b.end.map_or(n - 1, |e| (e as usize).min(n - 1));
+        for l in live.iter_mut().take(end + 1).skip(b.start as usize) {
+            *l = l.saturating_add(b.size);
+        }
+    }
+    let step_cost =
+        |c: &StepCosts, j: usize, dma: f64| c.compute[j].max(dma) - c.compute[j].max(c.dma[j]);
+    let mut moved = false;
+    for j in 1..n {
+        loop {
+            if cost.dma[j] <= cost.compute[j] {
+                break;
+            }
+            // best (saving, block, target step)
+            let mut best: Option<(f64, usize, usize)> = None;
+            for &b in &steps.loads[j] {
+                let bl = &blocks[b];
+                if bl.end.is_none() || bl.start as usize != j || bl.load_step != Some(j as u64) {
+                    continue;
+                }
+                let c = load_cycles[b];
+                if c <= 0.0 {
+                    continue;
+                }
+                let here = step_cost(cost, j, cost.dma[j] - c);
+                for j2 in (0..j).rev() {
+                    if live[j2].saturating_add(bl.size) > lane_bytes {
+                        break;
+                    }
+                    let delta = here + step_cost(cost, j2, cost.dma[j2] + c);
+                    if delta < -0.5 && best.map_or(true, |(d, _, _)| delta < d) {
+                        best = Some((delta, b, j2));
+                    }
+                }
+            }
+            let Some((_, b, j2)) = best else {
+                break;
+            };
+            let c = load_cycles[b];
+            cost.dma[j] -= c;
+            cost.dma[j2] += c;
+            for l in live.iter_mut().take(j).skip(j2) {
+                *l = l.saturating_add(blocks[b].size);
+            }
+            blocks[b].start = j2 as u64;
+            blocks[b].load_step = Some(j2 as u64);
+            steps.loads[j].retain(|&x| x != b);
+            steps.loads[j2].push(b);
+            moved = true;
+        }
+    }
+    moved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::BlockKind;
+
+    fn block(start: u64, end: u64, size: u64) -> BlockSpec {
+        BlockSpec {
+            name: format!("b{start}"),
+            kind: BlockKind::Weight,
+            tensor: None,
+            op: None,
+            size,
+            start,
+            end: Some(end),
+            load_step: Some(start),
+            store_step: None,
+            compute_steps: vec![end],
+        }
+    }
+
+    fn steps(loads: Vec<Vec<usize>>) -> Steps {
+        let n = loads.len();
+        Steps {
+            k: n as u64 - 2,
+            compute: (0..n)
+                .map(|j| (j >= 1 && j + 1 < n).then(|| j - 1))
+                .collect(),
+            loads,
+            stores: vec![Vec::new(); n],
+        }
+    }
+
+    fn total(c: &StepCosts) -> f64 {
+        c.compute.iter().zip(&c.dma).map(|(a, b)| a.max(*b)).sum()
+    }
+
+    #[test]
+    fn a_load_moves_into_an_earlier_compute_bound_step() {
+        // step 1 computes 100 with no DMA; step 2 computes 10 while loading 90 for step 3
+        let mut blocks = vec![block(2, 3, 10)];
+        let mut st = steps(vec![vec![], vec![], vec![0], vec![], vec![]]);
+        let mut c = StepCosts {
+            compute: vec![0.0, 100.0, 10.0, 10.0, 0.0],
+            dma: vec![0.0, 0.0, 90.0, 0.0, 0.0],
+        };
+        let before = total(&c);
+        assert!(balance_loads(&mut blocks, &mut st, &mut c, &[90.0], 1000));
+        assert_eq!((blocks[0].start, blocks[0].load_step), (1, Some(1)));
+        assert_eq!(st.loads[1], vec![0]);
+        assert!(st.loads[2].is_empty());
+        assert_eq!(before, 200.0);
+        assert_eq!(total(&c), 120.0);
+    }
+
+    #[test]
+    fn no_move_when_memory_is_full_or_nothing_is_gained() {
+        let mk = || {
+            (
+                vec![block(2, 3, 10)],
+                steps(vec![vec![], vec![], vec![0], vec![], vec![]]),
+            )
+        };
+        // the earlier step holds a big block already: the move would overflow the lane
+        let (mut blocks, mut st) = mk();
+        blocks.push(BlockSpec {
+            start: 0,
+            end: Some(1),
+            load_step: None,
+            ..block(0, 1, 995)
+        });
+        let mut c = StepCosts {
+            compute: vec![0.0, 100.0, 10.0, 10.0, 0.0],
+            dma: vec![0.0, 0.0, 90.0, 0.0, 0.0],
+        };
+        assert!(!balance_loads(
+            &mut blocks,
+            &mut st,
+            &mut c,
+            &[90.0, 0.0],
+            1000
+        ));
+        // every earlier step is DMA-bound too: nothing to gain
+        let (mut blocks, mut st) = mk();
+        let mut c = StepCosts {
+            compute: vec![0.0, 5.0, 10.0, 10.0, 0.0],
+            dma: vec![0.0, 50.0, 90.0, 0.0, 0.0],
+        };
+        assert!(!balance_loads(&mut blocks, &mut st, &mut c, &[90.0], 1000));
+        assert_eq!(blocks[0].start, 2);
+    }
+}
