@@ -29,6 +29,23 @@ CONV = {
     128: [("c1", 30, 30, 3, 3, 32, 64, 1), ("c2", 16, 16, 5, 5, 8, 150, 3)],
 }
 
+# Small-SRAM cases: operands larger than half their SRAM, so SCALE-Sim refetches
+# (CALC and USER) and stalls the array (USER). name: (array, dataflow, mode, Bandwidth,
+# (ifmap, filter, ofmap) SRAM kB, kind, topology rows)
+SMALL = {
+    "refetch_conv_8_ws_calc": (8, "ws", "CALC", 4, (1, 1, 1), "conv",
+                               [("c1", 12, 12, 3, 3, 6, 16, 1), ("c2", 11, 11, 3, 3, 5, 12, 2)]),
+    "refetch_gemm_32_os_calc": (32, "os", "CALC", 10, (2, 2, 2), "gemm",
+                                [("g1", 100, 70, 90), ("g2", 64, 32, 40)]),
+    "stall_gemm_8_ws_user": (8, "ws", "USER", 4, (1, 1, 1), "gemm",
+                             [("s1", 40, 24, 36), ("s2", 20, 9, 30)]),
+    "stall_conv_8_is_user": (8, "is", "USER", 4, (1, 1, 1), "conv",
+                             [("c1", 12, 12, 3, 3, 6, 16, 1), ("c2", 11, 11, 3, 3, 5, 12, 2)]),
+    # operands fit; the 1 kB OFMAP buffer draining 1 word/cycle stalls the array
+    "stall_ofmap_gemm_16_os_user": (16, "os", "USER", 1, (64, 64, 1), "gemm",
+                                    [("g1", 34, 61, 22), ("g2", 25, 40, 30)]),
+}
+
 def cfg_text(run, rows, cols, df, mode, bw, sram_kb):
     return f"""[general]
 run_name = {run}
@@ -79,27 +96,30 @@ def cases():
             if a <= 32:
                 out.append((f"gemm_{a}_{df}_user", a, df, "USER", 4, "gemm"))
                 out.append((f"conv_{a}_{df}_user", a, df, "USER", 4, "conv"))
+    for name, (a, df, mode, bw, sram, kind, rows) in SMALL.items():
+        out.append((name, a, df, mode, bw, kind, sram, rows))
     return out
 
-def topo_text(kind, a):
+def topo_text(kind, a, rows=None):
     if kind == "gemm":
-        lines = ["Layer,M,N,K,"] + [f"{n},{m},{nn},{k}," for (n, m, nn, k) in GEMM[a]]
+        rows = rows or GEMM[a]
+        lines = ["Layer,M,N,K,"] + [f"{n},{m},{nn},{k}," for (n, m, nn, k) in rows]
     else:
+        rows = rows or CONV[a]
         lines = ["Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,"]
-        lines += [",".join(str(x) for x in row) + "," for row in CONV[a]]
+        lines += [",".join(str(x) for x in row) + "," for row in rows]
     return "\n".join(lines) + "\n"
 
 LAYOUT = "Layer name,IFMAP Height Intraline Factor,IFMAP Width Intraline Factor,\n"
 
-def run_case(name, a, df, mode, bw, kind):
+def run_case(name, a, df, mode, bw, kind, sram=(64, 64, 32), rows=None):
     from scalesim.scale_sim import scalesim
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
-    sram = (64, 64, 32)
     with open(os.path.join(d, "scale.cfg"), "w") as f:
         f.write(cfg_text(name, a, a, df, mode, bw, sram))
     with open(os.path.join(d, "topology.csv"), "w") as f:
-        f.write(topo_text(kind, a))
+        f.write(topo_text(kind, a, rows))
     with open(os.path.join(d, "layout.csv"), "w") as f:
         f.write(LAYOUT)
     with tempfile.TemporaryDirectory() as tmp:

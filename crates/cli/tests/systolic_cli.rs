@@ -137,6 +137,9 @@ fn run_scalesim_compat_reproduces_scalesim_reports() {
         "conv_128_is_calc",
         "gemm_32_is_user",
         "conv_8_ws_user",
+        // operands over half their SRAM: refetched (CALC) and stalled (USER)
+        "gemm_128_os_calc",
+        "stall_conv_8_is_user",
     ] {
         let g = golden_dir(case);
         let out = tempfile::tempdir().unwrap();
@@ -193,19 +196,29 @@ fn run_default_model_writes_the_same_report_shapes() {
         assert_eq!(got.lines().next(), want.lines().next(), "{rep} header");
         assert_eq!(got.lines().count(), want.lines().count());
     }
-    // outside the reproduced regime the compat mode refuses with a reason, exit 2
-    let g = golden_dir("gemm_128_ws_calc");
+    // where SCALE-Sim itself crashes the compat mode refuses with a reason, exit 2:
+    // 1024 new FILTER words on one demand row fill two 500-word refetch epochs in one
+    // cycle (SCALE-Sim 3.0.0: ZeroDivisionError in read_buffer_estimate_bw.py)
+    let cfg = std::fs::read_to_string(golden_dir("gemm_8_ws_calc").join("scale.cfg"))
+        .unwrap()
+        .replace("ArrayHeight:    8", "ArrayHeight:    4")
+        .replace("ArrayWidth:     8", "ArrayWidth:     1024")
+        .replace("FilterSramSzkB:   64", "FilterSramSzkB:   1");
+    std::fs::write(out.path().join("crash.cfg"), cfg).unwrap();
+    std::fs::write(out.path().join("crash.csv"), "Layer,M,N,K,\ng,4,1024,4,\n").unwrap();
     tpusim()
         .args(["systolic", "run", "-c"])
-        .arg(g.join("scale.cfg"))
+        .arg(out.path().join("crash.cfg"))
         .arg("-t")
-        .arg(g.join("topology.csv"))
+        .arg(out.path().join("crash.csv"))
         .arg("-p")
         .arg(out.path())
         .arg("--scalesim-compat")
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("FILTER has 45000 distinct words"));
+        .stderr(predicates::str::contains(
+            "FILTER read buffer: two read-buffer prefetch triggers in cycle 0",
+        ));
 }
 
 #[test]

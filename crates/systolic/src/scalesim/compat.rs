@@ -1,4 +1,5 @@
-//! SCALE-Sim 3.0.0's numbers, reproduced exactly (`--scalesim-compat`), in closed form.
+//! SCALE-Sim 3.0.0's numbers, reproduced exactly (`--scalesim-compat`): the compute
+//! side in closed form, the memory side replayed row by row.
 //!
 //! Facts used (from running SCALE-Sim and reading its reports; see the spec):
 //!
@@ -11,26 +12,47 @@
 //!   both averaged over folds. Overall util = M·N·K / (Total Cycles · R·C).
 //! * SRAM reads are counted per fold on the padded operand slices; SRAM start/stop are
 //!   the first/last demand rows holding a valid address (+1 hit latency for reads).
-//! * CALC mode: IFMAP and FILTER are prefetched before cycle 0 at 10 words/cycle in
-//!   sets of ⌊SRAM bytes / 100⌋ words (ending at cycle −1); OFMAP is written back
-//!   after the last cycle at C words/cycle.
-//!
+//! * CALC mode: an operand with fewer distinct words than 50 sets of
+//!   ⌊SRAM bytes / 100⌋ (the active half) is prefetched before cycle 0 at 10
+//!   words/cycle in whole sets (ending at cycle −1); a larger one is refetched epoch by
+//!   epoch with no stall (`calc_refetch.rs`). OFMAP is written back at C
+//!   words/cycle.
 //! * USER mode: the IFMAP/FILTER prefetch matrices (operand slices padded to whole
 //!   folds) are fetched before cycle 0 in lines of `IfmapSRAMBankBandwidth` /
-//!   `FilterSRAMBankBandwidth` words, padding included; OFMAP is written back at
+//!   `FilterSRAMBankBandwidth` words, padding included, while they fit the active half;
+//!   otherwise a sliding window of address sets is refetched on every miss and the
+//!   array stalls, counted twice (`user_refetch.rs`). OFMAP is written back at
 //!   `Bandwidth` words/cycle.
-//! * The OFMAP write buffer is replayed row by row: once more than
-//!   its drain half is held, held lines are written back one per cycle.
+//! * The OFMAP double-buffered write buffer (`write_buffer.rs`) drains half its
+//!   size at a time and stalls the array when it fills during a drain.
+//! * Stalls: SCALE-Sim services demand row `i` at cycle `i + stalls so far`; a row's
+//!   stall is the largest of its IFMAP, FILTER (beyond the 1-cycle hit) and OFMAP
+//!   delays. Total Cycles is then the last row's service cycle, and every SRAM/DRAM
+//!   start and stop cycle is the service cycle of its row.
 //!
-//! Covered exactly: both modes while every read operand fits the active half of its
-//! SRAM (CALC: under 50 of its 100 address sets; USER: the padded prefetch) and the
-//! OFMAP buffer never fills during a write-back. Beyond that SCALE-Sim refetches in
-//! address order and stalls the array; [`layer_report`] returns an error saying so
-//! instead of a guess.
+//! The memory side is replayed demand row by demand row (`demand.rs` gives the
+//! addresses each row reads): O(rows + OFMAP drains) when both read operands fit, plus
+//! O(reads of an operand) for each operand that does not. Checked against SCALE-Sim
+//! 3.0.0 on the 35 golden cases in `tests/data/scalesim` (8×8 to 128×128; ws, os, is;
+//! CALC and USER; refetching and stalling ones included) byte for byte.
+//!
+//! Still refused ([`layer_report`] returns [`SystolicError::NotReproduced`] with the
+//! reason): configs enabling what SCALE-Sim models and we do not (custom layouts with
+//! bank conflicts, sparsity, Ramulator DRAM traces: [`ScaleConfig::unmodelled`]);
+//! configurations SCALE-Sim 3.0.0 itself crashes or loops forever on (two
+//! CALC refetch triggers in one cycle divide by zero; an SRAM under 100 bytes; a zero
+//! bandwidth), and layers beyond the replay limits (more than 200 million demand rows,
+//! 50 million folds, operands with more than 2²⁶ addresses or USER prefetch elements
+//! that must be refetched, or an IFMAP so sparse that locating its last read scans
+//! more than 2²² elements).
 
+use super::calc_refetch::{self, CalcReadBuffer};
 use super::config::{BandwidthMode, ScaleConfig};
+use super::demand::{Mapping, Operand};
 use super::report::{Access, LayerReport};
 use super::topology::TopoLayer;
+use super::user_refetch::UserReadBuffer;
+use super::write_buffer::WriteBuffer;
 use crate::error::{Result, SystolicError};
 use crate::shape::{ceil_div, Dataflow};
 
@@ -93,8 +115,9 @@ fn diag_or_none(tn: u64, jn: u64, valid: impl Fn(u64, u64) -> bool) -> Option<Op
     Some(None)
 }
 
-/// SCALE-Sim's report row for one layer (operands within the active half of their
-/// SRAMs; otherwise an error naming what is not reproduced).
+/// SCALE-Sim's report row for one layer: all three reports' columns, refetches and
+/// stalls included (an error naming what is not reproduced outside the covered
+/// regime, see the module doc).
 pub fn layer_report(cfg: &ScaleConfig, l: &TopoLayer) -> Result<LayerReport> {
     report(cfg, l, true)
 }
@@ -107,6 +130,15 @@ pub fn compute_report(cfg: &ScaleConfig, l: &TopoLayer) -> Result<LayerReport> {
 }
 
 fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
+    if !cfg.unmodelled.is_empty() {
+        return Err(unsupported(
+            l,
+            format!(
+                "the config sets {}, which change SCALE-Sim's numbers and are not modelled",
+                cfg.unmodelled.join(", ")
+            ),
+        ));
+    }
     let g = l.scalesim_gemm()?;
     let (_, ow) = l.scalesim_ofmap();
     let (r, c) = (cfg.array.rows, cfg.array.cols);
@@ -260,55 +292,61 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
             dram: [Access::default(); 3],
         });
     }
-    // DRAM, CALC mode
+    // DRAM reads: closed form while an operand fits the active half of its SRAM,
+    // otherwise SCALE-Sim's refetching read buffer replayed (demand.rs, *_refetch.rs)
+    let map = Mapping::new(l, cfg.dataflow, r, c)?;
     let (oh, _) = l.scalesim_ofmap();
     let u_if = touched(l.ifmap_h, l.filt_h, l.stride, oh)
         .saturating_mul(touched(l.ifmap_w, l.filt_w, l.stride, ow))
         .saturating_mul(l.channels);
     let u_f = k * n;
-    let prefetch = |u: u64, kb: u64, what: &str| -> Result<Access> {
+    let calc = |u: u64, kb: u64, op: Operand, what: &str| -> Result<ReadSim> {
         let ips = kb * 1024 / 100;
         if ips == 0 {
             return Err(unsupported(l, format!("{what} SRAM under 100 bytes")));
         }
-        if u >= 50 * ips {
+        if u < 50 * ips {
+            let sets = ceil_div(u, ips);
+            let cycles = ceil_div(sets * ips, 10);
+            return Ok(ReadSim::Closed(Access {
+                start: -(cycles as i64),
+                stop: -1,
+                count: u,
+            }));
+        }
+        // more than the active half: refetched epoch by epoch (no stall)
+        let space = map.space(op);
+        if space > calc_refetch::MAX_SPACE {
             return Err(unsupported(
                 l,
-                format!("{what} has {u} distinct words, more than half its SRAM ({} words) holds; SCALE-Sim then refetches in address order", 50 * ips),
+                format!("{what} does not fit half its SRAM and its {space} addresses exceed the replay limit ({})", calc_refetch::MAX_SPACE),
             ));
         }
-        let sets = ceil_div(u, ips);
-        let cycles = ceil_div(sets * ips, 10);
-        Ok(Access {
-            start: -(cycles as i64),
-            stop: -1,
-            count: u,
-        })
+        Ok(ReadSim::Calc(CalcReadBuffer::new(ips, space)))
     };
     // USER mode: the whole prefetch matrix (padding included) is fetched in lines of
-    // the interface width before cycle 0; reproduced while it fits the active half
-    let user_fetch = |elems: u64, bw: u64, kb: u64, what: &str| -> Result<Access> {
+    // the interface width before cycle 0 while it fits the active half
+    let user = |elems: u64, bw: u64, kb: u64, op: Operand, what: &str| -> Result<ReadSim> {
         if bw == 0 {
             return Err(unsupported(l, format!("{what} bandwidth 0")));
         }
         let lines = ceil_div(elems, bw);
         let active = (kb * 1024).div_ceil(2);
-        if lines * bw > active {
-            return Err(unsupported(
-                l,
-                format!("{what} prefetch of {} words exceeds the {active}-word active half of its SRAM (SCALE-Sim then refetches and may stall)", lines * bw),
-            ));
+        if lines * bw <= active {
+            return Ok(ReadSim::Closed(Access {
+                start: -(lines as i64),
+                stop: -1,
+                count: lines * bw,
+            }));
         }
-        Ok(Access {
-            start: -(lines as i64),
-            stop: -1,
-            count: lines * bw,
-        })
+        UserReadBuffer::new(&map, op, kb * 1024, bw)
+            .map(ReadSim::User)
+            .map_err(|why| unsupported(l, format!("{what}: {why}")))
     };
-    let (d_if, d_f, obw) = match cfg.mode {
+    let (mut s_if, mut s_f, obw) = match cfg.mode {
         BandwidthMode::Calc => (
-            prefetch(u_if, cfg.ifmap_kb, "IFMAP")?,
-            prefetch(u_f, cfg.filter_kb, "FILTER")?,
+            calc(u_if, cfg.ifmap_kb, Operand::Ifmap, "IFMAP")?,
+            calc(u_f, cfg.filter_kb, Operand::Filter, "FILTER")?,
             c,
         ),
         BandwidthMode::User => {
@@ -328,8 +366,20 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
                 ),
             };
             (
-                user_fetch(p_if, cfg.ifmap_bank_bandwidth, cfg.ifmap_kb, "IFMAP")?,
-                user_fetch(p_f, cfg.filter_bank_bandwidth, cfg.filter_kb, "FILTER")?,
+                user(
+                    p_if,
+                    cfg.ifmap_bank_bandwidth,
+                    cfg.ifmap_kb,
+                    Operand::Ifmap,
+                    "IFMAP",
+                )?,
+                user(
+                    p_f,
+                    cfg.filter_bank_bandwidth,
+                    cfg.filter_kb,
+                    Operand::Filter,
+                    "FILTER",
+                )?,
                 cfg.bandwidths.first().copied().unwrap_or(0),
             )
         }
@@ -337,67 +387,120 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
     if obw == 0 {
         return Err(unsupported(l, "OFMAP bandwidth 0".into()));
     }
-    // OFMAP write-back: SCALE-Sim's double-buffered write buffer, replayed row by row
-    let (pfx, b0, b1) = match cfg.dataflow {
-        Dataflow::Ws | Dataflow::Is => (2 * r - 1, 0, t),
-        Dataflow::Os => (t - 1, r - ru0, r),
-    };
-    let _ = b0;
     if total > MAX_REPLAY_ROWS {
         return Err(unsupported(
             l,
-            format!(
-                "{total} cycles to replay through the OFMAP write buffer (limit {MAX_REPLAY_ROWS})"
-            ),
+            format!("{total} demand rows to replay (limit {MAX_REPLAY_ROWS})"),
         ));
     }
-    let mut wb = WriteBuffer::new(cfg.ofmap_kb * 1024, obw);
-    let mut row = 0u64;
-    for fc in 0..cf {
+    // OFMAP writes per demand row
+    let pfx = match cfg.dataflow {
+        Dataflow::Ws | Dataflow::Is => 2 * r - 1,
+        Dataflow::Os => t - 1,
+    };
+    let n_valid = |row: u64| -> u64 {
+        let fold = row / lf;
+        let s_ = row % lf;
+        let (fc, fr) = (fold / rf, fold % rf);
         let cu = (sc - fc * c).min(c);
-        for fr in 0..rf {
-            let ru = (sr - fr * r).min(r);
-            let (lo, hi) = match cfg.dataflow {
-                Dataflow::Os => (r - ru, b1),
-                _ => (0, t),
-            };
-            for s_ in 0..lf {
-                let n_valid = if s_ < pfx {
-                    0
-                } else {
-                    let s2 = s_ - pfx;
-                    // lanes j < cu with lo ≤ s2 − j < hi
-                    let j_lo = (s2 + 1).saturating_sub(hi);
-                    let j_hi = if s2 >= lo {
-                        (s2 - lo).min(cu - 1)
-                    } else {
-                        u64::MAX
-                    };
-                    if j_hi == u64::MAX || j_lo > j_hi {
-                        0
-                    } else {
-                        j_hi - j_lo + 1
-                    }
-                };
-                if !wb.row(row, n_valid) {
-                    return Err(unsupported(l, "the OFMAP write buffer fills during a write-back (SCALE-Sim then stalls the array)".into()));
+        let ru = (sr - fr * r).min(r);
+        let (lo, hi) = match cfg.dataflow {
+            Dataflow::Os => (r - ru, r),
+            _ => (0, t),
+        };
+        if s_ < pfx {
+            return 0;
+        }
+        let s2 = s_ - pfx;
+        // lanes j < cu with lo ≤ s2 − j < hi
+        if s2 < lo {
+            return 0;
+        }
+        let j_lo = (s2 + 1).saturating_sub(hi);
+        let j_hi = (s2 - lo).min(cu - 1);
+        if j_lo > j_hi {
+            0
+        } else {
+            j_hi - j_lo + 1
+        }
+    };
+    // SCALE-Sim's memory loop: every demand row at cycle row + stalls so far; reads
+    // (1-cycle hit latency) and writes serviced, the row's stall is the largest
+    let mut wb = WriteBuffer::new(cfg.ofmap_kb * 1024, obw);
+    let rows = map.rows();
+    let mut stalls = 0u64;
+    let mut seen = [[0i64; 2]; 3];
+    let mut last_out = 0u64;
+    for row in 0..rows {
+        let cycle = row + stalls;
+        let mut outs = [0i64; 3];
+        for (i, (sim, op, what)) in [
+            (&mut s_if, Operand::Ifmap, "IFMAP"),
+            (&mut s_f, Operand::Filter, "FILTER"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let err = |why: String| unsupported(l, format!("{what} read buffer: {why}"));
+            outs[i] = match sim {
+                ReadSim::Closed(_) => cycle as i64 + 1,
+                ReadSim::Calc(b) => {
+                    map.for_row(op, row, |a| b.read(a, cycle)).map_err(err)?;
+                    cycle as i64 + 1
                 }
-                row += 1;
+                ReadSim::User(b) => b.row(&map, op, row, cycle).map_err(err)?,
+            };
+        }
+        let out_o = wb.row(cycle, n_valid(row));
+        outs[2] = out_o as i64;
+        for (i, rows_i) in [if_rows, f_rows, o_rows].iter().enumerate() {
+            if row == rows_i.0 {
+                seen[i][0] = outs[i];
+            }
+            if row == rows_i.1 {
+                seen[i][1] = outs[i];
             }
         }
+        let stall = (outs[0] - cycle as i64 - 1)
+            .max(outs[1] - cycle as i64 - 1)
+            .max(out_o as i64 - cycle as i64);
+        stalls += stall.max(0) as u64;
+        last_out = last_out.max(out_o);
     }
-    let d_o = wb.finish(total);
+    let d_o = wb.finish(last_out);
+    let finish = |s: ReadSim| match s {
+        ReadSim::Closed(a) => a,
+        ReadSim::Calc(b) => b.finish(),
+        ReadSim::User(b) => b.finish(),
+    };
+    let (d_if, d_f) = (finish(s_if), finish(s_f));
+    let mut sram = sram;
+    for (i, a) in sram.iter_mut().enumerate() {
+        a.start = seen[i][0];
+        a.stop = seen[i][1];
+    }
+    let total = last_out;
     Ok(LayerReport {
         name: l.name.clone(),
         cycles_incl_prefetch: d_o.stop - d_if.start.min(d_f.start),
         total_cycles: total,
-        stall_cycles: 0,
-        overall_util: overall,
+        stall_cycles: stalls,
+        overall_util: macs100 as f64 / (total as u128 * pes as u128) as f64,
         mapping_efficiency: mapping,
         compute_util,
         sram,
         dram: [d_if, d_f, d_o],
     })
+}
+
+/// How one read operand's DRAM traffic is found.
+enum ReadSim {
+    /// Fits the active half: closed form.
+    Closed(Access),
+    /// CALC mode, refetched epoch by epoch.
+    Calc(CalcReadBuffer),
+    /// USER mode, refetched with stalls.
+    User(UserReadBuffer),
 }
 
 /// SCALE-Sim's "Total Cycles" for a GEMM (its compute model, any bandwidth mode
@@ -413,100 +516,4 @@ pub fn total_cycles(df: Dataflow, r: u64, c: u64, g: crate::shape::Gemm) -> u64 
         _ => 2 * r + c + t - 2,
     };
     ceil_div(sr, r) * ceil_div(sc, c) * lf - 1
-}
-
-/// SCALE-Sim's OFMAP write buffer (CALC mode): writes fill lines of C words; once more
-/// than the drain half is held, the held lines are written back, one line per cycle.
-struct WriteBuffer {
-    total: u64,
-    drain_half: u64,
-    active: u64,
-    width: u64,
-    free: u64,
-    /// valid words per line moved to the trace
-    lines: Vec<u64>,
-    cur: u64,
-    drain_start_line: usize,
-    drain_end: u64,
-    first: Option<i64>,
-    last: i64,
-    count: u64,
-}
-
-impl WriteBuffer {
-    fn new(total: u64, width: u64) -> Self {
-        let active = total.div_ceil(2);
-        WriteBuffer {
-            total,
-            drain_half: total - active,
-            active,
-            width,
-            free: total,
-            lines: Vec::new(),
-            cur: 0,
-            drain_start_line: 0,
-            drain_end: 0,
-            first: None,
-            last: 0,
-            count: 0,
-        }
-    }
-    fn force(&mut self) {
-        if self.cur > 0 {
-            self.lines.push(self.cur);
-            self.cur = 0;
-        }
-    }
-    /// Write back up to a drain half's worth of lines from `start`; returns the last
-    /// cycle used.
-    fn drain(&mut self, start: u64) -> u64 {
-        let per = self.drain_half.div_ceil(self.width) as usize;
-        let end = (self.drain_start_line + per).min(self.lines.len());
-        let n = end - self.drain_start_line;
-        if n == 0 {
-            return start;
-        }
-        let last_valid = self.lines[end - 1];
-        let data = n as u64 * self.width - (self.width - last_valid);
-        self.count += data;
-        self.first.get_or_insert(start as i64);
-        let stop = start + n as u64 - 1;
-        self.last = self.last.max(stop as i64);
-        self.free += data;
-        self.drain_start_line = end;
-        stop
-    }
-    /// One demand row at `cycle` with `n` valid writes; false when SCALE-Sim would stall.
-    fn row(&mut self, cycle: u64, n: u64) -> bool {
-        for _ in 0..n {
-            self.cur += 1;
-            self.free = self.free.wrapping_sub(1);
-            if self.cur == self.width {
-                self.lines.push(self.cur);
-                self.cur = 0;
-            }
-            if cycle < self.drain_end {
-                if self.free == 0 || self.free > self.total {
-                    return false;
-                }
-            } else if self.free < self.active {
-                self.force();
-                self.drain_end = self.drain(cycle);
-            }
-        }
-        true
-    }
-    fn finish(mut self, last_cycle: u64) -> Access {
-        self.force();
-        let mut cycle = last_cycle;
-        while self.drain_start_line < self.lines.len() {
-            self.drain_end = self.drain(cycle);
-            cycle = self.drain_end + 1;
-        }
-        Access {
-            start: self.first.unwrap_or(0),
-            stop: self.last,
-            count: self.count,
-        }
-    }
 }

@@ -37,6 +37,10 @@ pub struct ScaleConfig {
     pub ifmap_bank_bandwidth: u64,
     /// `[layout] FilterSRAMBankBandwidth`.
     pub filter_bank_bandwidth: u64,
+    /// Options set in the config that change SCALE-Sim's numbers but that tpusim does
+    /// not model (custom layouts with bank conflicts, sparsity, Ramulator DRAM
+    /// traces), as `Key: value` texts; `--scalesim-compat` refuses a config listing any.
+    pub unmodelled: Vec<String>,
 }
 
 fn err(file: &str, msg: String) -> SystolicError {
@@ -153,7 +157,29 @@ impl ScaleConfig {
             bandwidths,
             ifmap_bank_bandwidth: opt_num("layout", "IfmapSRAMBankBandwidth", 10)?,
             filter_bank_bandwidth: opt_num("layout", "FilterSRAMBankBandwidth", 10)?,
+            unmodelled: Vec::new(),
         };
+        let mut cfg = cfg;
+        // read as SCALE-Sim reads them: configparser's getboolean for the layouts,
+        // `== 'True'` for Ramulator, `.lower() == 'true'` for sparsity
+        let val = |s: &str, k: &str| ini.get(&(s.to_string(), k.to_ascii_lowercase()));
+        for k in ["IfmapCustomLayout", "FilterCustomLayout"] {
+            if let Some(v) = val("layout", k) {
+                if ["1", "yes", "true", "on"].contains(&v.to_ascii_lowercase().as_str()) {
+                    cfg.unmodelled.push(format!("{k}: {v}"));
+                }
+            }
+        }
+        if let Some(v) = val("run_presets", "UseRamulatorTrace") {
+            if v == "True" {
+                cfg.unmodelled.push(format!("UseRamulatorTrace: {v}"));
+            }
+        }
+        if let Some(v) = val("sparsity", "SparsitySupport") {
+            if v.eq_ignore_ascii_case("true") {
+                cfg.unmodelled.push(format!("SparsitySupport: {v}"));
+            }
+        }
         for (v, k) in [
             (cfg.ifmap_kb, "IfmapSramSzkB"),
             (cfg.filter_kb, "FilterSramSzkB"),

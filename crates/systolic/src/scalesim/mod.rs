@@ -1,7 +1,8 @@
 //! SCALE-Sim 3.0.0 compatibility: its `.cfg` config and topology CSVs in
 //! ([`config`], [`topology`]), its three per-layer reports out ([`report`]), and
-//! [`compat`], which reproduces its numbers exactly, next to [`ours`], our own model
-//! written in the same report format.
+//! [`compat`], which reproduces its numbers exactly (its demand streams, refetching
+//! read buffers and stalling write buffer replayed row by row), next to [`ours`], our
+//! own model written in the same report format.
 //!
 //! Where the two differ, and why (see also `tests/scalesim_goldens.rs`):
 //!
@@ -15,10 +16,20 @@
 //!   out of the array; ours does (R cycles, exposed without double buffering).
 //! * SCALE-Sim's os "SRAM OFMAP Writes" adds R + C per fold to the real count (an
 //!   inflated output count); ours counts M·N.
+//! * When an operand exceeds half its SRAM, SCALE-Sim's USER mode adds each positive
+//!   refetch delay twice to the row's stall (and lets a negative one pull the row's
+//!   service cycle back); its CALC mode refetches in epochs of 50 address sets with
+//!   no stall at all, and reads a word again whenever it recurs in a later epoch. The
+//!   compat mode reproduces all of that; ours charges one bandwidth-bound stall
+//!   estimate with every distinct word read once (see [`ours`]).
 
+mod calc_refetch;
 pub mod compat;
 pub mod config;
+mod demand;
 pub mod ours;
 pub mod pyfmt;
 pub mod report;
 pub mod topology;
+mod user_refetch;
+mod write_buffer;

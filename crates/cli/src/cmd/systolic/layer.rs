@@ -83,6 +83,7 @@ fn scalesim_gemm(a: &GemmArgs, g: sy::Gemm, arr: sy::ArraySpec, o: sy::RunOption
         bandwidths: vec![],
         ifmap_bank_bandwidth: 10,
         filter_bank_bandwidth: 10,
+        unmodelled: vec![],
     };
     let l = TopoLayer {
         name: "gemm".into(),

@@ -24,8 +24,11 @@ pub struct RunArgs {
     #[arg(long, short = 'p', default_value = ".")]
     pub out: PathBuf,
     /// Reproduce SCALE-Sim 3.0.0's numbers exactly (its fold padding, off-by-one,
-    /// prefetch and write-back model). Default: our own model (see the crate docs for
-    /// every difference).
+    /// prefetch, refetch, write-back and stall model, in CALC and USER mode), e.g.
+    /// operands larger than half their SRAM refetched and the array stalled as it
+    /// reports. Refuses (exit 2, with the reason) only where SCALE-Sim itself crashes
+    /// or loops forever, or a layer exceeds the replay limits. Default: our own model
+    /// (see the crate docs for every difference).
     #[arg(long)]
     pub scalesim_compat: bool,
     /// Our model only: expose every weight load instead of double-buffering it.
