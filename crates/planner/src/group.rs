@@ -102,22 +102,26 @@ impl<'a> Ctx<'a> {
         let sliced = slices.len() > 1;
         // unsliced: loads moved to earlier steps with DMA time to spare, if that layout
         // still fits; otherwise the plain step table
-        let balanced = if sliced {
-            None
-        } else {
-            self.balanced(gt, &slices, &blocks, &steps)
-        };
-        let placed = match balanced {
-            Some((bb, bs)) => match self.place(&bb, &bs, sliced) {
-                Some(p) => Some((bb, bs, p)),
-                None => self
-                    .place(&blocks, &steps, sliced)
-                    .map(|p| (blocks, steps, p)),
-            },
-            None => self
+        let mut placed = None;
+        if !sliced {
+            // the balancer only counts bytes per step; if alignment or fragmentation
+            // defeats the allocator, balance again within a smaller budget
+            for frac in [1.0, 0.9, 0.75, 0.5] {
+                let budget = (self.geo.lane_bytes as f64 * frac) as u64;
+                let Some((bb, bs)) = self.balanced(gt, &slices, &blocks, &steps, budget) else {
+                    break;
+                };
+                placed = self.place(&bb, &bs, sliced).map(|p| (bb, bs, p));
+                if placed.is_some() {
+                    break;
+                }
+            }
+        }
+        if placed.is_none() {
+            placed = self
                 .place(&blocks, &steps, sliced)
-                .map(|p| (blocks, steps, p)),
-        };
+                .map(|p| (blocks, steps, p));
+        }
         let Some((blocks, steps, (addrs, exposed))) = placed else {
             return Ok(None);
         };
@@ -227,13 +231,15 @@ impl<'a> Ctx<'a> {
     }
 
     /// The step table of an unsliced group with loads moved to earlier steps that have
-    /// DMA time to spare ([`crate::balance`]); `None` if nothing moved.
+    /// DMA time to spare ([`crate::balance`]), holding at most `budget` bytes per lane
+    /// in any step; `None` if nothing moved.
     fn balanced(
         &self,
         gt: &GroupTensors,
         slices: &[SliceRanges],
         blocks: &[BlockSpec],
         steps: &Steps,
+        budget: u64,
     ) -> Option<(Vec<BlockSpec>, Steps)> {
         let s = slices.first()?;
         let (nsecs, hsecs) = (1, 1);
@@ -258,7 +264,7 @@ impl<'a> Ctx<'a> {
         };
         let mut bb = blocks.to_vec();
         let mut bs = steps.clone();
-        balance_loads(&mut bb, &mut bs, &mut cost, &load, self.geo.lane_bytes).then_some((bb, bs))
+        balance_loads(&mut bb, &mut bs, &mut cost, &load, budget).then_some((bb, bs))
     }
 
     /// Cycles and global-memory bytes of a placed group (see the module docs of
