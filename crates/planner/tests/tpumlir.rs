@@ -181,3 +181,39 @@ fn exported_names_are_tpu_mlir_op_names() {
         );
     }
 }
+
+/// A flatten run global after a group's last op is exported inside that group with
+/// TPU-MLIR's cast at batch 1 (as TPU-MLIR groups it), and left global at batch 4.
+#[test]
+fn trailing_flatten_is_exported_in_the_group_at_batch_1_only() {
+    let chip = Chip::preset("bm1684x").unwrap();
+    for (file, inside) in [
+        ("resnet18_onnx_b1.graph.json", true),
+        ("resnet18_onnx_b4.graph.json", false),
+    ] {
+        let p = plan(&graph(file), &chip, &PlanOptions::default()).unwrap();
+        assert!(p.global_ops.iter().any(|o| o == "flat88"), "{file}");
+        let c = export(&p);
+        let last = c.group_layer.last().unwrap();
+        let tail: Vec<&str> = last
+            .locs
+            .iter()
+            .rev()
+            .take(2)
+            .rev()
+            .map(String::as_str)
+            .collect();
+        let global: Vec<&str> = c.global_layer.iter().map(|g| g.loc.as_str()).collect();
+        if inside {
+            assert_eq!(
+                tail,
+                ["flat88_Flatten", "flat88_Flattenoutput_Gemm_f16"],
+                "{file}"
+            );
+            assert!(!global.contains(&"flat88_Flatten"), "{file}: {global:?}");
+        } else {
+            assert!(!last.locs.iter().any(|l| l.starts_with("flat88")), "{file}");
+            assert!(global.contains(&"flat88_Flatten"), "{file}: {global:?}");
+        }
+    }
+}
