@@ -47,7 +47,8 @@ impl ModelSource {
     }
 
     /// Build the network for `batch` images of `resolution`, fused (batch-norm and
-    /// activations folded into their producers, as the planner expects).
+    /// activations folded into their producers, as the planner expects) and ordered
+    /// lightest-ready-first (`tpusim_graph::order`).
     pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
         if batch == 0 {
             return Err(ReportError::BadBatch {
@@ -71,7 +72,10 @@ impl ModelSource {
             }
         }
         .map_err(lower)?;
-        tpusim_graph::fuse::fuse(&g).map_err(lower)
+        // planned as `tpusim plan` plans it: fused, independent branches lightest first
+        Ok(tpusim_graph::order::light_first(
+            &tpusim_graph::fuse::fuse(&g).map_err(lower)?,
+        ))
     }
 }
 
