@@ -506,14 +506,6 @@ enum ReadSim {
 /// SCALE-Sim's "Total Cycles" for a GEMM (its compute model, any bandwidth mode
 /// without stalls): `folds · Lf − 1`.
 pub fn total_cycles(df: Dataflow, r: u64, c: u64, g: crate::shape::Gemm) -> u64 {
-    let (sr, sc, t) = match df {
-        Dataflow::Ws => (g.k, g.n, g.m),
-        Dataflow::Os => (g.m, g.n, g.k),
-        Dataflow::Is => (g.k, g.m, g.n),
-    };
-    let lf = match df {
-        Dataflow::Os => t + r + c - 2,
-        _ => 2 * r + c + t - 2,
-    };
+    let (sr, sc, _, lf) = super::demand::fold_geometry(df, r, c, g);
     ceil_div(sr, r) * ceil_div(sc, c) * lf - 1
 }

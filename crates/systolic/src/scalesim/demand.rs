@@ -45,20 +45,33 @@ pub(crate) struct Mapping<'a> {
     lf: u64,
 }
 
+/// SCALE-Sim's operand matrix on the array for dataflow `df` on an `r`×`c` array:
+/// (rows mapped to the array's rows, columns mapped to its columns, the streamed
+/// dimension T, rows per fold Lf = `T + R + C − 2` for os, `2R + C + T − 2` otherwise).
+pub(crate) fn fold_geometry(
+    df: Dataflow,
+    r: u64,
+    c: u64,
+    g: crate::shape::Gemm,
+) -> (u64, u64, u64, u64) {
+    let (sr, sc, t) = match df {
+        Dataflow::Ws => (g.k, g.n, g.m),
+        Dataflow::Os => (g.m, g.n, g.k),
+        Dataflow::Is => (g.k, g.m, g.n),
+    };
+    let lf = match df {
+        Dataflow::Os => t + r + c - 2,
+        _ => 2 * r + c + t - 2,
+    };
+    (sr, sc, t, lf)
+}
+
 impl<'a> Mapping<'a> {
     /// The mapping of `l` on an `r`×`c` array in dataflow `df`.
     pub(crate) fn new(l: &'a TopoLayer, df: Dataflow, r: u64, c: u64) -> Result<Self> {
         let g = l.scalesim_gemm()?;
         let (_, ow) = l.scalesim_ofmap();
-        let (sr, sc, t) = match df {
-            Dataflow::Ws => (g.k, g.n, g.m),
-            Dataflow::Os => (g.m, g.n, g.k),
-            Dataflow::Is => (g.k, g.m, g.n),
-        };
-        let lf = match df {
-            Dataflow::Os => t + r + c - 2,
-            _ => 2 * r + c + t - 2,
-        };
+        let (sr, sc, t, lf) = fold_geometry(df, r, c, g);
         Ok(Mapping {
             l,
             df,
