@@ -279,6 +279,57 @@ fn convert_npy_to_tiled_and_back() {
     assert!(!dir.path().join("x.npy").exists());
 }
 
+/// `--piece-bytes` converts band by band (the mode huge files use) and gives exactly the
+/// bytes of the one-piece conversion, both directions, including a padded last band.
+#[test]
+fn convert_in_pieces_equals_one_piece() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let d16: Vec<u8> = (0..203 * 300u32)
+        .flat_map(|x| (x.wrapping_mul(2654435761) as u16).to_le_bytes())
+        .collect();
+    std::fs::write(p("in.npy"), npy("<u2", "(203, 300)", &d16)).unwrap();
+    let (logical, tiled) = ("bf16[203,300]", "bf16[203,300]{1,0:T(8,128)(2,1)}");
+    let run = |from: &str, to: &str, i: &str, o: &str, piece: Option<&str>| -> Value {
+        let mut args = vec!["layout", "convert", "--from", from, "--to", to];
+        let (pi, po) = (p(i), p(o));
+        args.extend([pi.as_str(), po.as_str()]);
+        if let Some(b) = piece {
+            args.extend(["--piece-bytes", b]);
+        }
+        json(&args)
+    };
+    let v = run(logical, tiled, "in.npy", "whole.bin", None);
+    assert_eq!(v["pieces"], 1);
+    let v = run(logical, tiled, "in.npy", "pieces.bin", Some("8KiB"));
+    assert!(v["pieces"].as_u64().unwrap() > 10, "{v}");
+    let whole = std::fs::read(p("whole.bin")).unwrap();
+    assert_eq!(whole.len(), 208 * 384 * 2);
+    assert_eq!(std::fs::read(p("pieces.bin")).unwrap(), whole);
+    let v = run(tiled, logical, "pieces.bin", "back.npy", Some("8KiB"));
+    assert!(v["pieces"].as_u64().unwrap() > 10, "{v}");
+    assert_eq!(
+        std::fs::read(p("back.npy")).unwrap(),
+        npy("<u2", "(203, 300)", &d16)
+    );
+    // A layout that does not split along dim 0 still converts, in one piece.
+    let v = run(
+        tiled,
+        "bf16[203,300]{0,1:T(8,128)(2,1)}",
+        "whole.bin",
+        "t.bin",
+        Some("8KiB"),
+    );
+    assert_eq!(v["pieces"], 1);
+    tpusim()
+        .args(["layout", "convert", "--from", logical, "--to", tiled])
+        .args([p("in.npy"), p("x.bin")])
+        .args(["--piece-bytes", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--piece-bytes"));
+}
+
 #[test]
 fn hlo_padding_report() {
     let file = concat!(

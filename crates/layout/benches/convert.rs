@@ -7,7 +7,10 @@
 //! strategy) and in 4 MiB chunks (the kernels' task size); the figure to beat is the best
 //! of the three. Every destination is allocated and written once before timing
 //! (pre-faulted), for the baselines and the kernels alike, and criterion's warm-up runs
-//! each routine before it is measured.
+//! each routine before it is measured. The `*_fresh_4k` / `*_fresh_thp` routines instead
+//! allocate the destination inside the timed loop (first-touch faults, as numpy's fresh
+//! arrays pay them; numpy advises MADV_HUGEPAGE, hence the THP variant). For ratios that
+//! survive this VM's bandwidth drift, see `benches/ratio.rs` (interleaved rounds).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rayon::prelude::*;
@@ -20,6 +23,50 @@ fn aligned(n: usize) -> (Vec<u8>, usize) {
     let v = vec![0u8; n + 64];
     let off = v.as_ptr().align_offset(64);
     (v, off)
+}
+
+/// A fresh anonymous private mapping of `len` bytes (zero pages until first written),
+/// optionally advised MADV_HUGEPAGE; unmapped on drop.
+struct Anon {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Anon {
+    fn new(len: usize, thp: bool) -> Anon {
+        // SAFETY: a new anonymous mapping; the result is checked before use.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert!(p != libc::MAP_FAILED, "mmap of {len} bytes failed");
+        if thp {
+            // SAFETY: advising our own fresh mapping.
+            unsafe { libc::madvise(p, len, libc::MADV_HUGEPAGE) };
+        }
+        Anon {
+            ptr: p as *mut u8,
+            len,
+        }
+    }
+
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the mapping is `len` bytes, readable and writable, and ours alone.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Anon {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping created in `new`, exactly once.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -79,6 +126,36 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("{name}/from_tiled"), |bch| {
             bch.iter(|| from.run(black_box(dst), back).unwrap())
         });
+        // Fresh destinations, allocated inside the timed routine as numpy's
+        // `np.ascontiguousarray` does, so the copy pays the first-touch page faults (and
+        // the unmap when the buffer is dropped): `fresh_4k` is a plain anonymous mapping
+        // (what `vec![0u8; n]` gets from calloc; 4 KiB pages under this machine's THP
+        // "madvise" setting), `fresh_thp` the same advised MADV_HUGEPAGE (what numpy does
+        // for every allocation of 4 MiB or more on Linux). A memcpy into the same kind of
+        // fresh buffer is the same-run reference.
+        for (label, thp) in [("fresh_4k", false), ("fresh_thp", true)] {
+            g.bench_function(format!("{name}/memcpy_1thread_{label}"), |bch| {
+                bch.iter(|| {
+                    let mut d = Anon::new(n, thp);
+                    d.as_mut().copy_from_slice(black_box(src));
+                    d
+                })
+            });
+            g.bench_function(format!("{name}/to_tiled_{label}"), |bch| {
+                bch.iter(|| {
+                    let mut d = Anon::new(to.dst_bytes() as usize, thp);
+                    to.run(black_box(src), d.as_mut()).unwrap();
+                    d
+                })
+            });
+            g.bench_function(format!("{name}/from_tiled_{label}"), |bch| {
+                bch.iter(|| {
+                    let mut d = Anon::new(n, thp);
+                    from.run(black_box(&*dst), d.as_mut()).unwrap();
+                    d
+                })
+            });
+        }
         // Round trip check (also when a filter skipped the timed runs); a bool, so a
         // mismatch does not print 256 MiB of bytes.
         from.run(dst, back).unwrap();

@@ -12,7 +12,10 @@
 //! per-element path.
 //!
 //! Destinations of at least [`STREAM_MIN_BYTES`] are written with non-temporal stores
-//! (see [`simd`]); the 2-byte `(2,1)` packing uses an SSE2 interleave kernel.
+//! (see [`simd`]: full 64-byte lines with AVX-512, detected at run time, else SSE2); the
+//! 2-byte `(2,1)` packing uses a vector interleave / de-interleave kernel (AVX-512BW
+//! `vpermt2w`, AVX2 or SSE2). [`split_major`] cuts a conversion into contiguous bands of
+//! dim 0 for callers that stream huge files.
 
 use crate::error::{LayoutError, Result};
 use crate::geometry::Geometry;
@@ -20,7 +23,10 @@ use crate::shape::ArrayShape;
 use crate::size::sizes;
 use rayon::prelude::*;
 
+mod pieces;
 mod simd;
+
+pub use pieces::{split_major, Piece};
 
 /// Rows handed to one rayon task: about this many source bytes (4 MiB), so that the two
 /// cores balance even when other processes take one of them for a while.
@@ -154,6 +160,7 @@ impl Relayout {
         let stream = Stream {
             on: dst.len() >= STREAM_MIN_BYTES,
             aligned: (dst.as_ptr() as usize) % 64 == 0,
+            isa: simd::Isa::detect(),
         };
         match self.elem_bytes {
             1 => self.dispatch::<1>(src, dst, stream),
@@ -247,6 +254,8 @@ impl Relayout {
 struct Stream {
     on: bool,
     aligned: bool,
+    /// Vector instructions the copy primitives may use (detected once per run).
+    isa: simd::Isa,
 }
 
 impl Stream {
@@ -321,7 +330,7 @@ unsafe fn copy_group<const N: usize>(
             for &(sb, db) in bases {
                 let so = (sb + r.s0) as usize * N;
                 let d_o = (db + r.d0) as usize * N;
-                simd::copy_bytes(src.add(so), dst.add(d_o), r.len * N, st);
+                simd::copy_bytes(src.add(so), dst.add(d_o), r.len * N, st, stream.isa);
             }
             continue;
         }
@@ -339,27 +348,29 @@ unsafe fn copy_group<const N: usize>(
                     .chunks_exact(2)
                     .zip(bases.chunks_exact(2).skip(1))
                     .all(|(a, b)| b[0].1 == a[0].1 + 2 * r.len as u64);
-                let stream = stream.ok(seq);
+                let st = stream.ok(seq);
                 for c in bases.chunks_exact(2) {
                     simd::interleave2_u16(
                         src.add((c[0].0 + r.s0) as usize * 2),
                         src.add((c[1].0 + r.s0) as usize * 2),
                         dst.add((c[0].1 + r.d0) as usize * 2),
                         r.len,
-                        stream,
+                        st,
+                        stream.isa,
                     );
                 }
                 true
             }
             (2, 1) if N == 2 && consecutive(2, |b| b.0) => {
-                let stream = stream.ok(false);
+                let st = stream.ok(false);
                 for c in bases.chunks_exact(2) {
                     simd::deinterleave2_u16(
                         src.add((c[0].0 + r.s0) as usize * 2),
                         dst.add((c[0].1 + r.d0) as usize * 2),
                         dst.add((c[1].1 + r.d0) as usize * 2),
                         r.len,
-                        stream,
+                        st,
+                        stream.isa,
                     );
                 }
                 true

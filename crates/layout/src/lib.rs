@@ -27,7 +27,7 @@ pub mod size;
 pub mod tpu;
 pub mod validate;
 
-pub use convert::Relayout;
+pub use convert::{split_major, Piece, Relayout};
 pub use element_type::{ElementType, UnknownElementType};
 pub use error::{LayoutError, Result};
 pub use geometry::Geometry;

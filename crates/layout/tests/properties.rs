@@ -2,7 +2,9 @@
 //! a naive pad → reshape → transpose implementation.
 
 use proptest::prelude::*;
-use tpusim_layout::{ArrayShape, Dim, ElementType, Geometry, Layout, Relayout, Tile, TileDim};
+use tpusim_layout::{
+    split_major, ArrayShape, Dim, ElementType, Geometry, Layout, Relayout, Tile, TileDim,
+};
 
 fn shape(dims: Vec<u64>, m2m: Vec<u64>, tiles: Vec<Vec<u64>>, t: ElementType) -> ArrayShape {
     let tiles = tiles
@@ -179,4 +181,92 @@ fn refuses_unconvertible_layouts() {
         .unwrap_err()
         .to_string()
         .contains("E(4)"));
+}
+
+/// Convert with `split_major` pieces (each piece on its own sub-slices, pre-filled with
+/// garbage) and return the destination, or `None` when the layouts do not split.
+fn run_in_pieces(from: &ArrayShape, to: &ArrayShape, max: u64, src: &[u8]) -> Option<Vec<u8>> {
+    let pieces = split_major(from, to, max).unwrap()?;
+    let whole = Relayout::new(from, to).unwrap();
+    let mut out = vec![0x5Au8; whole.dst_bytes() as usize];
+    let (mut s_end, mut d_end) = (0, 0);
+    for p in &pieces {
+        assert_eq!(p.src.start, s_end, "pieces must tile the source");
+        assert_eq!(p.dst.start, d_end, "pieces must tile the destination");
+        (s_end, d_end) = (p.src.end, p.dst.end);
+        p.relayout
+            .run(
+                &src[p.src.start as usize..p.src.end as usize],
+                &mut out[p.dst.start as usize..p.dst.end as usize],
+            )
+            .unwrap();
+    }
+    assert_eq!((s_end, d_end), (whole.src_bytes(), whole.dst_bytes()));
+    Some(out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Converting piece by piece (as the CLI does for huge files) gives exactly the bytes
+    /// of the whole conversion, both directions and tiled → tiled, for any piece size.
+    #[test]
+    fn pieces_equal_the_whole_conversion(
+        (dims, m2m, tiles) in arb_case(),
+        tiles2 in proptest::collection::vec(proptest::collection::vec(1u64..=4, 1..=3), 0..=1),
+        eb in prop::sample::select(vec![1usize, 2, 4]),
+        max in 1u64..200,
+    ) {
+        let t = match eb { 1 => ElementType::U8, 2 => ElementType::Bf16, _ => ElementType::F32 };
+        let rank = dims.len();
+        let logical = shape(dims.clone(), (0..rank as u64).rev().collect(), vec![], t);
+        let a = shape(dims.clone(), m2m, tiles, t);
+        let b = shape(dims, (0..rank as u64).rev().collect(), tiles2, t);
+        for (from, to) in [(&logical, &a), (&a, &logical), (&a, &b), (&logical, &b)] {
+            let Ok(whole) = Relayout::new(from, to) else { continue };
+            let src: Vec<u8> = (0..whole.src_bytes()).map(|i| (i * 7 + 3) as u8).collect();
+            let mut expect = vec![0u8; whole.dst_bytes() as usize];
+            whole.run(&src, &mut expect).unwrap();
+            if let Some(got) = run_in_pieces(from, to, max, &src) {
+                prop_assert_eq!(got, expect);
+            }
+        }
+    }
+}
+
+#[test]
+fn tpu_layouts_split_into_many_pieces() {
+    for (t, tiles) in [
+        (ElementType::F32, vec![vec![8u64, 128]]),
+        (ElementType::Bf16, vec![vec![8, 128], vec![2, 1]]),
+        (ElementType::S8, vec![vec![32, 128], vec![4, 1]]),
+    ] {
+        // 67 rows: the last piece is a partial, padded tile row.
+        let logical = shape(vec![67, 300], vec![1, 0], vec![], t);
+        let tiled = shape(vec![67, 300], vec![1, 0], tiles, t);
+        for (from, to) in [(&logical, &tiled), (&tiled, &logical)] {
+            let pieces = split_major(from, to, 4096)
+                .unwrap()
+                .expect("splits along dim 0");
+            assert!(
+                pieces.len() > 1,
+                "{from} -> {to}: {} piece(s)",
+                pieces.len()
+            );
+            let whole = Relayout::new(from, to).unwrap();
+            let src: Vec<u8> = (0..whole.src_bytes()).map(|i| (i % 251) as u8).collect();
+            let mut expect = vec![0u8; whole.dst_bytes() as usize];
+            whole.run(&src, &mut expect).unwrap();
+            assert_eq!(run_in_pieces(from, to, 4096, &src).unwrap(), expect);
+        }
+    }
+    // Dim 0 minor on one side: no contiguous bands, so no split.
+    let a = shape(vec![16, 256], vec![1, 0], vec![], ElementType::F32);
+    let b = shape(
+        vec![16, 256],
+        vec![0, 1],
+        vec![vec![8, 128]],
+        ElementType::F32,
+    );
+    assert!(split_major(&a, &b, 4096).unwrap().is_none());
 }

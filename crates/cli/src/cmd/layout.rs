@@ -103,6 +103,13 @@ pub enum LayoutCmd {
         input: PathBuf,
         /// Output file (written atomically).
         output: PathBuf,
+        /// Convert in bands of about this many bytes along dim 0 (bytes; e.g. 64MiB),
+        /// reading the next band ahead and writing each finished band back to disk, so
+        /// that memory use stays bounded whatever the array size. Default: 256MiB bands
+        /// when input + output reach 1GiB, else one piece. Layouts that do not split
+        /// along dim 0 (dim 0 not major, L(n) padding) always convert in one piece.
+        #[arg(long, value_name = "BYTES")]
+        piece_bytes: Option<String>,
         /// Print a JSON summary.
         #[arg(long)]
         json: bool,
@@ -144,8 +151,16 @@ pub fn run(cmd: LayoutCmd) -> Result<()> {
             to,
             input,
             output,
+            piece_bytes,
             json,
-        } => convert::run(&from, &to, &input, &output, json),
+        } => {
+            let piece_bytes = piece_bytes
+                .as_deref()
+                .map(crate::util::parse_bytes)
+                .transpose()
+                .context("--piece-bytes")?;
+            convert::run(&from, &to, &input, &output, piece_bytes, json)
+        }
         LayoutCmd::Hlo { file, top, json } => hlo::run(&file, top, json),
     }
 }
