@@ -46,14 +46,7 @@ pub fn parse_shape(text: &str) -> Result<Shape> {
 
 /// Parse a shape and also return where each item sits in the text.
 pub fn parse_shape_with_spans(text: &str) -> Result<(Shape, Spans)> {
-    let mut p = Parser {
-        chars: text.chars().collect(),
-        pos: 0,
-        text,
-        spans: HashMap::new(),
-        path: Vec::new(),
-        depth: 0,
-    };
+    let mut p = Parser::new(text);
     let shape = p.shape()?;
     p.skip_ws();
     if p.pos < p.chars.len() {
@@ -66,14 +59,7 @@ pub fn parse_shape_with_spans(text: &str) -> Result<(Shape, Spans)> {
 /// with the number of bytes consumed; the rest of the text is left alone. Used to pick
 /// shapes out of HLO instruction lines.
 pub fn parse_shape_prefix(text: &str) -> Result<(Shape, usize)> {
-    let mut p = Parser {
-        chars: text.chars().collect(),
-        pos: 0,
-        text,
-        spans: HashMap::new(),
-        path: Vec::new(),
-        depth: 0,
-    };
+    let mut p = Parser::new(text);
     let shape = p.shape()?;
     let bytes = p.chars[..p.pos].iter().map(|c| c.len_utf8()).sum();
     Ok((shape, bytes))
@@ -104,6 +90,20 @@ struct Parser<'a> {
 }
 
 const MAX_DEPTH: usize = 64;
+
+impl<'a> Parser<'a> {
+    /// A parser at the start of `text`.
+    fn new(text: &'a str) -> Self {
+        Parser {
+            chars: text.chars().collect(),
+            pos: 0,
+            text,
+            spans: HashMap::new(),
+            path: Vec::new(),
+            depth: 0,
+        }
+    }
+}
 
 impl Parser<'_> {
     fn skip_ws(&mut self) {

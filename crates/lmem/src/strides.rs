@@ -174,11 +174,6 @@ pub fn lane_bytes(
     layout: LocalLayout,
     start_npu: u64,
 ) -> Result<u64> {
-    if !layout.is_local() {
-        return Err(LmemError::NotLocal {
-            what: "bytes per lane",
-        });
-    }
     let bytes = lane_bytes_unaligned(chip, shape, dtype, layout, start_npu)?;
     align_up(bytes, chip.eu_bytes, "bytes per lane")
 }

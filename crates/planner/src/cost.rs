@@ -157,7 +157,6 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
     }
     let mut bytes = 0u64;
     let mut dma = 0f64;
-    let whole = |s: Shape4| ([0, s.n], [0, s.h]);
     let flat = matches!(
         op.kind,
         OpKind::Gemm | OpKind::Add | OpKind::Mul | OpKind::Act(_) | OpKind::BatchNorm
@@ -168,9 +167,9 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
                 continue;
             };
             let s = x.shape;
-            bytes = bytes.saturating_add(bytes_of(s.elements().unwrap_or(u64::MAX), bits));
-            let (n, h) = whole(s);
             let b = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
+            bytes = bytes.saturating_add(b);
+            let (n, h) = ([0, s.n], [0, s.h]);
             dma += match kind {
                 0 | 1 if flat => b as f64 / t.gdma_bytes_per_cycle,
                 _ if flat => b as f64 / t.gdma_store_bytes_per_cycle,

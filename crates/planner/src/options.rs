@@ -109,6 +109,7 @@ impl Timing {
             16 => 1.0,
             _ => 0.125,
         };
+        let fallback_dma = (chip.eu_bytes * chip.npu_num) as f64 / 4.0;
         match (chip.clock_hz, chip.gdma_bytes_per_s, chip.macs_per_cycle_per_lane) {
             (Some(clock), Some(bw), Some(macs)) => Ok(Timing {
                 clock_hz: clock,
@@ -126,8 +127,8 @@ impl Timing {
             }),
             _ => Ok(Timing {
                 clock_hz: 1e9,
-                gdma_bytes_per_cycle: (chip.eu_bytes * chip.npu_num) as f64 / 4.0,
-                gdma_store_bytes_per_cycle: (chip.eu_bytes * chip.npu_num) as f64 / 4.0,
+                gdma_bytes_per_cycle: fallback_dma,
+                gdma_store_bytes_per_cycle: fallback_dma,
                 gdma_load_cycles_per_plane: 0.0,
                 gdma_store_cycles_per_plane: 0.0,
                 gdma_small_plane_factor: 1.0,

@@ -17,6 +17,18 @@ use tpusim_graph::OpKind;
 /// A half-open range of rows (or batches).
 pub type Range = [u64; 2];
 
+/// The smallest (n-range, h-range) covering both `a` (if any) and `b`: the part of a
+/// tensor that several consumers' backward ranges need together.
+pub fn hull(a: Option<(Range, Range)>, b: (Range, Range)) -> (Range, Range) {
+    match a {
+        None => b,
+        Some((n, h)) => (
+            [n[0].min(b.0[0]), n[1].max(b.0[1])],
+            [h[0].min(b.1[0]), h[1].max(b.1[1])],
+        ),
+    }
+}
+
 /// Cut `[0, size)` into `parts` near-equal consecutive ranges; part `i` is
 /// `[⌊i·size/parts⌋, ⌊(i+1)·size/parts⌋)`. `None` if `parts` is 0 or exceeds `size`
 /// (a part would be empty).

@@ -1,7 +1,7 @@
 //! Slicing a candidate group: N parts first, then H parts, and the backward pass that
 //! gives every activation tensor of the group its (n, h) range in every slice.
 
-use crate::range::{backward_h, backward_n, h_half_rule_ok, split, Range};
+use crate::range::{backward_h, backward_n, h_half_rule_ok, hull, split, Range};
 use std::collections::HashMap;
 use tpusim_graph::query::Uses;
 use tpusim_graph::{Graph, OpId, OpKind, TensorId};
@@ -93,16 +93,6 @@ pub fn own_part(
 ) -> Option<(Range, Range)> {
     let s = graph.tensors.get(t)?.shape;
     Some((split(s.n, nsecs, ni)?, split(s.h, hsecs, hi)?))
-}
-
-fn hull(a: Option<(Range, Range)>, b: (Range, Range)) -> (Range, Range) {
-    match a {
-        None => b,
-        Some((n, h)) => (
-            [n[0].min(b.0[0]), n[1].max(b.0[1])],
-            [h[0].min(b.1[0]), h[1].max(b.1[1])],
-        ),
-    }
 }
 
 /// Backward slicing of group `gt` into `nsecs × hsecs` slices. For each slice, stored

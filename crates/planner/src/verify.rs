@@ -20,7 +20,7 @@
 
 use crate::error::{PlanError, Result};
 use crate::plan::{BlockKind, GroupPlan, Plan};
-use crate::range::{backward_h, backward_n, split, Range};
+use crate::range::{backward_h, backward_n, hull, split, Range};
 use crate::timestep::{lane_size, weight_local_shape};
 use std::collections::{HashMap, HashSet};
 use tpusim_graph::query::Uses;
@@ -154,16 +154,6 @@ pub fn verify_with_chip(plan: &Plan, chip: &Chip) -> Result<()> {
             n,
             errs.join("; ")
         )))
-    }
-}
-
-fn hull(a: Option<(Range, Range)>, b: (Range, Range)) -> (Range, Range) {
-    match a {
-        None => b,
-        Some((n, h)) => (
-            [n[0].min(b.0[0]), n[1].max(b.0[1])],
-            [h[0].min(b.1[0]), h[1].max(b.1[1])],
-        ),
     }
 }
 

@@ -16,32 +16,26 @@ pub trait Acc: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 'sta
     fn to_f64(self) -> f64;
 }
 
-impl Acc for i32 {
-    #[inline(always)]
-    fn mac(self, a: Self, b: Self) -> Self {
-        self.wrapping_add(a.wrapping_mul(b))
-    }
-    #[inline(always)]
-    fn plus(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
+/// Integer accumulators wrap on overflow, like hardware accumulators.
+macro_rules! wrapping_acc {
+    ($($t:ty),*) => {$(
+        impl Acc for $t {
+            #[inline(always)]
+            fn mac(self, a: Self, b: Self) -> Self {
+                self.wrapping_add(a.wrapping_mul(b))
+            }
+            #[inline(always)]
+            fn plus(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
 }
-impl Acc for i64 {
-    #[inline(always)]
-    fn mac(self, a: Self, b: Self) -> Self {
-        self.wrapping_add(a.wrapping_mul(b))
-    }
-    #[inline(always)]
-    fn plus(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-}
+wrapping_acc!(i32, i64);
+
 impl Acc for f32 {
     #[inline(always)]
     fn mac(self, a: Self, b: Self) -> Self {

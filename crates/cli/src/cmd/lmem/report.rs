@@ -135,25 +135,17 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
             .collect::<Vec<_>>()
             .join("/")
     );
-    println!("clock_hz                 {}", opt(c.clock_hz));
-    println!("gdma_bytes_per_s         {}", opt(c.gdma_bytes_per_s));
-    println!("gdma_store_bytes_per_s   {}", opt(c.gdma_store_bytes_per_s));
-    println!(
-        "gdma_load_cycles_per_plane  {}",
-        opt(c.gdma_load_cycles_per_plane)
-    );
-    println!(
-        "gdma_store_cycles_per_plane {}",
-        opt(c.gdma_store_cycles_per_plane)
-    );
-    println!(
-        "gdma_small_plane_factor  {}",
-        opt(c.gdma_small_plane_factor)
-    );
-    println!(
-        "macs_per_cycle_per_lane  {}",
-        opt(c.macs_per_cycle_per_lane)
-    );
+    for (name, v) in [
+        ("clock_hz", c.clock_hz),
+        ("gdma_bytes_per_s", c.gdma_bytes_per_s),
+        ("gdma_store_bytes_per_s", c.gdma_store_bytes_per_s),
+        ("gdma_load_cycles_per_plane", c.gdma_load_cycles_per_plane),
+        ("gdma_store_cycles_per_plane", c.gdma_store_cycles_per_plane),
+        ("gdma_small_plane_factor", c.gdma_small_plane_factor),
+        ("macs_per_cycle_per_lane", c.macs_per_cycle_per_lane),
+    ] {
+        println!("{name:<24} {}", opt(v));
+    }
     if let Some(s) = &c.source {
         println!("source                   {s}");
     }
