@@ -46,21 +46,51 @@ fn banks(addr: u64, size: u64, bank: u64) -> (u64, u64) {
 
 /// Allocate `items`; `None` if some block finds no free address (the caller slices
 /// more). Returns the address of each item, in input order.
+///
+/// The spec's order with the bank preferences comes first. Where that leaves the free
+/// space too fragmented for a large block (small blocks placed at bank boundaries
+/// between large ones), the same order is packed densely (lowest free address, no
+/// bank preference), and last the largest blocks first: a plan that fits without
+/// the preferences beats slicing more.
 pub fn allocate(items: &[AllocItem], geo: LaneGeometry) -> Option<Vec<u64>> {
+    let spec = order_by(items, |x, y| y.span.cmp(&x.span).then(y.size.cmp(&x.size)));
+    place_in_order(items, &spec, geo, true)
+        .or_else(|| place_in_order(items, &spec, geo, false))
+        .or_else(|| {
+            let largest = order_by(items, |x, y| y.size.cmp(&x.size).then(y.span.cmp(&x.span)));
+            place_in_order(items, &largest, geo, false)
+        })
+}
+
+/// Item indices, resident blocks first, then by `key`, then op order and index.
+fn order_by(
+    items: &[AllocItem],
+    key: impl Fn(&AllocItem, &AllocItem) -> std::cmp::Ordering,
+) -> Vec<usize> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&items[a], &items[b]);
         y.resident
             .cmp(&x.resident)
-            .then(y.span.cmp(&x.span))
-            .then(y.size.cmp(&x.size))
+            .then(key(x, y))
             .then(x.start.cmp(&y.start))
             .then(a.cmp(&b))
     });
+    order
+}
+
+/// Each item of `order` at the lowest free EU-aligned address over its lifetime;
+/// with `prefer_banks`, first one inside a bank and free of DMA/compute clashes.
+fn place_in_order(
+    items: &[AllocItem],
+    order: &[usize],
+    geo: LaneGeometry,
+    prefer_banks: bool,
+) -> Option<Vec<u64>> {
     let mut addr: Vec<Option<u64>> = vec![None; items.len()];
     let mut placed: Vec<usize> = Vec::with_capacity(items.len());
     let bank = geo.bank_bytes.max(1);
-    for &i in &order {
+    for &i in order {
         let it = &items[i];
         if it.size > geo.lane_bytes {
             return None;
@@ -122,11 +152,16 @@ pub fn allocate(items: &[AllocItem], geo: LaneGeometry) -> Option<Vec<u64>> {
                 b += bank;
             }
         }
-        let pick = cands
-            .iter()
-            .copied()
-            .find(|&a| in_one_bank(a) && conflict_free(a))
-            .or_else(|| cands.iter().copied().find(|&a| conflict_free(a)))
+        let preferred = || {
+            cands
+                .iter()
+                .copied()
+                .find(|&a| in_one_bank(a) && conflict_free(a))
+                .or_else(|| cands.iter().copied().find(|&a| conflict_free(a)))
+        };
+        let pick = prefer_banks
+            .then(preferred)
+            .flatten()
             .or_else(|| cands.first().copied())?;
         addr[i] = Some(pick);
         placed.push(i);
@@ -189,6 +224,18 @@ mod tests {
         }
         assert!(allocate(&[item(600, 1), item(600, 1)], GEO).is_none());
         assert!(allocate(&[item(2000, 1)], GEO).is_none());
+    }
+
+    #[test]
+    fn packs_densely_when_the_bank_preference_fragments_the_lane() {
+        // a small block put at the next bank boundary (so as not to straddle two banks)
+        // leaves a hole that splits the free space below what the last block needs
+        let items = [item(192, 0b111), item(128, 0b111), item(704, 0b011)];
+        let spec: Vec<usize> = vec![0, 1, 2];
+        let preferring = place_in_order(&items, &spec, GEO, true);
+        assert!(preferring.is_none(), "{preferring:?}");
+        let a = allocate(&items, GEO).expect("fits when packed densely");
+        assert_eq!(a, vec![0, 192, 320]);
     }
 
     #[test]
