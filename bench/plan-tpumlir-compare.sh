@@ -2,9 +2,10 @@
 # Compare our grouping with TPU-MLIR's on the same ONNX files, both evaluated with our
 # cost model (TPU-MLIR's via its layer-group cache JSON). Needs the TPU-MLIR outputs in
 # /work/peers/tpumlir-work (see crates/planner/tests/data/README.md for how they were made).
+# Usage: bench/plan-tpumlir-compare.sh   (TPUSIM=path/to/tpusim to pick the binary)
 set -e
 W=/work/peers/tpumlir-work
-T=${CARGO_TARGET_DIR:-/work/target-planner}/debug/tpusim
+T=${TPUSIM:-${CARGO_TARGET_DIR:-/work/target-planner}/release/tpusim}
 cd $W
 for spec in "resnet18.onnx|resnet18/lg/resnet18_bm1684x_f16.layer_group_cache.json|" \
             "resnet18.onnx|resnet18_b4/lg/resnet18_b4_bm1684x_f16.layer_group_cache.json|--batch 4" \

@@ -127,14 +127,22 @@ fn verify_accepts_our_plan_and_rejects_a_tampered_one() {
         .assert()
         .success()
         .stdout(predicate::str::contains("valid"));
-    // move the second block of the first group onto the first: overlap
+    // move a block onto another one live at the same time: overlap
     let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let blocks = v["groups"][0]["blocks"].as_array_mut().unwrap();
-    let (a, s) = (blocks[0]["addr"].clone(), blocks[0]["start_ts"].clone());
-    let i = (1..blocks.len())
-        .find(|&i| blocks[i]["start_ts"] == s)
+    let life = |b: &Value| {
+        let s = b["start_ts"].as_u64().unwrap();
+        (s, b["end_ts"].as_u64().unwrap_or(u64::MAX))
+    };
+    let (i, j) = (0..blocks.len())
+        .flat_map(|i| (i + 1..blocks.len()).map(move |j| (i, j)))
+        .find(|&(i, j)| {
+            let ((s0, e0), (s1, e1)) = (life(&blocks[i]), life(&blocks[j]));
+            s0 <= e1 && s1 <= e0
+        })
         .unwrap();
-    blocks[i]["addr"] = a;
+    let a = blocks[i]["addr"].clone();
+    blocks[j]["addr"] = a;
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     tpusim()
         .args(["plan", "verify"])
@@ -214,11 +222,43 @@ fn text_summary() {
 }
 
 #[test]
+fn the_f32_input_is_cast_on_the_chip_unless_it_arrives_in_the_dtype() {
+    let all_ops = |v: &Value| -> Vec<String> {
+        let mut ops: Vec<String> = v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["ops"].as_array().unwrap().clone())
+            .chain(v["global_ops"].as_array().unwrap().clone())
+            .map(|o| o.as_str().unwrap().to_string())
+            .collect();
+        ops.sort();
+        ops
+    };
+    let cast = plan_json(&["resnet18", "--resolution", "64"]);
+    let same = plan_json(&["resnet18", "--resolution", "64", "--input-dtype", "same"]);
+    let f32 = plan_json(&["resnet18", "--resolution", "64", "--dtype", "f32"]);
+    let with: Vec<String> = all_ops(&cast);
+    let without: Vec<String> = all_ops(&same);
+    assert_eq!(with.len(), without.len() + 1);
+    assert!(with.iter().any(|o| o == "input_cast"));
+    assert!(!without.iter().any(|o| o.ends_with("_cast")));
+    // no cast when the plan is f32 itself
+    assert!(!all_ops(&f32).iter().any(|o| o.ends_with("_cast")));
+    // all global, the cast adds its own traffic: 3 x 64 x 64 f32 in, f16 out (conv1
+    // reads the same f16 input either way)
+    let d = cast["gmem_bytes_all_global"].as_u64().unwrap()
+        - same["gmem_bytes_all_global"].as_u64().unwrap();
+    assert_eq!(d, 3 * 64 * 64 * (4 + 2));
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     for args in [
         vec!["plan", "resnet99"],
         vec!["plan", "resnet18", "--chip", "bm9999"],
         vec!["plan", "resnet18", "--dtype", "f17"],
+        vec!["plan", "resnet18", "--input-dtype", "f33"],
         vec!["plan", "resnet18", "--resolution", "0,224"],
         vec!["plan", "resnet18", "--resolution", "1,2,3"],
         vec!["plan", "resnet18", "--batch", "0"],

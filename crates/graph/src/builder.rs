@@ -59,7 +59,12 @@ impl GraphBuilder {
 
     fn tensor(&mut self, name: &str, shape: Shape4, kind: TensorKind) -> TensorId {
         let name = unique(&mut self.tensor_names, name);
-        self.graph.tensors.push(Tensor { name, shape, kind });
+        self.graph.tensors.push(Tensor {
+            name,
+            shape,
+            kind,
+            bits: None,
+        });
         self.graph.tensors.len() - 1
     }
 

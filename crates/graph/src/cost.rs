@@ -106,7 +106,7 @@ pub fn op_cost(g: &Graph, op: &Op) -> Result<OpCost> {
         ),
         OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => (0, in_el),
         OpKind::BatchNorm => (0, mul(out_el, 2, &what("FLOPs"))?),
-        OpKind::Act(_) | OpKind::Add | OpKind::Mul => (0, out_el),
+        OpKind::Act(_) | OpKind::Add | OpKind::Mul | OpKind::Cast => (0, out_el),
         OpKind::Concat | OpKind::Upsample { .. } | OpKind::Flatten | OpKind::Reshape => (0, 0),
     };
     let mut flops = add(mul(macs, 2, &what("FLOPs"))?, base_flops, &what("FLOPs"))?;

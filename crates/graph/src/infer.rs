@@ -210,7 +210,7 @@ pub fn infer_output(
             }
             Ok(x)
         }
-        OpKind::Act(_) | OpKind::Flatten => {
+        OpKind::Act(_) | OpKind::Cast | OpKind::Flatten => {
             let x = one_input()?;
             no_weights()?;
             if matches!(kind, OpKind::Flatten) {

@@ -65,6 +65,11 @@ pub struct Tensor {
     pub shape: Shape4,
     /// Activation or weight.
     pub kind: TensorKind,
+    /// Element width in bits when the model fixes it (a network input that arrives as
+    /// f32 ahead of a [`OpKind::Cast`], see [`crate::cast`]); `None` = the element type
+    /// the network is planned in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bits: Option<u32>,
 }
 
 /// Convolution (and deconvolution) geometry. Padding is `[top, left, bottom, right]`.
@@ -156,6 +161,10 @@ pub enum OpKind {
     Flatten,
     /// Reshape to the op's output shape (element count unchanged).
     Reshape,
+    /// Element-type conversion, shape unchanged: the input has the element width the
+    /// model fixes ([`Tensor::bits`]), the output the network's (TPU-MLIR inserts one
+    /// after an f32 network input when it compiles for F16/BF16).
+    Cast,
 }
 
 impl OpKind {
@@ -177,6 +186,7 @@ impl OpKind {
             OpKind::Gemm => "gemm",
             OpKind::Flatten => "flatten",
             OpKind::Reshape => "reshape",
+            OpKind::Cast => "cast",
         }
     }
 }

@@ -9,7 +9,8 @@
 //! - [`ir`]: the types; [`builder`]: build graphs op by op; [`infer`]: output shapes;
 //! - [`validate`]: the IR invariants every graph satisfies (all importers run it);
 //! - [`cost`]: MACs, FLOPs and weight counts per op; [`fuse`]: batch-norm/activation
-//!   folding into the producing op (TPU-MLIR's inference form);
+//!   folding into the producing op (TPU-MLIR's inference form); [`cast`]: f32 network
+//!   inputs cast to the network's element type on the chip (as TPU-MLIR compiles them);
 //! - [`models`]: built-in torchvision models; [`onnx`] and [`topology`]: importers.
 //!
 //! Entry points: [`import`] (any [`ModelSource`]), or [`load`] (built-in name),
@@ -19,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod builder;
+pub mod cast;
 pub mod cost;
 pub mod error;
 pub mod fuse;

@@ -135,6 +135,7 @@ mod tests {
             name: name.into(),
             shape: Shape4::new(1, 8, 8, 8),
             kind,
+            bits: None,
         }
     }
 

@@ -12,11 +12,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => tpusim_planner::Search::DpBestSlicing,
     };
     let reps: u32 = a.get(6).map_or(Ok(5), |s| s.parse())?;
-    let g = tpusim_graph::order::light_first(&tpusim_graph::fuse::fuse(&tpusim_graph::load(
-        model,
-        batch,
-        (res, res),
-    )?)?);
+    // as `tpusim plan` loads a model: fused, the f32 input cast on the chip, ordered
+    let fused = tpusim_graph::fuse::fuse(&tpusim_graph::load(model, batch, (res, res))?)?;
+    let g = tpusim_graph::order::light_first(&tpusim_graph::cast::cast_inputs(&fused, 32));
     let opts = tpusim_planner::PlanOptions {
         search,
         ..Default::default()

@@ -132,6 +132,12 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
         | OpKind::Mul
         | OpKind::Concat
         | OpKind::Upsample { .. } => rows(y.c) * pos / t.eltwise_per_cycle_per_lane,
+        OpKind::Cast => {
+            // at the rate of the wider of the two types (EU_NUM halves per doubling)
+            let wide = graph_bits(graph, op).max(t.dtype_bits);
+            rows(y.c) * pos * (wide as f64 / t.dtype_bits.max(1) as f64)
+                / t.eltwise_per_cycle_per_lane
+        }
         OpKind::Gemm => {
             let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
             rows(y.c.saturating_mul(y.h).saturating_mul(y.w)) * (n_len * k) as f64
@@ -139,6 +145,16 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
         }
         OpKind::Flatten | OpKind::Reshape => 0.0,
     }
+}
+
+/// Widest element the model fixes among `op`'s inputs and outputs (0 if none).
+fn graph_bits(graph: &Graph, op: &Op) -> u32 {
+    op.inputs
+        .iter()
+        .chain(&op.outputs)
+        .filter_map(|&i| graph.tensors.get(i).and_then(|x| x.bits))
+        .max()
+        .unwrap_or(0)
 }
 
 /// True for ops that are only views of global memory (no data moves, no compute).
@@ -167,6 +183,7 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
                 continue;
             };
             let s = x.shape;
+            let bits = x.bits.unwrap_or(bits);
             let b = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
             bytes = bytes.saturating_add(b);
             let (n, h) = ([0, s.n], [0, s.h]);

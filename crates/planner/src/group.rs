@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::options::{PlanOptions, Search, Timing};
 use crate::plan::{Block, BlockKind, GroupPlan, Slice, TensorRange, TimeStep};
 use crate::slicing::{own_part, recomputed_rows, slice_group, GroupTensors, SliceRanges};
-use crate::timestep::{build, fold_step, occupancy, BlockSpec, Steps};
+use crate::timestep::{build, fold_step, occupancy, tensor_bits, BlockSpec, Steps};
 use tpusim_graph::query::Uses;
 use tpusim_graph::{Graph, OpId, OpKind};
 use tpusim_layout::ElementType;
@@ -375,8 +375,9 @@ impl<'a> Ctx<'a> {
         s: &SliceRanges,
         b: &BlockSpec,
     ) -> (u64, f64) {
-        let (g, t, bits) = (self.graph, &self.timing, self.dtype.bits());
+        let (g, t) = (self.graph, &self.timing);
         let Some(ti) = b.tensor else { return (0, 0.0) };
+        let bits = tensor_bits(g, ti, self.dtype);
         let shape = g.tensors[ti].shape;
         match b.kind {
             BlockKind::Weight => {
@@ -401,8 +402,9 @@ impl<'a> Ctx<'a> {
 
     /// (bytes, DMA cycles) of storing the part of block `b` slice `s` owns.
     fn block_store(&self, nsecs: u64, hsecs: u64, s: &SliceRanges, b: &BlockSpec) -> (u64, f64) {
-        let (g, t, bits) = (self.graph, &self.timing, self.dtype.bits());
+        let (g, t) = (self.graph, &self.timing);
         let Some(ti) = b.tensor else { return (0, 0.0) };
+        let bits = tensor_bits(g, ti, self.dtype);
         let shape = g.tensors[ti].shape;
         own_part(g, ti, nsecs, hsecs, s.n_idx, s.h_idx)
             .map(|(n, h)| {

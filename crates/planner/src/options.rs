@@ -90,6 +90,8 @@ pub struct Timing {
     /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
     /// EU_NUM, one per execution unit.
     pub eltwise_per_cycle_per_lane: f64,
+    /// Bits per element of the plan's dtype (the rates above are at this width).
+    pub dtype_bits: u32,
     /// Where the figures come from.
     pub source: String,
 }
@@ -121,6 +123,7 @@ impl Timing {
                 small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: (macs * scale).max(1.0),
                 eltwise_per_cycle_per_lane: eu_num,
+                dtype_bits: dtype.bits(),
                 source: chip.source.clone().unwrap_or_else(|| {
                     format!("timing figures of chip '{}' (for presets: data/lmem/{}.toml, with their sources)", chip.name, chip.name)
                 }),
@@ -135,6 +138,7 @@ impl Timing {
                 small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: eu_num,
                 eltwise_per_cycle_per_lane: eu_num,
+                dtype_bits: dtype.bits(),
                 source: format!(
                     "structural fallback: preset '{}' has no timing figures (1 GHz, EU_NUM MACs/cycle/lane, eu_bytes*npu_num/4 DMA bytes/cycle)",
                     chip.name

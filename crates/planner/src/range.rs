@@ -119,7 +119,12 @@ pub fn backward_h(kind: &OpKind, out: Range, h_in: u64, h_out: u64) -> Range {
         | OpKind::Gemm
         | OpKind::Flatten
         | OpKind::Reshape => [0, h_in],
-        OpKind::BatchNorm | OpKind::Act(_) | OpKind::Add | OpKind::Mul | OpKind::Concat => {
+        OpKind::BatchNorm
+        | OpKind::Act(_)
+        | OpKind::Cast
+        | OpKind::Add
+        | OpKind::Mul
+        | OpKind::Concat => {
             if h_in == 1 && h_out != 1 {
                 [0, 1]
             } else if h_in == h_out {

@@ -21,13 +21,19 @@ impl B {
             name: "input".into(),
             shape: input,
             kind: TensorKind::Activation,
+            bits: None,
         });
         g.inputs.push(0);
         (B { g }, 0)
     }
 
     fn tensor(&mut self, name: String, shape: Shape4, kind: TensorKind) -> usize {
-        self.g.tensors.push(Tensor { name, shape, kind });
+        self.g.tensors.push(Tensor {
+            name,
+            shape,
+            kind,
+            bits: None,
+        });
         self.g.tensors.len() - 1
     }
 

@@ -56,6 +56,26 @@ pub struct Steps {
     pub stores: Vec<Vec<usize>>,
 }
 
+/// The element type tensor `t` is held in: the one the model fixes for it
+/// ([`tpusim_graph::Tensor::bits`], e.g. an f32 network input ahead of its cast), else
+/// the plan's `dtype`.
+pub fn tensor_type(graph: &Graph, t: TensorId, dtype: ElementType) -> ElementType {
+    match graph.tensors.get(t).and_then(|x| x.bits) {
+        Some(b) if b != dtype.bits() => match b {
+            64 => ElementType::F64,
+            32 => ElementType::F32,
+            16 => ElementType::F16,
+            _ => ElementType::S8,
+        },
+        _ => dtype,
+    }
+}
+
+/// Bits per element of tensor `t` in a plan of `dtype` (see [`tensor_type`]).
+pub fn tensor_bits(graph: &Graph, t: TensorId, dtype: ElementType) -> u32 {
+    tensor_type(graph, t, dtype).bits()
+}
+
 /// Aligned bytes per lane of an (n, c, h, w) tensor (lmem crate).
 pub fn lane_size(chip: &Chip, dtype: ElementType, n: u64, c: u64, h: u64, w: u64) -> Result<u64> {
     Ok(tpusim_lmem::lane_bytes(
@@ -128,7 +148,8 @@ pub fn build(
     for (i, &t) in gt.all.iter().enumerate() {
         let tensor = &graph.tensors[t];
         let (n, h) = max_ext(i);
-        let size = lane_size(chip, dtype, n, tensor.shape.c, h, tensor.shape.w)?;
+        let ty = tensor_type(graph, t, dtype);
+        let size = lane_size(chip, ty, n, tensor.shape.c, h, tensor.shape.w)?;
         let consumer_steps: Vec<u64> = (gt.first..=gt.last)
             .filter(|&o| graph.ops[o].inputs.contains(&t))
             .map(step_of)

@@ -166,7 +166,7 @@ pub fn export(plan: &Plan) -> Cache {
                 loc: usize::try_from(start)
                     .ok()
                     .and_then(|i| plan.graph.ops.get(i))
-                    .map_or_else(|| c.op.clone(), |op| loc_name(&plan.graph, op)),
+                    .map_or_else(|| c.op.clone(), |op| op_loc(&plan.graph, op, &plan.dtype)),
             });
             (start, c.cycles as i64)
         };
@@ -281,7 +281,28 @@ fn onnx_type(op: &tpusim_graph::Op) -> &'static str {
         K::Gemm => "Gemm",
         K::Flatten => "Flatten",
         K::Reshape => "Reshape",
+        K::Cast => "Cast",
     }
+}
+
+/// TPU-MLIR's loc of `op` in a plan of `dtype`: [`loc_name`], except for the cast of
+/// an f32 network input, which TPU-MLIR names `<input><consumer loc>_<dtype>`
+/// (`inputrelu4_Relu_f16`).
+pub fn op_loc(graph: &Graph, op: &tpusim_graph::Op, dtype: &str) -> String {
+    if !matches!(op.kind, tpusim_graph::OpKind::Cast) {
+        return loc_name(graph, op);
+    }
+    let input = op
+        .inputs
+        .first()
+        .and_then(|&t| graph.tensors.get(t))
+        .map_or(op.name.as_str(), |t| t.name.as_str());
+    let consumer = op
+        .outputs
+        .first()
+        .and_then(|&t| graph.ops.iter().find(|o| o.inputs.contains(&t)));
+    let consumer = consumer.map(|c| loc_name(graph, c)).unwrap_or_default();
+    format!("{input}{consumer}_{dtype}")
 }
 
 /// TPU-MLIR's loc name of the op `op` becomes: `<ONNX output name>_<ONNX op type>`
@@ -353,7 +374,7 @@ fn group_locs(graph: &Graph, ops: &[String], dtype: &str) -> Vec<String> {
             locs.push(name.clone());
             continue;
         };
-        let loc = loc_name(graph, op);
+        let loc = op_loc(graph, op, dtype);
         if sixteen_bit && matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool) {
             let producer = op.inputs.first().and_then(|&t| {
                 graph
@@ -383,7 +404,16 @@ pub fn match_loc(graph: &Graph, loc: &str) -> Option<usize> {
             })
         })
     };
-    find(loc).or_else(|| loc.rsplit_once('_').and_then(|(stem, _)| find(stem)))
+    find(loc)
+        .or_else(|| loc.rsplit_once('_').and_then(|(stem, _)| find(stem)))
+        .or_else(|| {
+            // an input cast: `<input><consumer loc>_<dtype>`, whatever the dtype
+            let (stem, _) = loc.rsplit_once('_')?;
+            graph.ops.iter().position(|o| {
+                matches!(o.kind, tpusim_graph::OpKind::Cast)
+                    && op_loc(graph, o, "").strip_suffix('_') == Some(stem)
+            })
+        })
 }
 
 /// What an import made of a cache.

@@ -21,7 +21,7 @@
 use crate::error::{PlanError, Result};
 use crate::plan::{BlockKind, GroupPlan, Plan};
 use crate::range::{backward_h, backward_n, hull, split, Range};
-use crate::timestep::{lane_size, weight_local_shape};
+use crate::timestep::{lane_size, tensor_type, weight_local_shape};
 use std::collections::{HashMap, HashSet};
 use tpusim_graph::query::Uses;
 use tpusim_graph::{Graph, TensorKind};
@@ -432,8 +432,9 @@ fn check_group(
             }
         }
     }
-    let lane = |n: u64, c: u64, h: u64, w: u64| lane_size(chip, dtype, n, c, h, w).ok();
     for &t in &acts {
+        let ty = tensor_type(g, t, dtype);
+        let lane = |n: u64, c: u64, h: u64, w: u64| lane_size(chip, ty, n, c, h, w).ok();
         let name = g.tensors[t].name.as_str();
         let Some(&bi) = by_name.get(name) else {
             e.push(format!("tensor '{name}' has no block"));
@@ -495,7 +496,7 @@ fn check_group(
             };
             let b = &gr.blocks[bi];
             let (n, c, h, wd) = weight_local_shape(t.shape);
-            if let Some(need) = lane(n, c, h, wd) {
+            if let Ok(need) = lane_size(chip, dtype, n, c, h, wd) {
                 if b.size < need {
                     e.push(format!(
                         "weight block '{}' has {} bytes/lane, needs {need}",

@@ -1,6 +1,7 @@
 //! Every built-in model (fused, as TPU-MLIR plans it) on every lmem preset: the planner
 //! returns a plan (verified inside `plan`), the verifier accepts it again after a JSON
-//! round trip, no op is dropped, and grouping never costs more than all-global.
+//! round trip, no op is dropped, and grouping never costs more than all-global; also
+//! with the f32 network input cast on the chip.
 //! Small resolutions keep the test fast; the 224² runs are in the benchmark.
 
 use tpusim_lmem::Chip;
@@ -10,9 +11,14 @@ use tpusim_planner::{plan, verify::verify, PlanOptions};
 fn every_model_on_every_preset() {
     for (model, _) in tpusim_graph::models::list() {
         let res = if model == "vgg16" { (32, 32) } else { (64, 64) };
-        let g = tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, res).unwrap()).unwrap();
-        for chip in Chip::presets() {
-            let p = plan(&g, &chip, &PlanOptions::default())
+        let fused = tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, res).unwrap()).unwrap();
+        // as written, and with the f32 input cast on the chip (the CLI's default)
+        let cast = tpusim_graph::cast::cast_inputs(&fused, 32);
+        for (g, chip) in [fused, cast]
+            .iter()
+            .flat_map(|g| Chip::presets().into_iter().map(move |c| (g, c)))
+        {
+            let p = plan(g, &chip, &PlanOptions::default())
                 .unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.name));
             let text = serde_json::to_string(&p).unwrap();
             let back: tpusim_planner::Plan = serde_json::from_str(&text).unwrap();

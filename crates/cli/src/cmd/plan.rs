@@ -39,6 +39,12 @@ pub struct PlanArgs {
     /// Element type of activations and weights: f16, bf16, f32, int8 (s8), u8, …
     #[arg(long, default_value = "f16")]
     dtype: String,
+    /// Element type the network's inputs arrive in: f32 (default: an ONNX model's
+    /// inputs are f32, and TPU-MLIR keeps them so unless `model_deploy --quant_input`),
+    /// or `same` (already in --dtype). When it differs from --dtype, a cast op after
+    /// each input converts it on the chip, alone or inside the first group.
+    #[arg(long, value_name = "TYPE", default_value = "f32")]
+    input_dtype: String,
     /// Batch size N (built-in models and topology CSVs: default 1; ONNX: overrides the
     /// file's batch when given).
     #[arg(long)]
@@ -125,11 +131,19 @@ pub fn run(args: PlanArgs) -> Result<()> {
             args.dtype
         )
     })?;
+    let input_bits = match args.input_dtype.as_str() {
+        "same" => dtype.bits(),
+        t => t
+            .parse::<tpusim_layout::ElementType>()
+            .map_err(|_| anyhow!("unknown --input-dtype '{t}' (try f32, or same for the --dtype)"))?
+            .bits(),
+    };
     let graph = load_graph(
         &model,
         args.batch,
         parse_resolution(args.resolution.as_deref())?,
         !args.no_fuse,
+        (input_bits != dtype.bits()).then_some(input_bits),
     )?;
     let opts = PlanOptions {
         dtype,
@@ -217,6 +231,7 @@ fn load_graph(
     batch: Option<u64>,
     res: Option<(u64, u64)>,
     fuse: bool,
+    input_bits: Option<u32>,
 ) -> Result<Graph> {
     let path = Path::new(model);
     let ext = path
@@ -242,13 +257,18 @@ fn load_graph(
         }
         _ => tpusim_graph::load(model, batch.unwrap_or(1), res.unwrap_or((224, 224)))?,
     };
-    // fused (as TPU-MLIR plans) unless told otherwise; independent branches lightest
-    // op first (tpusim_graph::order)
-    Ok(tpusim_graph::order::light_first(&if fuse {
+    // fused (as TPU-MLIR plans) unless told otherwise; inputs cast on the chip when
+    // they arrive wider; independent branches lightest op first (tpusim_graph::order)
+    let g = if fuse {
         tpusim_graph::fuse::fuse(&g)?
     } else {
         g
-    }))
+    };
+    let g = match input_bits {
+        Some(bits) => tpusim_graph::cast::cast_inputs(&g, bits),
+        None => g,
+    };
+    Ok(tpusim_graph::order::light_first(&g))
 }
 
 fn list(json: bool) -> Result<()> {
@@ -295,6 +315,15 @@ fn verify(file: &Path, json: bool) -> Result<()> {
     result.map_err(|e| anyhow!("{}: {e}", file.display()))
 }
 
+/// `1 group`, `2 groups`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 fn human_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e9 {
@@ -314,17 +343,42 @@ fn summary(p: &Plan) -> String {
     let grouped: usize = p.groups.iter().map(|g| g.ops.len()).sum();
     let _ = writeln!(
         s,
-        "{} on {} ({}, {} lanes x {} B, {} banks): {} ops in {} groups, {} global ops",
+        "{} on {} ({}, {} lanes x {} B, {} banks): {} in {}, {}",
         p.graph.name,
         p.chip,
         p.dtype,
         p.npu_num,
         p.lane_bytes,
         p.banks,
-        grouped,
-        p.groups.len(),
-        p.global_ops.len()
+        count(grouped, "op"),
+        count(p.groups.len(), "group"),
+        count(p.global_ops.len(), "global op")
     );
+    for op in p
+        .graph
+        .ops
+        .iter()
+        .filter(|o| o.kind == tpusim_graph::OpKind::Cast)
+    {
+        let from = op
+            .inputs
+            .first()
+            .and_then(|&t| p.graph.tensors.get(t))
+            .and_then(|t| t.bits)
+            .map_or(String::new(), |b| match b {
+                32 => " from f32".to_string(),
+                b => format!(" from {b}-bit"),
+            });
+        let wher = match p.groups.iter().position(|g| g.ops.contains(&op.name)) {
+            Some(i) => format!("in group {i}"),
+            None => "global".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "input cast: {}{from} to {} on the chip ({wher}; --input-dtype same if the input arrives as {})",
+            op.name, p.dtype, p.dtype
+        );
+    }
     let _ = writeln!(
         s,
         "{:>5} {:>4}  {:<44} {:>5} {:>5} {:>9} {:>10} {:>11}",
