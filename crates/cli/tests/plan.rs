@@ -159,6 +159,20 @@ fn verify_accepts_our_plan_and_rejects_a_tampered_one() {
         .assert()
         .code(2)
         .stdout(predicate::str::contains("\"valid\": false"));
+    // a plan file is user input: a graph with a dangling tensor id is a clear error,
+    // not a panic (found by mutating plan files at random)
+    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["graph"]["ops"][3]["inputs"][0] = serde_json::json!(1_000_000u64);
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    tpusim()
+        .args(["plan", "verify"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("its graph is invalid")
+                .and(predicate::str::contains("out of range")),
+        );
     std::fs::write(&path, "{not json").unwrap();
     tpusim()
         .args(["plan", "verify"])

@@ -97,8 +97,9 @@ pub fn own_part(
 
 /// Backward slicing of group `gt` into `nsecs × hsecs` slices. For each slice, stored
 /// tensors get their own part; going from the last op to the first, each op's output
-/// range is the hull of its consumers' needs (and its own part when stored), and its
-/// inputs get the backward ranges of that output range.
+/// range is the hull of its consumers' needs and its own part (when the tensor has one
+/// per slice: at least as many rows as H parts), and its inputs get the backward ranges
+/// of that output range.
 pub fn slice_group(
     graph: &Graph,
     gt: &GroupTensors,
@@ -113,7 +114,15 @@ pub fn slice_group(
             }
         }
     }
-    let mut out = Vec::with_capacity((nsecs * hsecs) as usize);
+    // every stored tensor gets one own part per slice: refuse impossible counts before
+    // allocating anything (a cache file may ask for any number)
+    for &t in &gt.escaping {
+        let s = graph.tensors[t].shape;
+        if nsecs == 0 || hsecs == 0 || nsecs > s.n || hsecs > s.h {
+            return Err(SliceRefusal::TooManyParts);
+        }
+    }
+    let mut out = Vec::with_capacity(nsecs.saturating_mul(hsecs).min(1 << 16) as usize);
     for ni in 0..nsecs {
         for hi in 0..hsecs {
             let mut demand: Vec<Option<(Range, Range)>> = vec![None; gt.all.len()];
@@ -129,6 +138,12 @@ pub fn slice_group(
                 let Some(oi) = gt.pos.get(&o).copied() else {
                     continue;
                 };
+                // every output also covers its own part, so the slices cover the whole
+                // tensor even where no consumer reads some rows (a 3×3 stride-2 conv
+                // without padding never reads the last row of an even-height input)
+                if let Some(own) = own_part(graph, o, nsecs, hsecs, ni, hi) {
+                    demand[oi] = Some(hull(demand[oi], own));
+                }
                 let Some(r) = demand[oi] else {
                     return Err(SliceRefusal::Empty(o));
                 };

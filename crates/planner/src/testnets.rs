@@ -173,11 +173,16 @@ pub fn mini_resnet(n: u64, c: u64, h: u64, blocks: usize) -> Graph {
         Shape4::new(1, c, 1, 1),
         TensorKind::Weight,
     );
+    let bn_b = b.tensor(
+        "bn_shift".into(),
+        Shape4::new(1, c, 1, 1),
+        TensorKind::Weight,
+    );
     let d = b.op(
         "bn",
         OpKind::BatchNorm,
         vec![d],
-        vec![bn_w],
+        vec![bn_w, bn_b],
         Shape4::new(s.n, c, s.h * 2, s.w * 2),
         None,
     );

@@ -56,6 +56,11 @@ pub fn verify(plan: &Plan) -> Result<()> {
 pub fn verify_with_chip(plan: &Plan, chip: &Chip) -> Result<()> {
     let mut errs: Vec<String> = Vec::new();
     let g = &plan.graph;
+    // a plan file is user input: its graph must be a valid one before anything indexes it
+    tpusim_graph::validate::validate(g).map_err(|e| PlanError::BadFile {
+        what: "plan JSON",
+        why: format!("its graph is invalid: {e}"),
+    })?;
     let dtype: ElementType = plan.dtype.parse().map_err(|_| PlanError::BadFile {
         what: "plan JSON",
         why: format!("unknown dtype '{}'", plan.dtype),
@@ -323,14 +328,16 @@ fn check_group(
             let m = max_ext.entry(t).or_insert((0, 0));
             *m = (m.0.max(n[1] - n[0]), m.1.max(h[1] - h[0]));
             all_ranges.entry(t).or_default().push((n, h));
-            // backward: hull over consumers in the group, plus own part when stored
+            // backward: hull over consumers in the group, plus own part when produced
+            // here (required when stored)
             let mut want: Option<(Range, Range)> = None;
-            if stored(t) {
+            if produced(t).is_some() {
                 match (
                     split(sh.n, gr.nsecs, s.n_idx),
                     split(sh.h, gr.hsecs, s.h_idx),
                 ) {
                     (Some(a), Some(b)) => want = Some((a, b)),
+                    _ if !stored(t) => {}
                     _ => e.push(format!(
                         "stored tensor '{}' ({sh}) cannot be cut into {}×{} parts",
                         g.tensors[t].name, gr.nsecs, gr.hsecs

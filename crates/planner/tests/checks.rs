@@ -273,3 +273,30 @@ fn plans_never_cost_more_than_all_global_and_are_deterministic() {
         dp.cycles
     );
 }
+
+/// A 3×3 stride-2 conv without padding on an even height never reads the last row of
+/// its input; the slices must still cover that row (found by mutating an ONNX file: the
+/// planner's own plan was rejected by its verifier).
+#[test]
+fn rows_no_consumer_reads_are_still_covered() {
+    let mut b = tpusim_graph::GraphBuilder::new("unread_row");
+    let x = b.input("x", tpusim_graph::Shape4::new(2, 8, 16, 16));
+    let a = b.conv("a", x, 8, 3, 1, 1, 1, false).unwrap();
+    let y = b.conv("b", a, 8, 3, 2, 0, 1, false).unwrap();
+    b.output(y);
+    let g = b.finish().unwrap();
+    assert_eq!(
+        g.tensors[y].shape.h, 7,
+        "rows 0..15 of a are read, row 15 is not"
+    );
+    for (n, h) in [(1, 1), (2, 1), (1, 2), (2, 2)] {
+        let p = forced(&g, 0, 1, n, h);
+        verify(&p).unwrap();
+        let last_h = range(&p, p.groups[0].slices.len() - 1, "a").1;
+        assert_eq!(
+            last_h[1], 16,
+            "{n}x{h}: a's last slice reaches its last row"
+        );
+    }
+    plan(&g, &chip(), &PlanOptions::default()).unwrap();
+}

@@ -172,6 +172,20 @@ fn bad_caches_are_errors() {
     .unwrap();
     let e = import(&g, &c).unwrap_err().to_string();
     assert!(e.contains("nope1"), "{e}");
+    // an impossible slicing in a cache (found by mutating caches: it asked for 10^9
+    // batch parts and the planner tried to allocate them) is refused, and the group
+    // gets the best slicing that fits instead
+    let mut cache = parse(&load("resnet18_b4.tpumlir_cache.json")).unwrap();
+    cache.group_layer[1].shape_secs = vec![1_000_000_000, 1, 1, 1, 1];
+    let g4 = graph_cast("resnet18_onnx_b4.graph.json");
+    let imp = import(&g4, &cache).unwrap();
+    let chip = Chip::preset("bm1684x").unwrap();
+    let p = plan_with_groups(&g4, &chip, &PlanOptions::default(), &imp.requests).unwrap();
+    assert!(
+        p.groups.iter().all(|g| g.nsecs <= 4),
+        "{:?}",
+        p.groups.iter().map(|g| g.nsecs).collect::<Vec<_>>()
+    );
 }
 
 /// TPU-MLIR silently skips cache names it does not know (and then groups nothing), so
