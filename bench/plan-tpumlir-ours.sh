@@ -1,32 +1,39 @@
 #!/bin/bash
-# Our grouping compiled by TPU-MLIR 1.30.2 (bm1684x, F16): export our plan as a layer-group
+# Our grouping compiled by TPU-MLIR 1.30.2 (F16): export our plan as a layer-group
 # cache (op names as TPU-MLIR's: `<ONNX output>_<ONNX type>`, see planner::tpumlir::loc_name),
-# force it with LOAD_TPU_GROUP=1 and read codegen's total_cycle; TPU-MLIR's own cache is re-run the same way as the baseline.
-# Needs /work/peers/tpumlir-venv and the runs in /work/peers/tpumlir-work/<model>/lg
-# (/work/peers/tpumlir-work/README.md). Output: one line per model and grouping.
-# Usage: bench/plan-tpumlir-ours.sh   (TPUSIM=path/to/tpusim to pick the binary)
+# force it with LOAD_TPU_GROUP=1 and read codegen's total_cycle; TPU-MLIR's own cache is
+# re-run the same way as the baseline.
+# Needs /work/peers/tpumlir-venv and TPU-MLIR's own runs of each model for the chip:
+# /work/peers/tpumlir-work/<model>/lg (bm1684x) or <model>/<chip>_lg (other chips), made
+# as /work/peers/tpumlir-work/README.md says (model_deploy.py --chip <chip>).
+# Output: one line per model and grouping.
+# Usage: bench/plan-tpumlir-ours.sh   (TPUSIM=path/to/tpusim picks the binary,
+#        CHIP=bm1688 the chip; default bm1684x)
 set -e
 W=/work/peers/tpumlir-work
 T=${TPUSIM:-/work/target-lead/release/tpusim}
+CHIP=${CHIP:-bm1684x}
+if [ "$CHIP" = bm1684x ]; then P=""; else P="${CHIP}_"; fi
 compile() {
-  local m=$1 d=$W/$1/$2
+  local m=$1 d=$W/$1/$P$2 lg=../${P}lg
   ( cd "$d"
-    for f in ../lg/*.npz ../lg/${m}_bm1684x_f16_tpu_opt.mlir ../lg/${m}_bm1684x_f16.layer_group_config.json; do ln -sf "$f" .; done
+    for f in $lg/*.npz $lg/${m}_${CHIP}_f16_tpu_opt.mlir $lg/${m}_${CHIP}_f16.layer_group_config.json; do ln -sf "$f" .; done
     . /work/peers/tpumlir-venv/bin/activate
-    LOAD_TPU_GROUP=1 tpuc-opt ${m}_bm1684x_f16_tpu_opt.mlir --dev-parallel --weight-reorder --subnet-divide="dynamic=False" --op-reorder --topo-sort --layer-group="opt=2 group_by_cores=auto compress_mode=none debugger=1 disable_group_overlap=false lgcache=true config_filename= enable_lghash=False lghash_dir=" --affine-opt --core-parallel --after-layergroup-weight-reorder --address-assign -o ${m}_bm1684x_f16_final.mlir > opt.log 2>&1 \
+    LOAD_TPU_GROUP=1 tpuc-opt ${m}_${CHIP}_f16_tpu_opt.mlir --dev-parallel --weight-reorder --subnet-divide="dynamic=False" --op-reorder --topo-sort --layer-group="opt=2 group_by_cores=auto compress_mode=none debugger=1 disable_group_overlap=false lgcache=true config_filename= enable_lghash=False lghash_dir=" --affine-opt --core-parallel --after-layergroup-weight-reorder --address-assign -o ${m}_${CHIP}_f16_final.mlir > opt.log 2>&1 \
       || { echo "  $2: tpuc-opt failed: $(grep -m1 error opt.log)"; exit 0; }
-    tpuc-opt ${m}_bm1684x_f16_final.mlir --codegen="model_file=${m}.bmodel embed_debug_info=True model_version=latest bmodel_only=False gdma_check=False rvti=False" -o /dev/null > codegen.log 2>&1 \
+    tpuc-opt ${m}_${CHIP}_f16_final.mlir --codegen="model_file=${m}.bmodel embed_debug_info=True model_version=latest bmodel_only=False gdma_check=False rvti=False" -o /dev/null > codegen.log 2>&1 \
       || { echo "  $2: codegen failed"; exit 0; }
-    echo "  $2: $(grep -o 'total_cycle:[0-9]*' compiler_profile_0.txt), tpu.Group ops: $(grep -c 'tpu.Group' ${m}_bm1684x_f16_final.mlir), secs: $(grep -o '[nh]secs = [0-9]*' ${m}_bm1684x_f16_final.mlir | paste -sd' ')" )
+    echo "  $2: $(grep -o 'total_cycle:[0-9]*' compiler_profile_0.txt), tpu.Group ops: $(grep -c 'tpu.Group' ${m}_${CHIP}_f16_final.mlir), secs: $(grep -o '[nh]secs = [0-9]*' ${m}_${CHIP}_f16_final.mlir | paste -sd' ')" )
 }
 
 for spec in "resnet18|resnet18.onnx|" "resnet18_b4|resnet18.onnx|--batch 4" "mini_mbv2|mini_mbv2.onnx|"; do
   IFS='|' read -r m onnx extra <<< "$spec"
-  echo "== $m"
-  cache=${m}_bm1684x_f16.layer_group_cache.json
-  mkdir -p $W/$m/theirs_reload $W/$m/ours
-  cp $W/$m/lg/$cache $W/$m/theirs_reload/
-  $T plan $W/$onnx $extra --chip bm1684x --dtype f16 --export-tpu-mlir $W/$m/ours/$cache > /dev/null
+  [ -d $W/$m/${P}lg ] || { echo "== $m: no $W/$m/${P}lg (TPU-MLIR's own run for $CHIP), skipped"; continue; }
+  echo "== $m ($CHIP)"
+  cache=${m}_${CHIP}_f16.layer_group_cache.json
+  mkdir -p $W/$m/${P}theirs_reload $W/$m/${P}ours
+  cp $W/$m/${P}lg/$cache $W/$m/${P}theirs_reload/
+  $T plan $W/$onnx $extra --chip $CHIP --dtype f16 --export-tpu-mlir $W/$m/${P}ours/$cache > /dev/null
   compile $m theirs_reload
   compile $m ours
 done

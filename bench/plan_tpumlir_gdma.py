@@ -2,9 +2,16 @@
 """Every distinct GDMA transfer of TPU-MLIR's layer groups, with its measured cycles.
 
     python3 bench/plan_tpumlir_gdma.py /work/peers/tpumlir-work > crates/planner/tests/data/tpumlir_gdma.csv
+    python3 bench/plan_tpumlir_gdma.py /work/peers/tpumlir-work bm1688 bm1688_lg > crates/planner/tests/data/tpumlir_gdma_bm1688.csv
+
+Arguments: root folder, chip (default bm1684x), run folders to read (a glob, default
+`*`: every run of every model). The bm1684x file was made on 2026-11-22 from all runs
+then present (TPU-MLIR's own `lg`/`theirs_reload` and our groupings compiled in
+`ours`; `ours` has been re-made since, so re-running adds rows); the bm1688 file from
+TPU-MLIR's own runs only (`bm1688_lg`).
 
 Reads each `<model>/<run>/compiler_profile_0.txt` (TPU-MLIR 1.30.2 codegen's cycle
-profile, bm1684x F16) next to its `*_final.mlir`, pairs the profile's `Load_*`/`Store_*`
+profile, F16) next to its `*_<chip>_*final.mlir` (chip: second argument, default bm1684x), pairs the profile's `Load_*`/`Store_*`
 entries with the final MLIR's `tpu.Load`/`tpu.Store` ops in order (runs where the counts
 differ are skipped), and prints one CSV row per distinct (direction, slice shape, bytes,
 cycles): the facts behind the GDMA figures of data/lmem/bm1684x.toml, checked by
@@ -46,9 +53,11 @@ def moves(path):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else '/work/peers/tpumlir-work'
+    chip = sys.argv[2] if len(sys.argv) > 2 else 'bm1684x'
+    runs = sys.argv[3] if len(sys.argv) > 3 else '*'
     rows = set()
-    for d in sorted(glob.glob(os.path.join(root, '*', '*', ''))):
-        prof, mls = d + 'compiler_profile_0.txt', glob.glob(d + '*_final.mlir')
+    for d in sorted(glob.glob(os.path.join(root, '*', runs, ''))):
+        prof, mls = d + 'compiler_profile_0.txt', glob.glob(d + f'*_{chip}_*final.mlir')
         if not os.path.exists(prof) or not mls:
             continue
         p = profile(prof)

@@ -46,6 +46,13 @@ pub struct Chip {
     /// Optional: the same per-plane floor for stores, cycles (`None` = no floor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gdma_store_cycles_per_plane: Option<f64>,
+    /// Optional: cycles every load pays on top of its transfer time (descriptor set-up
+    /// and first-byte latency; `None` = 0). bm1688: 290, measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_load_setup_cycles: Option<f64>,
+    /// Optional: the same for stores, cycles (`None` = 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_store_setup_cycles: Option<f64>,
     /// Optional: factor on the per-plane floor for small planes: coefficient chunks of
     /// under `eu_bytes` per output channel (bias, depthwise filters) and activation
     /// planes of under 8 bytes (`None` = 1).
@@ -101,8 +108,9 @@ impl Chip {
     /// Parse one chip from TOML text (the format of `data/lmem/*.toml`: `name`,
     /// `npu_num`, `eu_bytes`, `lane_bytes`, `banks`, optional `align_4n`, `clock_hz`,
     /// `gdma_bytes_per_s`, `gdma_store_bytes_per_s`, `gdma_load_cycles_per_plane`,
-    /// `gdma_store_cycles_per_plane`, `gdma_small_plane_factor`,
-    /// `macs_per_cycle_per_lane`, `source`) and validate it.
+    /// `gdma_store_cycles_per_plane`, `gdma_load_setup_cycles`,
+    /// `gdma_store_setup_cycles`, `gdma_small_plane_factor`, `macs_per_cycle_per_lane`,
+    /// `source`) and validate it.
     pub fn from_toml(text: &str) -> Result<Chip> {
         let chip: Chip = toml::from_str(text)
             .map_err(|e| LmemError::BadChipFile(e.to_string().trim().replace('\n', " ")))?;
@@ -179,6 +187,19 @@ impl Chip {
                 if !(x.is_finite() && x > 0.0) {
                     return Err(LmemError::BadChipFile(format!(
                         "chip '{}': {field} = {x} must be finite and positive",
+                        self.name
+                    )));
+                }
+            }
+        }
+        for (field, v) in [
+            ("gdma_load_setup_cycles", self.gdma_load_setup_cycles),
+            ("gdma_store_setup_cycles", self.gdma_store_setup_cycles),
+        ] {
+            if let Some(x) = v {
+                if !(x.is_finite() && x >= 0.0) {
+                    return Err(LmemError::BadChipFile(format!(
+                        "chip '{}': {field} = {x} must be finite and not negative",
                         self.name
                     )));
                 }

@@ -24,6 +24,8 @@ fn chip_strategy() -> impl Strategy<Value = Chip> {
             gdma_store_bytes_per_s: None,
             gdma_load_cycles_per_plane: None,
             gdma_store_cycles_per_plane: None,
+            gdma_load_setup_cycles: None,
+            gdma_store_setup_cycles: None,
             gdma_small_plane_factor: None,
             macs_per_cycle_per_lane: None,
             source: None,

@@ -37,19 +37,28 @@ pub enum Dir {
 }
 
 /// DMA cycles of one transfer of `bytes` bytes made of `planes` (n, c) planes:
-/// `max(bytes / rate, planes · cycles_per_plane · f)` with the rate and per-plane floor
-/// of the direction, and `f` the chip's small-plane factor when `small` (else 1).
+/// `setup + max(bytes / rate, planes · cycles_per_plane · f)` with the set-up cost, rate
+/// and per-plane floor of the direction, and `f` the chip's small-plane factor when
+/// `small` (else 1).
 pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) -> f64 {
-    let (rate, per_plane) = match dir {
-        Dir::Load => (t.gdma_bytes_per_cycle, t.gdma_load_cycles_per_plane),
-        Dir::Store => (t.gdma_store_bytes_per_cycle, t.gdma_store_cycles_per_plane),
+    let (rate, per_plane, setup) = match dir {
+        Dir::Load => (
+            t.gdma_bytes_per_cycle,
+            t.gdma_load_cycles_per_plane,
+            t.gdma_load_setup_cycles,
+        ),
+        Dir::Store => (
+            t.gdma_store_bytes_per_cycle,
+            t.gdma_store_cycles_per_plane,
+            t.gdma_store_setup_cycles,
+        ),
     };
     let factor = if small {
         t.gdma_small_plane_factor
     } else {
         1.0
     };
-    (bytes as f64 / rate).max(planes as f64 * per_plane * factor)
+    setup + (bytes as f64 / rate).max(planes as f64 * per_plane * factor)
 }
 
 /// Activation planes under this many bytes are small (measured on bm1684x: 4-byte
@@ -188,8 +197,8 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
             bytes = bytes.saturating_add(b);
             let (n, h) = ([0, s.n], [0, s.h]);
             dma += match kind {
-                0 | 1 if flat => b as f64 / t.gdma_bytes_per_cycle,
-                _ if flat => b as f64 / t.gdma_store_bytes_per_cycle,
+                0 | 1 if flat => t.gdma_load_setup_cycles + b as f64 / t.gdma_bytes_per_cycle,
+                _ if flat => t.gdma_store_setup_cycles + b as f64 / t.gdma_store_bytes_per_cycle,
                 0 => act_dma_cycles(t, Dir::Load, s, n, h, bits),
                 1 => weight_load_cycles(t, s, bits),
                 _ => act_dma_cycles(t, Dir::Store, s, n, h, bits),

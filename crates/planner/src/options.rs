@@ -82,6 +82,10 @@ pub struct Timing {
     pub gdma_store_cycles_per_plane: f64,
     /// Factor on the per-plane floor for small planes (see [`crate::cost::dma_cycles`]).
     pub gdma_small_plane_factor: f64,
+    /// Cycles every load pays on top of its transfer time.
+    pub gdma_load_setup_cycles: f64,
+    /// Cycles every store pays on top of its transfer time.
+    pub gdma_store_setup_cycles: f64,
     /// Coefficient chunks under this many bytes per output channel are small planes
     /// (the chip's EU_BYTES).
     pub small_coeff_bytes: u64,
@@ -120,6 +124,8 @@ impl Timing {
                 gdma_load_cycles_per_plane: chip.gdma_load_cycles_per_plane.unwrap_or(0.0),
                 gdma_store_cycles_per_plane: chip.gdma_store_cycles_per_plane.unwrap_or(0.0),
                 gdma_small_plane_factor: chip.gdma_small_plane_factor.unwrap_or(1.0),
+                gdma_load_setup_cycles: chip.gdma_load_setup_cycles.unwrap_or(0.0),
+                gdma_store_setup_cycles: chip.gdma_store_setup_cycles.unwrap_or(0.0),
                 small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: (macs * scale).max(1.0),
                 eltwise_per_cycle_per_lane: eu_num,
@@ -135,6 +141,8 @@ impl Timing {
                 gdma_load_cycles_per_plane: 0.0,
                 gdma_store_cycles_per_plane: 0.0,
                 gdma_small_plane_factor: 1.0,
+                gdma_load_setup_cycles: 0.0,
+                gdma_store_setup_cycles: 0.0,
                 small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: eu_num,
                 eltwise_per_cycle_per_lane: eu_num,
@@ -156,6 +164,8 @@ impl Timing {
             gdma_load_cycles_per_plane: self.gdma_load_cycles_per_plane,
             gdma_store_cycles_per_plane: self.gdma_store_cycles_per_plane,
             gdma_small_plane_factor: self.gdma_small_plane_factor,
+            gdma_load_setup_cycles: self.gdma_load_setup_cycles,
+            gdma_store_setup_cycles: self.gdma_store_setup_cycles,
             macs_per_cycle_per_lane: self.macs_per_cycle_per_lane,
             source: self.source.clone(),
         }

@@ -141,6 +141,12 @@ pub struct TimingUsed {
     /// Factor on the per-plane floor for small planes.
     #[serde(default)]
     pub gdma_small_plane_factor: f64,
+    /// Cycles every load pays on top of its transfer time.
+    #[serde(default)]
+    pub gdma_load_setup_cycles: f64,
+    /// Cycles every store pays on top of its transfer time.
+    #[serde(default)]
+    pub gdma_store_setup_cycles: f64,
     /// Multiply-accumulates per cycle per lane for dense conv/gemm at the plan's dtype.
     pub macs_per_cycle_per_lane: f64,
     /// Where the figures come from (the chip preset's source, or the fallback rule).

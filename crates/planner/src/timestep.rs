@@ -99,7 +99,13 @@ pub fn weight_local_shape(s: tpusim_graph::Shape4) -> (u64, u64, u64, u64) {
 
 /// Scratch bytes per lane an op needs for the largest slice, if any: a transposed conv
 /// expands its input with zeros (stride−1 rows/cols between pixels); average pools
-/// accumulate in f32 when the data type is narrower.
+/// accumulate in f32 when the data type is narrower; depthwise and first-layer
+/// (3-channel) convs get the buffers TPU-MLIR 1.30.2 reserves for them (read from the
+/// `buffer_size` of its final MLIR, bm1684x and bm1688, every case reproduced exactly):
+/// a depthwise conv holds its output slice at 32 bits, one input plane and its taps; a
+/// conv on ≤ 4 input channels is lowered with kernel rows (and columns, when
+/// `ic·kh·kw ≤ EU_BYTES/2`) folded into channels ("3ic"), which needs one channel of the
+/// rearranged input per lane.
 pub fn buffer_size(
     chip: &Chip,
     dtype: ElementType,
@@ -108,6 +114,34 @@ pub fn buffer_size(
     out_nch: (u64, u64, u64, u64),
 ) -> Result<Option<u64>> {
     match kind {
+        OpKind::Conv(p) if p.groups > 1 && p.groups == in_nch.1 && p.groups == out_nch.1 => {
+            let (n, c, h, w) = out_nch;
+            let wide = (32 / dtype.bits().clamp(1, 32)) as u64;
+            let out32 = lane_size(chip, dtype, n, c, h, w)?.saturating_mul(wide);
+            let taps = c
+                .div_ceil(chip.npu_num.max(1))
+                .saturating_mul(p.kernel[0].saturating_mul(p.kernel[1]));
+            let (xn, _, xh, xw) = in_nch;
+            let plane = lane_size(chip, dtype, xn, 1, xh, xw)?;
+            Ok(Some(
+                out32
+                    .saturating_add(taps)
+                    .saturating_add(plane)
+                    .saturating_add(4),
+            ))
+        }
+        OpKind::Conv(p) if p.groups == 1 && in_nch.1 <= 4 && p.kernel[0] > 1 => {
+            let (ic, kh, kw) = (in_nch.1, p.kernel[0], p.kernel[1]);
+            let (n, _, oh, ow) = out_nch;
+            // kh and kw folded: one output-sized plane; kh only: output rows × input width
+            let w = if kw > 1 && ic * kh * kw <= chip.eu_bytes / 2 {
+                ow
+            } else {
+                in_nch.3
+            };
+            let plane = lane_size(chip, dtype, n, 1, oh, w)?;
+            Ok(Some(plane.saturating_add(3 * chip.eu_bytes)))
+        }
         OpKind::Deconv { params, .. } => {
             let (n, c, h, w) = in_nch;
             let eh = (h - 1).saturating_mul(params.stride[0]) + 1;
@@ -290,8 +324,12 @@ pub fn build(
 /// Sliced (pipelined): step 0 also stands for step `k` of the previous slice and step
 /// `k+1` for step 1 of the next, so they fold onto those; a block loaded at step 0 and
 /// still held at step `k` (or produced at step 1 and stored at `k+1`) would meet its
-/// next-slice copy, so its transfer is not overlapped ("exposed") and it occupies every
-/// compute step. Resident blocks occupy every step.
+/// next-slice copy, so its transfer is not overlapped ("exposed"). Every block loaded
+/// at step 0 or stored at step `k+1` occupies every compute step: the transfer for the
+/// neighbouring slice may run in any of them (TPU-MLIR runs the next slice's input load
+/// and the previous slice's output store under the longest op, and its final MLIR
+/// gives every block of such a group its own address). Resident blocks occupy every
+/// step.
 pub fn occupancy(start: u64, end: Option<u64>, k: u64, sliced: bool) -> (u128, bool) {
     let bits = |a: u64, b: u64| -> u128 {
         if b < a {
@@ -316,11 +354,8 @@ pub fn occupancy(start: u64, end: Option<u64>, k: u64, sliced: bool) -> (u128, b
         return (bits(1, k), true);
     }
     let mut m = bits(start.max(1), end.min(k));
-    if start == 0 {
-        m |= 1u128 << k;
-    }
-    if end == k + 1 {
-        m |= 1u128 << 1;
+    if start == 0 || end == k + 1 {
+        m |= bits(1, k);
     }
     (m, false)
 }

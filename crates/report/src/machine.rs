@@ -53,7 +53,7 @@ pub enum Machine {
     /// A TPU.
     Tpu(Box<Tpu>),
     /// A Sophgo-style NPU.
-    Npu(Npu),
+    Npu(Box<Npu>),
 }
 
 /// The default chip of `tpusim report`.
@@ -97,7 +97,7 @@ impl Machine {
             return Machine::from_tpu(chip, vmem_bytes);
         }
         if let Ok(chip) = tpusim_lmem::Chip::preset(name) {
-            return Ok(Machine::Npu(Npu { chip }));
+            return Ok(Machine::Npu(Box::new(Npu { chip })));
         }
         let (tpus, npus) = known();
         Err(ReportError::UnknownChip {
@@ -198,6 +198,8 @@ impl Machine {
                     gdma_store_bytes_per_s: None,
                     gdma_load_cycles_per_plane: None,
                     gdma_store_cycles_per_plane: None,
+                    gdma_load_setup_cycles: None,
+                    gdma_store_setup_cycles: None,
                     gdma_small_plane_factor: None,
                     macs_per_cycle_per_lane: Some(macs),
                     source: Some(format!(

@@ -1,0 +1,178 @@
+//! Op buffers against TPU-MLIR 1.30.2: every conv of its own layer groups for which its
+//! final MLIR records a `buffer_size` (ResNet-18 b1/b4 and a mini MobileNetV2, F16, on
+//! bm1684x and bm1688; `grep buffer_size <model>_<chip>_f16_final.mlir` in the runs of
+//! `tests/data/README.md`), with the largest input and output slice of that group.
+
+use tpusim_graph::{ConvParams, OpKind};
+use tpusim_layout::ElementType;
+use tpusim_lmem::Chip;
+use tpusim_planner::timestep::buffer_size;
+
+fn conv(k: u64, s: u64, groups: u64) -> OpKind {
+    OpKind::Conv(ConvParams {
+        kernel: [k, k],
+        stride: [s, s],
+        pad: [k / 2; 4],
+        dilation: [1, 1],
+        groups,
+    })
+}
+
+type Nchw = (u64, u64, u64, u64);
+
+#[test]
+fn conv_buffers_are_tpu_mlirs() {
+    // (chip, kernel, stride, groups, largest input slice, largest output slice, bytes)
+    let cases: [(&str, u64, u64, u64, Nchw, Nchw, u64); 16] = [
+        // ResNet conv1, 3 channels, 7x7/2: kernel rows folded into channels
+        (
+            "bm1684x",
+            7,
+            2,
+            1,
+            (1, 3, 229, 224),
+            (1, 64, 112, 112),
+            50_368,
+        ),
+        (
+            "bm1684x",
+            7,
+            2,
+            1,
+            (1, 3, 119, 224),
+            (1, 64, 57, 112),
+            25_728,
+        ),
+        ("bm1688", 7, 2, 1, (1, 3, 63, 224), (1, 64, 29, 112), 13_040),
+        // MobileNetV2's first conv, 3x3/2: rows and columns folded on bm1684x
+        (
+            "bm1684x",
+            3,
+            2,
+            1,
+            (1, 3, 224, 224),
+            (1, 32, 112, 112),
+            25_280,
+        ),
+        ("bm1688", 3, 2, 1, (1, 3, 63, 224), (1, 32, 31, 112), 13_936),
+        // depthwise 3x3
+        (
+            "bm1684x",
+            3,
+            1,
+            192,
+            (1, 192, 28, 28),
+            (1, 192, 28, 28),
+            11_231,
+        ),
+        (
+            "bm1684x",
+            3,
+            2,
+            144,
+            (1, 144, 56, 56),
+            (1, 144, 28, 28),
+            15_903,
+        ),
+        (
+            "bm1684x",
+            3,
+            2,
+            192,
+            (1, 192, 28, 28),
+            (1, 192, 14, 14),
+            4_319,
+        ),
+        (
+            "bm1684x",
+            3,
+            1,
+            144,
+            (1, 144, 56, 56),
+            (1, 144, 56, 56),
+            43_935,
+        ),
+        (
+            "bm1684x",
+            3,
+            2,
+            96,
+            (1, 96, 112, 112),
+            (1, 96, 56, 56),
+            50_198,
+        ),
+        (
+            "bm1688",
+            3,
+            2,
+            144,
+            (1, 144, 29, 56),
+            (1, 144, 14, 28),
+            11_137,
+        ),
+        (
+            "bm1688",
+            3,
+            2,
+            96,
+            (1, 96, 29, 112),
+            (1, 96, 14, 56),
+            15_935,
+        ),
+        (
+            "bm1688",
+            3,
+            1,
+            32,
+            (1, 32, 31, 112),
+            (1, 32, 29, 112),
+            19_949,
+        ),
+        (
+            "bm1688",
+            3,
+            1,
+            192,
+            (1, 192, 28, 28),
+            (1, 192, 28, 28),
+            20_442,
+        ),
+        (
+            "bm1688",
+            3,
+            1,
+            144,
+            (1, 144, 30, 56),
+            (1, 144, 29, 56),
+            35_889,
+        ),
+        (
+            "bm1688",
+            3,
+            2,
+            192,
+            (1, 192, 28, 28),
+            (1, 192, 14, 14),
+            6_426,
+        ),
+    ];
+    for (chip, k, s, g, x, y, want) in cases {
+        let c = Chip::preset(chip).unwrap();
+        let got = buffer_size(&c, ElementType::F16, &conv(k, s, g), x, y).unwrap();
+        assert_eq!(
+            got,
+            Some(want),
+            "{chip} {k}x{k}/{s} groups {g} {x:?} -> {y:?}"
+        );
+    }
+    // a dense conv on many channels needs none (ResNet's 3x3 convs: buffer_size = 0)
+    let c = Chip::preset("bm1684x").unwrap();
+    let dense = buffer_size(
+        &c,
+        ElementType::F16,
+        &conv(3, 1, 1),
+        (1, 64, 56, 56),
+        (1, 64, 56, 56),
+    );
+    assert_eq!(dense.unwrap(), None);
+}
