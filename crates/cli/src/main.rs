@@ -49,7 +49,7 @@ enum Area {
 
 fn main() {
     restore_sigpipe();
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     let result = match cli.area {
         Area::Layout(c) => cmd::layout::run(c),
         Area::Chip(c) => cmd::chip::run_chip(c),
@@ -65,6 +65,37 @@ fn main() {
         eprintln!("error: {e:#}");
         std::process::exit(util::exit_code(&e));
     }
+}
+
+/// Help and version requests print as clap prints them; a command line clap rejects
+/// becomes one line `error: …` (clap's message and its tip, without the usage block)
+/// and exit code 2, like every other bad input.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut line = String::new();
+    for part in text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+    {
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(part);
+    }
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    eprintln!("error: {line} (see --help)");
+    std::process::exit(2);
 }
 
 /// Rust ignores SIGPIPE, so `tpusim … | head` would panic on the first write after the

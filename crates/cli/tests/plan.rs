@@ -270,6 +270,11 @@ fn bad_input_is_one_line_and_exit_2() {
         vec!["plan", "resnet18", "--chip", "bm9999"],
         vec!["plan", "resnet18", "--dtype", "f17"],
         vec!["plan", "resnet18", "--input-dtype", "f33"],
+        // rejected by the argument parser: also one line (no usage block)
+        vec!["plan", "resnet18", "--batch", "-1"],
+        vec!["plan", "resnet18", "--search", "nope"],
+        vec!["plan", "resnet18", "--bogus"],
+        vec!["plan", "resnet18", "--chip"],
         vec!["plan", "resnet18", "--resolution", "0,224"],
         vec!["plan", "resnet18", "--resolution", "1,2,3"],
         vec!["plan", "resnet18", "--batch", "0"],
