@@ -130,7 +130,8 @@ impl Chip {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Chip> {
         let chip: Chip = toml::from_str(text).map_err(|e| ChipError::BadChipFile {
             origin: origin.to_string(),
-            message: e.message().to_string()
+            // toml's messages span lines ("invalid string\nexpected ..."): one line.
+            message: e.message().trim().replace('\n', "; ")
                 + &e.span()
                     .map(|s| format!(" (at byte {})", s.start))
                     .unwrap_or_default(),

@@ -24,6 +24,9 @@ const R: f64 = 170.0;
 const T: f64 = 30.0;
 const B: f64 = 50.0;
 
+/// Largest |decimal exponent| an axis reaches (f64 spans about 1e-324 to 1e308).
+const MAX_DECADE: f64 = 330.0;
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -71,6 +74,10 @@ pub fn roofline_svg(
             y0 = y0.min(p.flops_per_s.log10().floor());
         }
     }
+    // Extreme user rates (--bw 5e-324) make a ratio infinite, and `inf as i32` would
+    // draw 2^31 decades: keep every bound within f64's own range of decades.
+    let clamp = |e: f64| e.clamp(-MAX_DECADE, MAX_DECADE);
+    let (x0, x1, y0, y1) = (clamp(x0), clamp(x1), clamp(y0), clamp(y1));
     let px = |x: f64| L + (x.log10() - x0) / (x1 - x0) * (W - L - R);
     let py = |y: f64| H - B - (y.log10() - y0) / (y1 - y0) * (H - T - B);
     let mut s = String::new();
@@ -205,5 +212,22 @@ mod tests {
         // bf16, int8/int4 (same rate), f32, fp8 = bf16 → three distinct compute roofs
         assert_eq!(svg.matches("class=\"compute-roof\"").count(), 3);
         assert_eq!(svg.matches("class=\"op\"").count(), 1);
+    }
+
+    #[test]
+    fn extreme_rates_keep_the_axes_bounded() {
+        // Fuzz finding: `roofline op --bw 5e-324 --svg` made the x range infinite and
+        // aborted allocating gigabytes of grid lines.
+        let chip = lookup("v5e").unwrap();
+        let p = PlotPoint {
+            label: "op".into(),
+            intensity: 1.0,
+            flops_per_s: 5e-324,
+        };
+        for bw in [5e-324, 1e-300, 1e308] {
+            let svg = roofline_svg(&chip, Some(&p), &[("user".into(), bw)]);
+            assert!(svg.trim_end().ends_with("</svg>"));
+            assert!(svg.len() < 1 << 20, "{bw}: {} bytes", svg.len());
+        }
     }
 }

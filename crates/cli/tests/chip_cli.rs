@@ -368,3 +368,18 @@ fn bad_input_is_one_line_and_exit_2() {
         "--wraparound",
     );
 }
+
+#[test]
+fn broken_chip_file_is_one_line() {
+    // Fuzz finding: toml's "invalid string\nexpected `\"`" spanned two stderr lines.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, "name = \n").unwrap();
+    let p = path.to_str().unwrap();
+    fails(&["chip", "show", "v5e", "--chip-file", p], "invalid string");
+    std::fs::write(&path, "name = \"x\"\npod_shape = [16, 16\n").unwrap();
+    fails(
+        &["slice", "info", "x", "4x4", "--chip-file", p],
+        "invalid array",
+    );
+}

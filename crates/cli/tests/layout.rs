@@ -383,3 +383,105 @@ fn bad_input_is_one_line_exit_2() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// Fuzz findings: a broken .npy header gave a multi-line error (npyz draws the parse
+/// position), and a 4-byte input asking for a 4 TiB padded output started writing it
+/// (the test asks for 4 EiB, more than any disk holds).
+#[test]
+fn convert_refuses_bad_headers_and_outputs_that_cannot_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let mut bad = npy("<f4", "(3, 5)", &[0; 60]);
+    bad[60] = b'z'; // inside the header's padding: not a Python literal any more
+    std::fs::write(p("bad.npy"), bad).unwrap();
+    let out = tpusim()
+        .args([
+            "layout",
+            "convert",
+            "--from",
+            "f32[3,5]",
+            "--to",
+            "f32[3,5]{1,0:T(2,2)}",
+        ])
+        .args([p("bad.npy"), p("x.bin")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("is not a .npy file"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    std::fs::write(p("one.npy"), npy("<f4", "(1, 1)", &[0; 4])).unwrap();
+    tpusim()
+        .args(["layout", "convert", "--from", "f32[1,1]"])
+        .args(["--to", "f32[1,1]{1,0:T(1073741824,1073741824)}"])
+        .args([p("one.npy"), p("huge.bin")])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the output needs 4611686018427387904 bytes",
+        ));
+    assert!(!dir.path().join("huge.bin").exists());
+}
+
+/// Fuzz finding: `layout map --svg` rounded the grid up to whole tiles unchecked, so a
+/// tile of 2^64−1 overflowed (a panic) and T(1000000000) would draw 1e9 cells.
+#[test]
+fn map_svg_bounds_the_padded_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("m.svg");
+    for shape in [
+        "f32[3]{0:T(18446744073709551615)}",
+        "f32[3,5]{1,0:T(8,1000000000)}",
+    ] {
+        let out = tpusim()
+            .args(["layout", "map", shape, "--svg", svg.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{shape}: {err}");
+        assert!(
+            err.starts_with("error: --svg:") && err.contains("cells"),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert!(!svg.exists());
+}
+
+/// Fuzz findings: `layout default -` read stdin line by line without a bound (with
+/// `< /dev/zero` one endless line aborted allocating 4 GiB); a .npy header whose shape
+/// multiplies past u64 panicked inside npyz in builds with overflow checks.
+#[test]
+fn endless_stdin_and_overflowing_npy_shapes_are_errors() {
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("tpusim"))
+        .args(["layout", "default", "-"])
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: stdin holds more than"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let shape = "(4294967296, 4294967296, 4294967296)";
+    std::fs::write(p("ovf.npy"), npy("|i1", shape, &[0; 16])).unwrap();
+    tpusim()
+        .args([
+            "layout",
+            "convert",
+            "--from",
+            "s8[29,2,16]",
+            "--to",
+            "s8[29,2,16]",
+        ])
+        .args([p("ovf.npy"), p("x.bin")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("overflows 64 bits"));
+}

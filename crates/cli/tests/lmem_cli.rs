@@ -312,3 +312,32 @@ fn too_big_tensor_reports_no_fit() {
         (Some(1), Some(2))
     );
 }
+
+/// Fuzz finding: `lmem map --npu-num 4294967296` drew one column per lane and aborted
+/// allocating 3 GB; now the lane count is bounded with a one-line error.
+#[test]
+fn map_of_a_chip_with_too_many_lanes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.svg");
+    let out = tpusim()
+        .args([
+            "lmem",
+            "map",
+            "--npu-num",
+            "4294967296",
+            "--shape",
+            "1,1,1,1",
+            "--svg",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("at most 4096 lanes"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!path.exists());
+}

@@ -282,6 +282,23 @@ fn bad_input_is_one_line_exit_2() {
         vec![
             "systolic", "check", "--m", "4", "--k", "4", "--n", "4", "--dtype", "f64",
         ],
+        // Fuzz findings: a 1e10-element input (one output pixel) aborted allocating it;
+        // 4096³ ran for minutes under the old MAC limit.
+        vec![
+            "systolic",
+            "conv",
+            "--ifmap",
+            "100000,100000,1",
+            "--filter",
+            "1,1,1",
+            "--stride",
+            "100000",
+            "--mode",
+            "cycle",
+        ],
+        vec![
+            "systolic", "check", "--m", "4096", "--k", "4096", "--n", "4096",
+        ],
         vec![
             "systolic",
             "run",

@@ -34,5 +34,5 @@ pub use geometry::Geometry;
 pub use parse::{parse_array, parse_shape, parse_shape_prefix};
 pub use shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
 pub use size::{sizes, Sizes};
-pub use tpu::{doc_default, tpu_default, TpuGen};
+pub use tpu::{doc_default, tpu_default, TpuGen, MAX_DEFAULT_RANK};
 pub use validate::{parse_valid, validate};

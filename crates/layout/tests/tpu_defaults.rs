@@ -51,3 +51,15 @@ fn spec_examples() {
         "bf16[1,1000]{1,0:T(2,128)(2,1)}"
     );
 }
+
+/// Fuzz finding: `layout default f32[1,1,…]` with 4000 dims ran for minutes (the choice
+/// of minor dims is cubic in the rank); ranks above the bound are an error at once.
+#[test]
+fn very_high_ranks_are_refused_quickly() {
+    use tpusim_layout::MAX_DEFAULT_RANK;
+    let f32t: ElementType = "f32".parse().unwrap();
+    let ok = vec![1u64; MAX_DEFAULT_RANK];
+    assert!(tpu_default(f32t, &ok, TpuGen::V5e).is_ok());
+    let e = tpu_default(f32t, &vec![1u64; 4000], TpuGen::V5e).unwrap_err();
+    assert!(e.to_string().contains("rank 4000"), "{e}");
+}

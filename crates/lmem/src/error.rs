@@ -108,6 +108,14 @@ pub enum LmemError {
         /// The dimension's size.
         size: u64,
     },
+    /// A lane map asked of a chip with more lanes than a picture can show.
+    #[error("a lane map draws at most {max} lanes, but the chip has {npu_num}")]
+    TooManyLanes {
+        /// The chip's NPU count.
+        npu_num: u64,
+        /// Lanes a map draws at most ([`crate::svg::MAX_LANES`]).
+        max: u64,
+    },
     /// A lane index beyond the chip's lanes.
     #[error("lane {lane} is out of range: the chip has {npu_num} lanes")]
     LaneOutOfRange {

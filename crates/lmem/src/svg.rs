@@ -12,6 +12,10 @@ use std::fmt::Write;
 /// Rows drawn at most; the rest are summarised in a note.
 pub const MAX_ROWS: u64 = 256;
 
+/// Lanes (columns) drawn at most: every lane is a column, so a chip file with 2^32
+/// NPUs would otherwise ask for gigabytes of SVG. Real chips have 4 to 64.
+pub const MAX_LANES: u64 = 4096;
+
 const CELL_W: u64 = 34;
 const CELL_H: u64 = 22;
 const LEFT: u64 = 120;
@@ -31,6 +35,12 @@ fn esc(s: &str) -> String {
 pub fn lane_map(chip: &Chip, tensor: &Placement) -> Result<String> {
     if !tensor.layout.is_local() {
         return Err(LmemError::NotLocal { what: "a lane map" });
+    }
+    if chip.npu_num > MAX_LANES {
+        return Err(LmemError::TooManyLanes {
+            npu_num: chip.npu_num,
+            max: MAX_LANES,
+        });
     }
     tensor.validate(chip)?;
     let st = tensor.storage(chip)?;
@@ -185,6 +195,25 @@ pub fn lane_map(chip: &Chip, tensor: &Placement) -> Result<String> {
 mod tests {
     use super::*;
     use crate::{ElementType, LocalLayout, TensorShape};
+
+    #[test]
+    fn too_many_lanes_is_an_error_not_an_allocation() {
+        // Fuzz finding: `lmem map --npu-num 4294967296` aborted allocating 3 GB.
+        let chip = Chip::from_toml(
+            "name='wide'\nnpu_num=4294967296\neu_bytes=64\nlane_bytes=65536\nbanks=4",
+        )
+        .unwrap();
+        let t = Placement::new(
+            TensorShape::nchw(1, 1, 1, 1),
+            ElementType::F16,
+            LocalLayout::Aligned,
+        );
+        let e = lane_map(&chip, &t).unwrap_err().to_string();
+        assert!(
+            e.contains("at most 4096 lanes") && e.contains("4294967296"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn seed_figure_start_2() {

@@ -132,3 +132,39 @@ fn double_buffering_hides_loads_for_long_streams() {
     assert_eq!(s.weight_load_cycles, 8);
     assert_eq!(s.cycles, 8 + 16 * 100 + 8 + 8 - 2);
 }
+
+/// Fuzz findings: `systolic conv --mode cycle` allocated the whole input before any
+/// check (a 1e10-element input with stride 1e5 lowers to a 1×1 GEMM: allocation abort),
+/// and GEMMs within the old 2e11-MAC limit ran for minutes to hours (4096³ on 128×128,
+/// or 2.1e9 MACs stepped one by one on a 1×1 array).
+#[test]
+fn engine_limits_bound_memory_and_work_before_running() {
+    let arr = ArraySpec::new(128, 128).unwrap();
+    let one = ArraySpec::new(1, 1).unwrap();
+    let mut conv = Conv::simple(100_000, 100_000, 1, 1, 1, 1);
+    conv.stride_h = 100_000;
+    conv.stride_w = 100_000;
+    assert_eq!(conv.gemm().unwrap(), Gemm::new(1, 1, 1).unwrap());
+    let e = check_conv_engine_limits(arr, &conv)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("input elements") && e.contains("10000000000"),
+        "{e}"
+    );
+    // 2^40 groups of a 1×1×1 GEMM: tiny per group, huge filter and work in total.
+    let mut depthwise = Conv::simple(1, 1, 1 << 40, 1, 1, 1 << 40);
+    depthwise.groups = 1 << 40;
+    let e = check_conv_engine_limits(arr, &depthwise)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("input elements"), "{e}");
+    assert!(check_conv_engine_limits(arr, &Conv::simple(8, 8, 4, 3, 3, 8)).is_ok());
+
+    let e = check_engine_limits(arr, Gemm::new(4096, 4096, 4096).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("MACs for the cycle engine"), "{e}");
+    let e = check_engine_limits(one, Gemm::new(16384, 16384, 8).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("MACs per PE"), "{e}");
+    assert!(check_engine_limits(arr, Gemm::new(2048, 2048, 2048).unwrap()).is_ok());
+    assert!(check_engine_limits(one, Gemm::new(4096, 4096, 16).unwrap()).is_ok());
+}

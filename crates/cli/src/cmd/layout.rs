@@ -9,7 +9,7 @@ use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Subcommand;
 use serde::Serialize;
-use std::io::BufRead;
+use std::io::Read;
 use std::path::PathBuf;
 use tpusim_layout::{
     doc_default, parse_valid, sizes, tpu_default, ArrayShape, ElementType, Geometry, Shape,
@@ -394,13 +394,25 @@ fn type_and_dims(text: &str) -> Result<(ElementType, Vec<u64>)> {
     Ok((ty, dims))
 }
 
+/// Most bytes of shapes `layout default -` reads from stdin (64 MiB).
+const STDIN_LIMIT: u64 = 64 << 20;
+
 fn default(shapes: &[String], tpu: &str, doc: bool, json: bool) -> Result<()> {
     let gen: TpuGen = tpu.parse()?;
     let mut inputs: Vec<String> = Vec::new();
     for s in shapes {
         if s == "-" {
-            for line in std::io::stdin().lock().lines() {
-                let line = line.context("reading stdin")?;
+            // Bounded: `< /dev/zero` or an endless pipe must not grow one line forever.
+            let mut text = String::new();
+            std::io::stdin()
+                .lock()
+                .take(STDIN_LIMIT + 1)
+                .read_to_string(&mut text)
+                .context("reading stdin")?;
+            if text.len() as u64 > STDIN_LIMIT {
+                bail!("stdin holds more than {STDIN_LIMIT} bytes of shapes");
+            }
+            for line in text.lines() {
                 if !line.trim().is_empty() {
                     inputs.push(line.trim().to_string());
                 }

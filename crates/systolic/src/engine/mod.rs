@@ -24,11 +24,16 @@ use crate::element::{Acc, Element};
 use crate::error::{Result, SystolicError};
 use crate::fold::{folds, FoldShape, FoldTiming};
 use crate::matrix::Matrix;
-use crate::shape::{ArraySpec, Dataflow, Gemm, Workload};
+use crate::shape::{ArraySpec, Conv, Dataflow, Gemm, Workload};
 use rayon::prelude::*;
 
-/// Largest M·N·K the engine accepts (about a minute of work on one core).
-pub const MAX_ENGINE_MACS: u64 = 200_000_000_000;
+/// Largest M·N·K the engine accepts (all groups of a convolution together): about ten
+/// seconds on two cores (`systolic check` of 2048³, 8.6e9 i8 MACs, takes 4 s; of
+/// 64×1e6×174, 1.1e10 f32 MACs, 14 s).
+pub const MAX_ENGINE_MACS: u64 = 10_000_000_000;
+/// Largest MACs per PE (a lower bound on the cycles the engine steps through) it
+/// accepts: a 1×1 array steps 2.7e8 cycles in about 2.5 s.
+pub const MAX_ENGINE_MACS_PER_PE: u64 = 1 << 30;
 /// Largest operand or result matrix (elements) the engine accepts.
 pub const MAX_ENGINE_ELEMS: u64 = 1 << 28;
 /// Largest array side the engine accepts.
@@ -69,14 +74,56 @@ pub fn check_engine_limits(a: ArraySpec, g: Gemm) -> Result<()> {
             });
         }
     }
-    if g.macs() > MAX_ENGINE_MACS {
+    check_engine_work(a, g.macs())
+}
+
+/// Check that `macs` multiply-accumulates on array `a` are few enough for the engine:
+/// at most [`MAX_ENGINE_MACS`] and [`MAX_ENGINE_MACS_PER_PE`] per PE.
+fn check_engine_work(a: ArraySpec, macs: u64) -> Result<()> {
+    if macs > MAX_ENGINE_MACS {
         return Err(SystolicError::TooLarge {
             what: "MACs for the cycle engine (use the analytic mode)".into(),
-            given: g.macs(),
+            given: macs,
             limit: MAX_ENGINE_MACS,
         });
     }
+    let per_pe = macs / a.pes();
+    if per_pe > MAX_ENGINE_MACS_PER_PE {
+        return Err(SystolicError::TooLarge {
+            what: format!(
+                "MACs per PE for the cycle engine on a {}x{} array (use the analytic mode)",
+                a.rows, a.cols
+            ),
+            given: per_pe,
+            limit: MAX_ENGINE_MACS_PER_PE,
+        });
+    }
     Ok(())
+}
+
+/// Check that the engine can run this convolution before its tensors are made: each
+/// group's GEMM within [`check_engine_limits`], the input and filter tensors within
+/// [`MAX_ENGINE_ELEMS`] elements and all groups' MACs within the engine's work limits.
+pub fn check_conv_engine_limits(a: ArraySpec, conv: &Conv) -> Result<()> {
+    let g = conv.gemm()?;
+    check_engine_limits(a, g)?;
+    let input = [conv.batch, conv.in_h, conv.in_w, conv.in_c]
+        .into_iter()
+        .try_fold(1u64, u64::checked_mul);
+    let filter = [conv.kh, conv.kw, conv.in_c / conv.groups, conv.out_c]
+        .into_iter()
+        .try_fold(1u64, u64::checked_mul);
+    for (v, what) in [(input, "input elements"), (filter, "filter elements")] {
+        let v = v.unwrap_or(u64::MAX);
+        if v > MAX_ENGINE_ELEMS {
+            return Err(SystolicError::TooLarge {
+                what: format!("{what} for the cycle engine"),
+                given: v,
+                limit: MAX_ENGINE_ELEMS,
+            });
+        }
+    }
+    check_engine_work(a, g.macs().saturating_mul(conv.groups))
 }
 
 /// The GEMM C = A·W describes, after checking that A's columns match W's rows and that

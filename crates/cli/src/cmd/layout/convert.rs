@@ -78,10 +78,48 @@ fn npy_header(t: ElementType, dims: &[u64]) -> Vec<u8> {
     h
 }
 
+/// True when the header's `'shape': (…)` tuple multiplies past u64 (npyz multiplies it
+/// unchecked: a panic in builds with overflow checks). Unparsable headers are left to
+/// npyz to report.
+fn npy_shape_overflows(bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1 << 16)]);
+    let Some(rest) = head.split_once("'shape'").map(|(_, r)| r) else {
+        return false;
+    };
+    let Some(tuple) = rest
+        .split_once('(')
+        .and_then(|(_, r)| r.split_once(')'))
+        .map(|(t, _)| t)
+    else {
+        return false;
+    };
+    let mut elements = 1u64;
+    for t in tuple.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let Ok(d) = t.parse::<u64>() else {
+            return false;
+        };
+        match elements.checked_mul(d) {
+            Some(e) => elements = e,
+            None => return true,
+        }
+    }
+    false
+}
+
 /// Check an .npy header against the array; return the data offset in bytes.
 fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path) -> Result<usize> {
-    let npy = npyz::NpyFile::new(Cursor::new(bytes))
-        .with_context(|| format!("'{}' is not a .npy file", path.display()))?;
+    if npy_shape_overflows(bytes) {
+        bail!(
+            "'{}' has a .npy shape whose element count overflows 64 bits",
+            path.display()
+        );
+    }
+    // npyz's header errors draw the parse position over several lines: keep the first.
+    let npy = npyz::NpyFile::new(Cursor::new(bytes)).map_err(|e| {
+        let e = e.to_string();
+        let first = e.lines().next().unwrap_or_default().trim_end();
+        anyhow!("'{}' is not a .npy file: {first}", path.display())
+    })?;
     let dims: Vec<u64> = a.dims.iter().filter_map(|d| d.allocated()).collect();
     if npy.shape() != dims.as_slice() {
         bail!(
@@ -128,6 +166,25 @@ fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path) -> Result<usize> {
         _ => bail!("'{}': unknown .npy format version", path.display()),
     };
     Ok(offset)
+}
+
+/// Bytes available to this user on the file system holding `f` (None when unknown).
+fn free_bytes(f: &File) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+        // SAFETY: a plain system call on our own open file filling a zeroed struct.
+        if unsafe { libc::fstatvfs(f.as_raw_fd(), st.as_mut_ptr()) } == 0 {
+            // SAFETY: fstatvfs succeeded, so it initialised the struct.
+            let st = unsafe { st.assume_init() };
+            // fsblkcnt_t and c_ulong are u64 here but 32 bits on some targets.
+            #[allow(clippy::unnecessary_cast)]
+            return Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64));
+        }
+    }
+    let _ = f;
+    None
 }
 
 /// Run the conversion; `piece_bytes` overrides the automatic piecewise mode (see
@@ -182,6 +239,16 @@ pub fn run(
     };
     let tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot create a file in '{}'", dir.display()))?;
+    // A tiny input can ask for an enormous padded output (f32[1,1] → T(1048576,1048576)
+    // is 4 TiB): refuse before writing what cannot fit instead of filling the disk.
+    if let Some(free) = free_bytes(tmp.as_file()) {
+        if total > free {
+            bail!(
+                "the output needs {total} bytes but '{}' has only {free} bytes free",
+                dir.display()
+            );
+        }
+    }
     tmp.as_file()
         .set_len(total)
         .with_context(|| format!("cannot size '{}' to {total} bytes", output.display()))?;

@@ -42,12 +42,24 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
     // Padded extents and a geometry that covers them (same mapping on the real cells).
     let (prow, pcol, padded) = match (tile, row_major && !dims.is_empty()) {
         (Some((tr, tc)), true) => {
+            // Tiles can be far larger than the array (f32[3]{0:T(1048576)}): the padded
+            // grid is checked and bounded like the logical one before drawing it.
+            let round = |n: u64, t: u64| n.div_ceil(t).checked_mul(t);
             let prow = if dims.len() == 1 {
-                1
+                Some(1)
             } else {
-                rows.div_ceil(tr) * tr
+                round(rows, tr)
             };
-            let pcol = cols.div_ceil(tc) * tc;
+            let cells = prow
+                .zip(round(cols, tc))
+                .and_then(|(r, c)| r.checked_mul(c).map(|n| (r, c, n)));
+            let (prow, pcol) = match cells {
+                Some((r, c, n)) if n <= super::MAP_LIMIT => (r, c),
+                _ => anyhow::bail!(
+                    "--svg: '{a}' padded to whole {tr}x{tc} tiles has more than {} cells to draw",
+                    super::MAP_LIMIT
+                ),
+            };
             let mut b = a.clone();
             let n = b.dims.len();
             b.dims[n - 1] = Dim::Static(pcol);

@@ -422,7 +422,7 @@ pub fn run_conv(a: ConvArgs) -> Result<()> {
     let stats = match a.mode {
         Mode::Analytic => sy::analyze(arr, &wl, o)?,
         Mode::Cycle => {
-            sy::check_engine_limits(arr, g)?;
+            sy::check_conv_engine_limits(arr, &conv)?;
             let mut rng = Rng(a.seed);
             let input: Vec<i8> = (0..conv.input_elems()).map(|_| rng.i8()).collect();
             let filter: Vec<i8> = (0..conv.filter_elems()).map(|_| rng.i8()).collect();
