@@ -406,13 +406,7 @@ fn convert_refuses_bad_headers_and_outputs_that_cannot_fit() {
         .args([p("bad.npy"), p("x.bin")])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.starts_with("error: ") && err.contains("is not a .npy file"),
-        "{err}"
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    common::bad_input(&out, &["is not a .npy file"]);
 
     std::fs::write(p("one.npy"), npy("<f4", "(1, 1)", &[0; 4])).unwrap();
     tpusim()
@@ -442,13 +436,8 @@ fn map_svg_bounds_the_padded_grid() {
             .args(["layout", "map", shape, "--svg", svg.to_str().unwrap()])
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{shape}: {err}");
-        assert!(
-            err.starts_with("error: --svg:") && err.contains("cells"),
-            "{err}"
-        );
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        let err = common::bad_input(&out, &["cells"]);
+        assert!(err.starts_with("error: --svg:"), "{shape}: {err}");
     }
     assert!(!svg.exists());
 }

@@ -2,13 +2,11 @@
 //! verifier verb accepting our plans and rejecting tampered ones, pictures, TPU-MLIR
 //! cache export/import, and one-line errors with exit code 2 for bad input.
 
-use assert_cmd::Command;
+mod common;
+
+use common::tpusim;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn tpusim() -> Command {
-    Command::cargo_bin("tpusim").unwrap()
-}
 
 fn plan_json(args: &[&str]) -> Value {
     let out = tpusim()
@@ -168,15 +166,7 @@ fn rejected(path: &std::path::Path, needles: &[&str]) {
         .arg(path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with("error:") && err.trim_end().lines().count() == 1,
-        "{err}"
-    );
-    for n in needles {
-        assert!(err.contains(n), "{n:?} not in {err}");
-    }
+    common::bad_input(&out, needles);
 }
 
 #[test]
