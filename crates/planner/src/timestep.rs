@@ -134,7 +134,7 @@ pub fn buffer_size(
             let (ic, kh, kw) = (in_nch.1, p.kernel[0], p.kernel[1]);
             let (n, _, oh, ow) = out_nch;
             // kh and kw folded: one output-sized plane; kh only: output rows × input width
-            let w = if kw > 1 && ic * kh * kw <= chip.eu_bytes / 2 {
+            let w = if kw > 1 && ic.saturating_mul(kh).saturating_mul(kw) <= chip.eu_bytes / 2 {
                 ow
             } else {
                 in_nch.3
