@@ -54,7 +54,9 @@ fn json_fields_are_the_contract() {
     assert_eq!(v["model"], "tiny");
     assert_eq!(v["chip"], "bm1684x");
     let layers = v["layers"].as_array().unwrap();
-    assert_eq!(layers.len(), 2);
+    // the f32 input's cast (an NPU runs it on the chip, as TPU-MLIR does) and two convs
+    assert_eq!(layers.len(), 3);
+    assert_eq!(layers[0]["op"], "cast");
     for l in layers {
         for k in [
             "name",

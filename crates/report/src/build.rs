@@ -94,6 +94,11 @@ pub struct Request {
     pub resolution: (u64, u64),
     /// TPU VMEM override, bytes.
     pub vmem_bytes: Option<u64>,
+    /// NPUs: element type the network's inputs arrive in. `None` = f32 (TPU-MLIR keeps an
+    /// ONNX model's f32 inputs and casts them on the chip, a cast op `tpusim plan` plans
+    /// too); `same` = already in the dtype. TPUs take inputs in the dtype (`None` or
+    /// `same` only).
+    pub input_dtype: Option<String>,
 }
 
 impl Request {
@@ -106,6 +111,7 @@ impl Request {
             dtype: None,
             resolution: DEFAULT_RESOLUTION,
             vmem_bytes: None,
+            input_dtype: None,
         }
     }
 }
@@ -118,7 +124,37 @@ pub fn report(req: &Request) -> Result<Report> {
         None => machine.default_dtype(),
     };
     let graph = req.model.graph(req.batch, req.resolution)?;
+    let graph = match input_bits(req.input_dtype.as_deref(), &machine, dtype)? {
+        Some(bits) => {
+            tpusim_graph::order::light_first(&tpusim_graph::cast::cast_inputs(&graph, bits))
+        }
+        None => graph,
+    };
     report_graph(&graph, req.model.name(), &machine, dtype, req.batch)
+}
+
+/// Bits of the network inputs when they arrive wider or narrower than `dtype` (then a
+/// cast op runs first), `None` when they arrive in `dtype`.
+fn input_bits(given: Option<&str>, machine: &Machine, dtype: ElementType) -> Result<Option<u32>> {
+    let npu = matches!(machine, Machine::Npu(_));
+    let bits =
+        match given {
+            Some("same") => return Ok(None),
+            None if npu => 32,
+            None => return Ok(None),
+            Some(t) if !npu => return Err(ReportError::BadInputDtype {
+                given: t.into(),
+                why: "TPUs take their inputs in the dtype (only NPUs cast f32 inputs on the chip)"
+                    .into(),
+            }),
+            Some(t) => parse_dtype(t)
+                .map_err(|_| ReportError::BadInputDtype {
+                    given: t.into(),
+                    why: "unknown element type (try f32, or same)".into(),
+                })?
+                .bits(),
+        };
+    Ok((bits != dtype.bits()).then_some(bits))
 }
 
 fn is_view(kind: &OpKind) -> bool {

@@ -36,6 +36,14 @@ pub enum ReportError {
         /// Why it cannot be used.
         why: String,
     },
+    /// The input element type is unknown or does not apply to the chip.
+    #[error("input dtype '{given}': {why}")]
+    BadInputDtype {
+        /// The input dtype given.
+        given: String,
+        /// Why it cannot be used.
+        why: String,
+    },
     /// A batch size of 0 or beyond what the model builder accepts.
     #[error("batch {given}: {why}")]
     BadBatch {

@@ -160,8 +160,10 @@ fn tile_of(a: &ArrayShape) -> (u64, u64) {
     }
 }
 
-/// How tensor `t` of the graph is stored on `machine` at `dtype`.
+/// How tensor `t` of the graph is stored on `machine` at `dtype` (or at the element type
+/// the graph fixes for it: an f32 network input ahead of its cast).
 pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> Result<Stored> {
+    let dtype = tpusim_planner::timestep::tensor_type(g, t, dtype);
     let tensor = &g.tensors[t];
     let s = tensor.shape;
     let elements = s

@@ -24,6 +24,7 @@ fn tiny(chip: &str) -> Report {
         dtype: None,
         resolution: (224, 224),
         vmem_bytes: None,
+        input_dtype: None,
     })
     .unwrap()
 }
@@ -95,9 +96,16 @@ fn hand_checks(r: &Report, elem_bytes: u64) {
         r.flops
     );
     let names: Vec<&str> = r.layers.iter().map(|l| l.name.as_str()).collect();
-    assert_eq!(names, ["conv1", "conv2"]);
+    let cast = r.chip_kind == "npu";
+    if cast {
+        // NPUs: the f32 input is cast on the chip first (as TPU-MLIR compiles it)
+        assert_eq!(names, ["conv1.input_cast", "conv1", "conv2"]);
+        assert_eq!(r.layers[0].bytes_logical, 18 * 18 * 3 * (4 + elem_bytes));
+    } else {
+        assert_eq!(names, ["conv1", "conv2"]);
+    }
     // logical bytes of conv1: input 18·18·3, filter 32·3·3·3 (+ bias 32 if any), output 16·16·32
-    let l1 = &r.layers[0];
+    let l1 = &r.layers[usize::from(cast)];
     let base = (18 * 18 * 3 + 32 * 27 + 16 * 16 * 32) * elem_bytes;
     assert!(
         l1.bytes_logical == base || l1.bytes_logical == base + 32 * elem_bytes,

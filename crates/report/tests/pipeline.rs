@@ -13,6 +13,7 @@ fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Re
         dtype: dtype.map(str::to_string),
         resolution: (res, res),
         vmem_bytes: None,
+        input_dtype: None,
     }
 }
 
@@ -124,12 +125,15 @@ fn every_builtin_model_on_every_chip_kind() {
             let res = if model == "vgg16" { 32 } else { 64 };
             let r = report(&req(model, chip, 1, None, res))
                 .unwrap_or_else(|e| panic!("{model} on {chip}: {e}"));
+            // every op is a layer; NPUs also run the f32 input's cast (as `tpusim plan`)
+            let cast = usize::from(r.chip_kind == "npu");
             assert_eq!(
                 r.layers.len(),
                 tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, (res, res)).unwrap())
                     .unwrap()
                     .ops
                     .len()
+                    + cast
             );
             check(&r);
         }
@@ -196,8 +200,12 @@ fn npu_moves_logical_bytes_and_pads_lanes() {
     assert_eq!(r.chip_kind, "npu");
     assert_eq!(r.dtype, "f16");
     assert_eq!(r.bytes_moved, r.bytes_logical, "GMEM is contiguous");
-    // the 3-channel input reserves its aligned size in all 64 lanes
+    // the 3-channel input (f32, cast on the chip) reserves its aligned size in all 64
+    // lanes; its f16 cast likewise
     let input = r.tensors.iter().find(|t| t.name == "input").unwrap();
+    let per_lane = (64u64 * 64).div_ceil(16) * 16 * 4; // one channel row, EU_NUM 16 f32
+    assert_eq!(input.bytes_stored, per_lane * 64);
+    let input = r.tensors.iter().find(|t| t.name == "input_cast").unwrap();
     let per_lane = (64u64 * 64).div_ceil(32) * 32 * 2; // one channel row, EU_NUM 32 f16
     assert_eq!(input.bytes_stored, per_lane * 64);
     check(&r);

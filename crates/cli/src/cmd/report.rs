@@ -40,6 +40,11 @@ pub struct ReportArgs {
     /// Default: bf16 on a TPU, f16 on an NPU.
     #[arg(long)]
     dtype: Option<String>,
+    /// NPUs: element type the network's inputs arrive in — f32 (default, as TPU-MLIR
+    /// compiles an ONNX model: a cast op converts them on the chip, as in `tpusim plan`)
+    /// or `same` (already in --dtype). TPUs take their inputs in --dtype.
+    #[arg(long, value_name = "TYPE")]
+    input_dtype: Option<String>,
     /// Input height and width in pixels, `H,W` (or one number for both). Default 224,224.
     #[arg(long, value_name = "H,W")]
     resolution: Option<String>,
@@ -137,6 +142,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         dtype: args.dtype.clone(),
         resolution: parse_resolution(args.resolution.as_deref())?,
         vmem_bytes: vmem(&args)?,
+        input_dtype: args.input_dtype.clone(),
     };
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     spinner.set_style(
@@ -195,6 +201,7 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
                 dtype: p.dtype.clone(),
                 resolution,
                 vmem_bytes,
+                input_dtype: args.input_dtype.clone(),
             })
         },
         || bar.inc(1),
