@@ -258,7 +258,8 @@ fn load_graph(
         _ => tpusim_graph::load(model, batch.unwrap_or(1), res.unwrap_or((224, 224)))?,
     };
     // fused (as TPU-MLIR plans) unless told otherwise; inputs cast on the chip when
-    // they arrive wider; independent branches lightest op first (tpusim_graph::order)
+    // they arrive in another type; independent branches lightest op first
+    // (tpusim_graph::order)
     let g = if fuse {
         tpusim_graph::fuse::fuse(&g)?
     } else {
