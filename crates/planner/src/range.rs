@@ -36,9 +36,12 @@ pub fn split(size: u64, parts: u64, i: u64) -> Option<Range> {
     if parts == 0 || parts > size || i >= parts {
         return None;
     }
-    let a = (i as u128 * size as u128 / parts as u128) as u64;
-    let b = ((i as u128 + 1) * size as u128 / parts as u128) as u64;
-    Some([a, b])
+    // i · size / parts, in u64 when the product fits (u128 division is slow)
+    let at = |k: u64| match k.checked_mul(size) {
+        Some(v) => v / parts,
+        None => (k as u128 * size as u128 / parts as u128) as u64,
+    };
+    Some([at(i), at(i + 1)])
 }
 
 /// Input rows a conv-like window (kernel `k`, stride `s`, top padding `p`, dilation

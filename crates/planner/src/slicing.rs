@@ -2,7 +2,6 @@
 //! gives every activation tensor of the group its (n, h) range in every slice.
 
 use crate::range::{backward_h, backward_n, h_half_rule_ok, hull, split, Range};
-use std::collections::HashMap;
 use tpusim_graph::query::Uses;
 use tpusim_graph::{Graph, OpId, OpKind, TensorId};
 
@@ -23,7 +22,30 @@ pub struct GroupTensors {
     /// Every activation tensor: `inputs` then `produced`.
     pub all: Vec<TensorId>,
     /// Tensor id → index in `all`.
-    pub pos: HashMap<TensorId, usize>,
+    pub pos: TensorPos,
+}
+
+/// Tensor id → index in a group's `all` list: a vector indexed by tensor id (the
+/// planner looks these up in its innermost loops, where hashing cost a fifth of the
+/// planning time at large batch sizes).
+#[derive(Debug, Clone, Default)]
+pub struct TensorPos(Vec<usize>);
+
+impl TensorPos {
+    /// Index of tensor `t` in `all`, if it is a tensor of the group.
+    pub fn get(&self, t: &TensorId) -> Option<&usize> {
+        self.0.get(*t).filter(|&&p| p != usize::MAX)
+    }
+}
+
+impl std::ops::Index<&TensorId> for TensorPos {
+    type Output = usize;
+
+    /// Index of tensor `t` in `all` (`t` must be a tensor of the group).
+    fn index(&self, t: &TensorId) -> &usize {
+        self.get(t)
+            .unwrap_or_else(|| panic!("tensor {t} is not in the group"))
+    }
 }
 
 impl GroupTensors {
@@ -45,7 +67,11 @@ impl GroupTensors {
             }
         }
         let all: Vec<TensorId> = inputs.iter().chain(produced.iter()).copied().collect();
-        let pos = all.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+        let mut pos = vec![usize::MAX; all.iter().max().map_or(0, |&m| m + 1)];
+        for (i, &t) in all.iter().enumerate() {
+            pos[t] = i;
+        }
+        let pos = TensorPos(pos);
         GroupTensors {
             first,
             last,
