@@ -332,6 +332,14 @@ mod tests {
         assert_eq!(split(100, 3, 0), Some([0, 33]));
         assert_eq!(split(100, 3, 2), Some([66, 100]));
         assert_eq!(split(2, 3, 0), None);
+        // products past u64 take the u128 path: the same parts as exact arithmetic
+        let big = u64::MAX - 6;
+        for (parts, i) in [(7u64, 3u64), (3, 2), (1 << 40, (1 << 40) - 1)] {
+            let exact = |k: u64| (k as u128 * big as u128 / parts as u128) as u64;
+            assert_eq!(split(big, parts, i), Some([exact(i), exact(i + 1)]));
+        }
+        let last = split(big, 1 << 40, (1 << 40) - 1).unwrap();
+        assert_eq!(last[1], big, "the parts end at the size");
         assert_eq!(backward_n([1, 2], 4, 4), [1, 2]);
         assert_eq!(backward_n([1, 2], 1, 4), [0, 1]);
     }
