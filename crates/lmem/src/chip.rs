@@ -105,6 +105,29 @@ impl Chip {
         }
     }
 
+    /// A chip with only its geometry (no 4N layout, no timing figures); set the optional
+    /// fields with struct update syntax, then [`Chip::validate`].
+    pub fn new(name: &str, npu_num: u64, eu_bytes: u64, lane_bytes: u64, banks: u64) -> Chip {
+        Chip {
+            name: name.to_string(),
+            npu_num,
+            eu_bytes,
+            lane_bytes,
+            banks,
+            align_4n: false,
+            clock_hz: None,
+            gdma_bytes_per_s: None,
+            gdma_store_bytes_per_s: None,
+            gdma_load_cycles_per_plane: None,
+            gdma_store_cycles_per_plane: None,
+            gdma_load_setup_cycles: None,
+            gdma_store_setup_cycles: None,
+            gdma_small_plane_factor: None,
+            macs_per_cycle_per_lane: None,
+            source: None,
+        }
+    }
+
     /// Parse one chip from TOML text (the format of `data/lmem/*.toml`: `name`,
     /// `npu_num`, `eu_bytes`, `lane_bytes`, `banks`, optional `align_4n`, `clock_hz`,
     /// `gdma_bytes_per_s`, `gdma_store_bytes_per_s`, `gdma_load_cycles_per_plane`,

@@ -13,22 +13,8 @@ fn chip_strategy() -> impl Strategy<Value = Chip> {
         any::<bool>(),
     )
         .prop_map(|(npu, eu, a4n)| Chip {
-            name: "prop".into(),
-            npu_num: npu,
-            eu_bytes: eu,
-            lane_bytes: 1 << 20,
-            banks: 8,
             align_4n: a4n,
-            clock_hz: None,
-            gdma_bytes_per_s: None,
-            gdma_store_bytes_per_s: None,
-            gdma_load_cycles_per_plane: None,
-            gdma_store_cycles_per_plane: None,
-            gdma_load_setup_cycles: None,
-            gdma_store_setup_cycles: None,
-            gdma_small_plane_factor: None,
-            macs_per_cycle_per_lane: None,
-            source: None,
+            ..Chip::new("prop", npu, eu, 1 << 20, 8)
         })
 }
 

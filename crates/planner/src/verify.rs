@@ -38,11 +38,15 @@ pub fn chip_of(plan: &Plan) -> Result<Chip> {
             return Ok(c);
         }
     }
-    let toml = format!(
-        "name = {:?}\nnpu_num = {}\neu_bytes = {}\nlane_bytes = {}\nbanks = {}\n",
-        plan.chip, plan.npu_num, plan.eu_bytes, plan.lane_bytes, plan.banks
+    let chip = Chip::new(
+        &plan.chip,
+        plan.npu_num,
+        plan.eu_bytes,
+        plan.lane_bytes,
+        plan.banks,
     );
-    Ok(Chip::from_toml(&toml)?)
+    chip.validate()?;
+    Ok(chip)
 }
 
 /// Verify `plan` against the chip figures it records.

@@ -187,25 +187,14 @@ impl Machine {
                 let lane = t.vmem_bytes / TPU_LANES / TPU_LANE_ALIGN * TPU_LANE_ALIGN;
                 let macs = (t.mxu_dim * t.mxu_dim * t.mxus) as f64 / TPU_LANES as f64;
                 let chip = tpusim_lmem::Chip {
-                    name: t.chip.name.clone(),
-                    npu_num: TPU_LANES,
-                    eu_bytes: TPU_LANE_ALIGN,
-                    lane_bytes: lane,
-                    banks: 1,
-                    align_4n: false,
                     clock_hz: Some(t.clock_hz),
                     gdma_bytes_per_s: Some(t.chip.hbm_bytes_per_s),
-                    gdma_store_bytes_per_s: None,
-                    gdma_load_cycles_per_plane: None,
-                    gdma_store_cycles_per_plane: None,
-                    gdma_load_setup_cycles: None,
-                    gdma_store_setup_cycles: None,
-                    gdma_small_plane_factor: None,
                     macs_per_cycle_per_lane: Some(macs),
                     source: Some(format!(
                         "TPU {} adapter: VMEM {} B over {TPU_LANES} lanes, {} MXUs of {}x{} at {:.3e} Hz, HBM {:.3e} B/s",
                         t.chip.name, t.vmem_bytes, t.mxus, t.mxu_dim, t.mxu_dim, t.clock_hz, t.chip.hbm_bytes_per_s
                     )),
+                    ..tpusim_lmem::Chip::new(&t.chip.name, TPU_LANES, TPU_LANE_ALIGN, lane, 1)
                 };
                 chip.validate().map_err(|e| ReportError::Lower {
                     context: format!("TPU '{}' as planner chip", t.chip.name),
