@@ -20,7 +20,7 @@ pub struct GraphBuilder {
 }
 
 /// Makes `base` unique within `taken` by appending `_1`, `_2`, …; records the result.
-fn unique(taken: &mut HashSet<String>, base: &str) -> String {
+pub(crate) fn unique(taken: &mut HashSet<String>, base: &str) -> String {
     let base = if base.is_empty() { "t" } else { base };
     if taken.insert(base.to_string()) {
         return base.to_string();

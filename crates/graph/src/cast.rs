@@ -7,7 +7,9 @@
 //! bm1684x: inside the first, H-sliced group) or run alone from global memory. The
 //! planner needs it in the graph to cost it and to choose where it runs.
 
+use crate::builder::unique;
 use crate::ir::{Graph, Op, OpKind, Tensor, TensorKind};
+use std::collections::HashSet;
 
 /// `g` with a [`OpKind::Cast`] after every network input that some op reads: the input
 /// tensor keeps its name and gets `bits` ([`Tensor::bits`]); a new tensor
@@ -17,12 +19,19 @@ use crate::ir::{Graph, Op, OpKind, Tensor, TensorKind};
 pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
     let mut out = g.clone();
     let mut casts = Vec::new();
+    // new names must differ from every tensor and op name
+    let mut taken: HashSet<String> = g
+        .tensors
+        .iter()
+        .map(|t| t.name.clone())
+        .chain(g.ops.iter().map(|o| o.name.clone()))
+        .collect();
     for &x in &g.inputs {
         let Some(t) = g.tensors.get(x) else { continue };
         if t.kind != TensorKind::Activation || !g.ops.iter().any(|o| o.inputs.contains(&x)) {
             continue;
         }
-        let name = unique_name(&out, &format!("{}_cast", t.name));
+        let name = unique(&mut taken, &format!("{}_cast", t.name));
         let y = out.tensors.len();
         out.tensors.push(Tensor {
             name: name.clone(),
@@ -48,19 +57,6 @@ pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
     casts.append(&mut out.ops);
     out.ops = casts;
     out
-}
-
-/// `base`, or `base_2`, `base_3`, … : the first name no tensor or op of `g` has.
-fn unique_name(g: &Graph, base: &str) -> String {
-    let taken =
-        |n: &str| g.tensors.iter().any(|t| t.name == n) || g.ops.iter().any(|o| o.name == n);
-    if !taken(base) {
-        return base.to_string();
-    }
-    (2..)
-        .map(|i| format!("{base}_{i}"))
-        .find(|n| !taken(n))
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
