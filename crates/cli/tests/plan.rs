@@ -210,6 +210,77 @@ fn svg_and_tpu_mlir_round_trip() {
 }
 
 #[test]
+fn weights_that_do_not_fit_resident_are_reloaded_per_slice() {
+    // torchvision ResNet-18 (weights stripped) at batch 4 on bm1688, with a grouping
+    // forced through a TPU-MLIR cache: layers 1–3 and layer 4's downsample in one group
+    // with N cut in 4, as TPU-MLIR itself groups it. Its filters do not fit resident in
+    // a 128 kB lane, so each slice reloads them.
+    let onnx = format!(
+        "{}/../graph/tests/data/tv_resnet18.onnx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let l1 = |b: &str, x: &str| {
+        format!(
+            "/layer{b}/{x}_output_0_{}",
+            x.rsplit('/').next().unwrap_or("")
+        )
+    };
+    let mut locs: Vec<String> = Vec::new();
+    for (b, blocks) in [
+        ("1", ["layer1.0", "layer1.1"]),
+        ("2", ["layer2.0", "layer2.1"]),
+        ("3", ["layer3.0", "layer3.1"]),
+    ] {
+        for blk in blocks {
+            if blk.ends_with(".0") && b != "1" {
+                locs.push(l1(b, &format!("{blk}/downsample/downsample.0/Conv")));
+            }
+            locs.push(l1(b, &format!("{blk}/relu/Relu")));
+            locs.push(l1(b, &format!("{blk}/conv2/Conv")));
+            locs.push(l1(b, &format!("{blk}/relu_1/Relu")));
+        }
+    }
+    locs.push(l1("4", "layer4.0/downsample/downsample.0/Conv"));
+    let cache = serde_json::json!({
+        "opt": 2,
+        "subfunc_0": {"GroupLayer": [{"index": 0, "locs": locs, "shape_secs": [4, 1, 1, 1, 1]}]}
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cache.json");
+    std::fs::write(&path, cache.to_string()).unwrap();
+    let args = [
+        "plan",
+        onnx.as_str(),
+        "--batch",
+        "4",
+        "--chip",
+        "bm1688",
+        "--import-tpu-mlir",
+        path.to_str().unwrap(),
+    ];
+    let p = plan_json(&args[1..]);
+    let g = p["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["ops"].as_array().unwrap().len() > 15)
+        .expect("the forced group");
+    assert_eq!(g["nsecs"], 4);
+    let weights: Vec<&Value> = g["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] == "weight")
+        .collect();
+    assert!(!weights.is_empty() && weights.iter().all(|b| !b["end_ts"].is_null()));
+    tpusim()
+        .args(args)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("weights reloaded in every slice"));
+}
+
+#[test]
 fn text_summary() {
     tpusim()
         .args(["plan", "resnet18", "--resolution", "112,112"])

@@ -6,7 +6,7 @@
 //! Applied to unsliced groups (one loop iteration), where weights are loaded once and
 //! the deep layers of a CNN are bound by their weight loads.
 
-use crate::timestep::{BlockSpec, Steps};
+use crate::timestep::{occupancy, BlockSpec, Steps};
 
 /// Per-step costs of one loop iteration, cycles.
 pub struct StepCosts {
@@ -18,7 +18,8 @@ pub struct StepCosts {
 
 /// Move loads earlier where that lowers Σ max(compute, DMA). `load_cycles[b]` is the
 /// DMA time of block `b`'s load; `lane_bytes` bounds the bytes held in any step (a
-/// block moved from step j to j′ is also held in steps j′..j). Steps are visited
+/// block moved from step j to j′ is also held in steps j′..j; with `pipelined`, steps
+/// are held as [`occupancy`] folds them, as the allocator will see them). Steps are visited
 /// first to last; in each, while it is DMA-bound, the load whose move saves the most
 /// goes to the step that saves the most (the latest of equals: the shortest extension).
 /// Returns whether anything moved.
@@ -28,13 +29,18 @@ pub fn balance_loads(
     cost: &mut StepCosts,
     load_cycles: &[f64],
     lane_bytes: u64,
+    pipelined: bool,
 ) -> bool {
     let n = steps.compute.len();
+    let k = steps.k;
+    let held = |start: u64, end: Option<u64>| occupancy(start, end, k, pipelined).0;
     let mut live = vec![0u64; n];
     for b in blocks.iter() {
-        let end = b.end.map_or(n - 1, |e| (e as usize).min(n - 1));
-        for l in live.iter_mut().take(end + 1).skip(b.start as usize) {
-            *l = l.saturating_add(b.size);
+        let m = held(b.start, b.end);
+        for (j, l) in live.iter_mut().enumerate() {
+            if m >> j & 1 == 1 {
+                *l = l.saturating_add(b.size);
+            }
         }
     }
     let step_cost =
@@ -57,8 +63,12 @@ pub fn balance_loads(
                     continue;
                 }
                 let here = step_cost(cost, j, cost.dma[j] - c);
+                let now = held(bl.start, bl.end);
                 for j2 in (0..j).rev() {
-                    if live[j2].saturating_add(bl.size) > lane_bytes {
+                    let added = held(j2 as u64, bl.end) & !now;
+                    if (0..n).any(|x| {
+                        added >> x & 1 == 1 && live[x].saturating_add(bl.size) > lane_bytes
+                    }) {
                         break;
                     }
                     let delta = here + step_cost(cost, j2, cost.dma[j2] + c);
@@ -73,8 +83,11 @@ pub fn balance_loads(
             let c = load_cycles[b];
             cost.dma[j] -= c;
             cost.dma[j2] += c;
-            for l in live.iter_mut().take(j).skip(j2) {
-                *l = l.saturating_add(blocks[b].size);
+            let added = held(j2 as u64, blocks[b].end) & !held(blocks[b].start, blocks[b].end);
+            for (x, l) in live.iter_mut().enumerate() {
+                if added >> x & 1 == 1 {
+                    *l = l.saturating_add(blocks[b].size);
+                }
             }
             blocks[b].start = j2 as u64;
             blocks[b].load_step = Some(j2 as u64);
@@ -132,7 +145,14 @@ mod tests {
             dma: vec![0.0, 0.0, 90.0, 0.0, 0.0],
         };
         let before = total(&c);
-        assert!(balance_loads(&mut blocks, &mut st, &mut c, &[90.0], 1000));
+        assert!(balance_loads(
+            &mut blocks,
+            &mut st,
+            &mut c,
+            &[90.0],
+            1000,
+            false
+        ));
         assert_eq!((blocks[0].start, blocks[0].load_step), (1, Some(1)));
         assert_eq!(st.loads[1], vec![0]);
         assert!(st.loads[2].is_empty());
@@ -165,7 +185,8 @@ mod tests {
             &mut st,
             &mut c,
             &[90.0, 0.0],
-            1000
+            1000,
+            false
         ));
         // every earlier step is DMA-bound too: nothing to gain
         let (mut blocks, mut st) = mk();
@@ -173,7 +194,14 @@ mod tests {
             compute: vec![0.0, 5.0, 10.0, 10.0, 0.0],
             dma: vec![0.0, 50.0, 90.0, 0.0, 0.0],
         };
-        assert!(!balance_loads(&mut blocks, &mut st, &mut c, &[90.0], 1000));
+        assert!(!balance_loads(
+            &mut blocks,
+            &mut st,
+            &mut c,
+            &[90.0],
+            1000,
+            false
+        ));
         assert_eq!(blocks[0].start, 2);
     }
 }

@@ -36,6 +36,9 @@ pub fn groupable(kind: &OpKind) -> bool {
     !matches!(kind, OpKind::Gemm | OpKind::Flatten | OpKind::Reshape)
 }
 
+/// Blocks, step table, lane addresses and exposed transfers of a placed group.
+type Placed = (Vec<BlockSpec>, Steps, Vec<u64>, Vec<bool>);
+
 /// A placed, costed slicing of a group.
 pub struct Attempt {
     /// Batch parts.
@@ -98,31 +101,34 @@ impl<'a> Ctx<'a> {
         let Ok(slices) = slice_group(self.graph, gt, nsecs, hsecs, self.opts.h_half_rule) else {
             return Ok(None);
         };
-        let (blocks, steps) = build(self.graph, self.chip, self.dtype, gt, &slices)?;
         let sliced = slices.len() > 1;
-        // unsliced: loads moved to earlier steps with DMA time to spare, if that layout
-        // still fits; otherwise the plain step table
-        let mut placed = None;
-        if !sliced {
-            // the balancer only counts bytes per step; if alignment or fragmentation
-            // defeats the allocator, balance again within a smaller budget
-            for frac in [1.0, 0.9, 0.75, 0.5] {
-                let budget = (self.geo.lane_bytes as f64 * frac) as u64;
-                let Some((bb, bs)) = self.balanced(gt, &slices, &blocks, &steps, budget) else {
-                    break;
-                };
-                placed = self.place(&bb, &bs, sliced).map(|p| (bb, bs, p));
-                if placed.is_some() {
-                    break;
-                }
+        let Some((blocks, steps, addrs, exposed)) = self.fit(gt, &slices, false)? else {
+            // resident weights do not fit: reload them in every slice instead
+            if !sliced {
+                return Ok(None);
             }
-        }
-        if placed.is_none() {
-            placed = self
-                .place(&blocks, &steps, sliced)
-                .map(|p| (blocks, steps, p));
-        }
-        let Some((blocks, steps, (addrs, exposed))) = placed else {
+            let streamed = self.fit(gt, &slices, true)?;
+            return self.finish(gt, nsecs, hsecs, slices, streamed);
+        };
+        self.finish(
+            gt,
+            nsecs,
+            hsecs,
+            slices,
+            Some((blocks, steps, addrs, exposed)),
+        )
+    }
+
+    /// Cost a placed layout into an [`Attempt`] (`None` passes through).
+    fn finish(
+        &self,
+        gt: &GroupTensors,
+        nsecs: u64,
+        hsecs: u64,
+        slices: Vec<SliceRanges>,
+        placed: Option<Placed>,
+    ) -> Result<Option<Attempt>> {
+        let Some((blocks, steps, addrs, exposed)) = placed else {
             return Ok(None);
         };
         let (cycles, gmem) = self.group_cost(gt, &slices, &blocks, &steps, &exposed);
@@ -136,6 +142,48 @@ impl<'a> Ctx<'a> {
             cycles,
             gmem,
         }))
+    }
+
+    /// Blocks, steps and lane addresses of `gt` sliced as `slices` (weights reloaded in
+    /// every slice when `stream_weights`), or `None` if they do not fit.
+    fn fit(
+        &self,
+        gt: &GroupTensors,
+        slices: &[SliceRanges],
+        stream_weights: bool,
+    ) -> Result<Option<Placed>> {
+        let (blocks, steps) = build(
+            self.graph,
+            self.chip,
+            self.dtype,
+            gt,
+            slices,
+            stream_weights,
+        )?;
+        let sliced = slices.len() > 1;
+        // unsliced: loads moved to earlier steps with DMA time to spare, if that layout
+        // still fits; otherwise the plain step table
+        let mut placed = None;
+        if !sliced {
+            // the balancer only counts bytes per step; if alignment or fragmentation
+            // defeats the allocator, balance again within a smaller budget
+            for frac in [1.0, 0.9, 0.75, 0.5] {
+                let budget = (self.geo.lane_bytes as f64 * frac) as u64;
+                let Some((bb, bs)) = self.balanced(gt, slices, &blocks, &steps, budget) else {
+                    break;
+                };
+                placed = self.place(&bb, &bs, sliced).map(|p| (bb, bs, p));
+                if placed.is_some() {
+                    break;
+                }
+            }
+        }
+        if placed.is_none() {
+            placed = self
+                .place(&blocks, &steps, sliced)
+                .map(|p| (blocks, steps, p));
+        }
+        Ok(placed.map(|(b, s, (a, e))| (b, s, a, e)))
     }
 
     /// The best slicing of ops `first..=last` as a group, or `None` if no slicing fits.
@@ -207,7 +255,12 @@ impl<'a> Ctx<'a> {
         let mut items = Vec::with_capacity(blocks.len());
         let mut exposed = Vec::with_capacity(blocks.len());
         for b in blocks {
-            let (mask, ex) = occupancy(b.start, b.end, k, sliced);
+            // TPU-MLIR software-pipelines every group of two or more ops, sliced or not,
+            // and allocates it so: an unsliced group's input and output blocks too
+            // hold their bytes across the loop body (its 13-op unsliced bm1688 group
+            // of layers 2–3 failed to allocate in TPU-MLIR while fitting a plain span
+            // allocation; tests/tpumlir.rs). Timing stays unpipelined when unsliced.
+            let (mask, ex) = occupancy(b.start, b.end, k, sliced || k > 1);
             let mut dma = 0u128;
             for s in b.load_step.iter().chain(b.store_step.iter()) {
                 dma |= 1u128 << fold_step(*s, k, sliced);
@@ -264,7 +317,8 @@ impl<'a> Ctx<'a> {
         };
         let mut bb = blocks.to_vec();
         let mut bs = steps.clone();
-        balance_loads(&mut bb, &mut bs, &mut cost, &load, budget).then_some((bb, bs))
+        let pipelined = bs.k > 1;
+        balance_loads(&mut bb, &mut bs, &mut cost, &load, budget, pipelined).then_some((bb, bs))
     }
 
     /// Cycles and global-memory bytes of a placed group (see the module docs of
@@ -367,7 +421,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// (bytes, DMA cycles) of loading block `b` for slice `s` (weights: whole, and only
-    /// in the first slice when `sliced`, as they stay resident).
+    /// in the first slice when `sliced` and resident; streamed weights in every slice).
     fn block_load(
         &self,
         gt: &GroupTensors,
@@ -381,7 +435,7 @@ impl<'a> Ctx<'a> {
         let shape = g.tensors[ti].shape;
         match b.kind {
             BlockKind::Weight => {
-                if sliced && (s.n_idx, s.h_idx) != (0, 0) {
+                if sliced && b.end.is_none() && (s.n_idx, s.h_idx) != (0, 0) {
                     (0, 0.0)
                 } else {
                     (

@@ -26,11 +26,13 @@
 //! - [`range`]: backward row ranges per op kind, the N/H split, the h/2 rule;
 //! - [`slicing`]: a candidate group's tensors and their (n, h) ranges in every slice;
 //! - [`timestep`]: the time-step table and each block's lifetime and size (sizes from
-//!   the lmem crate's aligned layout);
+//!   the lmem crate's aligned layout); a sliced group's weights stay resident, or are
+//!   reloaded in every slice when resident ones do not fit (as TPU-MLIR does);
 //! - [`alloc`]: lane addresses (resident weights first, longest lifetime, largest;
 //!   EU_BYTES aligned; bank aware);
 //! - [`cost`]: GDMA and compute cycles; [`group`]: one candidate group end to end;
-//! - [`search`]: the dynamic program choosing the groups;
+//! - [`search`]: the dynamic program choosing the groups (fewest cycles, then fewest
+//!   GMEM bytes);
 //! - [`verify`]: an independent checker every emitted plan passes;
 //! - [`svg`]: the time × address picture; [`tpumlir`]: TPU-MLIR cache JSON in and out.
 //!

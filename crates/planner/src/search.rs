@@ -4,7 +4,12 @@
 //! `i..j` of at least two groupable ops placed by [`Ctx::best`]. Candidates are grown
 //! from the tail toward the head (as the spec describes); growth stops at the first
 //! length that does not fit at any slicing, at an op that cannot be grouped, or at
-//! `max_group_ops`.
+//! `max_group_ops`. Plans are compared by cycles, then by global-memory bytes: where
+//! our model sees a tie (a global op whose DMA hides under its compute costs what it
+//! costs in a group), the cut that moves fewer bytes wins — TPU-MLIR's compiler runs
+//! such an op alone with its load and store exposed (bm1688 ResNet-18: `conv8` alone
+//! 139,848 cycles in its profile, 112,896 of them compute), so grouping it is the
+//! better choice there too.
 
 use crate::cost::{bytes_of, global_cost, op_cycles};
 use crate::error::Result;
@@ -33,14 +38,19 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
     let g = ctx.graph;
     let n = g.ops.len();
     let bits = ctx.dtype.bits();
-    let mut best: Vec<u64> = vec![u64::MAX; n + 1];
+    // (cycles, GMEM bytes) of the best plan of ops 0..j, compared in that order
+    let mut best: Vec<(u64, u64)> = vec![(u64::MAX, u64::MAX); n + 1];
     let mut choice: Vec<Piece> = vec![Piece::Global(0); n + 1];
-    best[0] = 0;
-    let global: Vec<u64> = g
+    best[0] = (0, 0);
+    let global: Vec<(u64, u64)> = g
         .ops
         .iter()
-        .map(|op| global_cost(g, op, bits, ctx.chip.npu_num, &ctx.timing).1)
+        .map(|op| {
+            let (bytes, cycles) = global_cost(g, op, bits, ctx.chip.npu_num, &ctx.timing);
+            (cycles, bytes)
+        })
         .collect();
+    let add = |a: (u64, u64), b: (u64, u64)| (a.0.saturating_add(b.0), a.1.saturating_add(b.1));
     // prefix sums of each op's whole-tensor compute cycles and weight bytes: a group
     // costs at least its compute and the time to load its weights once (lower bound
     // used to skip candidates that cannot beat the best cut found so far)
@@ -65,7 +75,7 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
     }
     for j in 1..=n {
         let last = j - 1;
-        best[j] = best[last].saturating_add(global[last]);
+        best[j] = add(best[last], global[last]);
         choice[j] = Piece::Global(last);
         if !groupable(&g.ops[last].kind) {
             continue;
@@ -79,14 +89,14 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
             let comp_lb = comp_prefix[j] - comp_prefix[first];
             let dma_lb =
                 (wbytes_prefix[j] - wbytes_prefix[first]) as f64 / ctx.timing.gdma_bytes_per_cycle;
-            if best[first] as f64 + comp_lb.max(dma_lb) >= best[j] as f64 {
+            if best[first].0 as f64 + comp_lb.max(dma_lb) > best[j].0 as f64 {
                 continue;
             }
             let Some((a, fit)) = ctx.best_from(first, last, skip, 0)? else {
                 break;
             };
             skip = fit;
-            let c = best[first].saturating_add(a.cycles);
+            let c = add(best[first], (a.cycles, a.gmem));
             if c < best[j] {
                 best[j] = c;
                 choice[j] = Piece::Group {

@@ -6,7 +6,11 @@
 //! step `j` is held over `[j−1, j]`, the spec's `[T5,T5] → [T2,T5]` widening to the
 //! previous compute step) and storing what op `j−2` produced; step `k+1` only stores.
 //! When the group is sliced (more than one slice), weights stay resident (`end = None`)
-//! and are loaded in the first slice only; loads of step 0 and stores of step `k+1`
+//! and are loaded in the first slice only, unless they are *streamed*: then each slice
+//! loads them again one step before use and frees them after it, as unsliced groups do
+//! (TPU-MLIR does this when its held weights do not fit: its ResNet-18 batch-4 group of
+//! layers 1–4 on bm1688, N cut in 4, reloads every filter in each of the 4 slices, as
+//! its cycle profile shows). Loads of step 0 and stores of step `k+1`
 //! overlap the neighbouring slices' last and first compute steps (software pipelining:
 //! slice s+1 loads while slice s computes while slice s−1 stores).
 
@@ -156,16 +160,17 @@ pub fn buffer_size(
     }
 }
 
-/// Build the blocks and the step table of group `gt` sliced as `slices` (`sliced` =
-/// more than one slice: weights resident).
+/// Build the blocks and the step table of group `gt` sliced as `slices` (more than one
+/// slice: weights resident, or reloaded in every slice when `stream_weights`).
 pub fn build(
     graph: &Graph,
     chip: &Chip,
     dtype: ElementType,
     gt: &GroupTensors,
     slices: &[SliceRanges],
+    stream_weights: bool,
 ) -> Result<(Vec<BlockSpec>, Steps)> {
-    let sliced = slices.len() > 1;
+    let resident = slices.len() > 1 && !stream_weights;
     let k = (gt.last - gt.first + 1) as u64;
     let nsteps = (k + 2) as usize;
     let step_of = |op: OpId| (op - gt.first) as u64 + 1;
@@ -255,7 +260,7 @@ pub fn build(
                 op: None,
                 size,
                 start: us - 1,
-                end: if sliced { None } else { Some(us) },
+                end: if resident { None } else { Some(us) },
                 load_step: Some(us - 1),
                 store_step: None,
                 compute_steps: vec![us],
@@ -320,8 +325,9 @@ pub fn build(
     Ok((blocks, steps))
 }
 
-/// Steps a block occupies, as a bit mask over steps `0..=k+1`. Unsliced: its own span.
-/// Sliced (pipelined): step 0 also stands for step `k` of the previous slice and step
+/// Steps a block occupies, as a bit mask over steps `0..=k+1`. Not `pipelined`: its own
+/// span. Pipelined (sliced groups, and for allocation every group of two or more ops,
+/// as TPU-MLIR allocates them): step 0 also stands for step `k` of the previous slice and step
 /// `k+1` for step 1 of the next, so they fold onto those; a block loaded at step 0 and
 /// still held at step `k` (or produced at step 1 and stored at `k+1`) would meet its
 /// next-slice copy, so its transfer is not overlapped ("exposed"). Every block loaded
@@ -330,7 +336,7 @@ pub fn build(
 /// and the previous slice's output store under the longest op, and its final MLIR
 /// gives every block of such a group its own address). Resident blocks occupy every
 /// step.
-pub fn occupancy(start: u64, end: Option<u64>, k: u64, sliced: bool) -> (u128, bool) {
+pub fn occupancy(start: u64, end: Option<u64>, k: u64, pipelined: bool) -> (u128, bool) {
     let bits = |a: u64, b: u64| -> u128 {
         if b < a {
             0
@@ -346,7 +352,7 @@ pub fn occupancy(start: u64, end: Option<u64>, k: u64, sliced: bool) -> (u128, b
     let Some(end) = end else {
         return (bits(0, k + 1), false);
     };
-    if !sliced {
+    if !pipelined {
         return (bits(start, end), false);
     }
     let exposed = (start == 0 && end >= k) || (end == k + 1 && start <= 1);

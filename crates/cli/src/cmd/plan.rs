@@ -407,6 +407,25 @@ fn summary(p: &Plan) -> String {
             g.cycles
         );
     }
+    let streamed: Vec<String> = p
+        .groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| {
+            g.nsecs * g.hsecs > 1
+                && g.blocks.iter().any(|b| {
+                    b.kind == tpusim_planner::plan::BlockKind::Weight && b.end_ts.is_some()
+                })
+        })
+        .map(|(i, _)| i.to_string())
+        .collect();
+    if !streamed.is_empty() {
+        let _ = writeln!(
+            s,
+            "weights reloaded in every slice (they do not all fit resident): group {}",
+            streamed.join(", ")
+        );
+    }
     if !p.global_ops.is_empty() {
         let gc: u64 = p.global_costs.iter().map(|c| c.cycles).sum();
         let gb: u64 = p.global_costs.iter().map(|c| c.gmem_bytes).sum();
