@@ -3,6 +3,8 @@
 
   resnet18.onnx   ResNet-18 (conv+bias, BN folded as torch's eval export does), 1x3x224x224
   mini_mbv2.onnx  a small MobileNetV2-like net (inverted residuals, depthwise), 1x3x224x224
+  resnet50.onnx   ResNet-50 (bottlenecks, stride on the 3x3 as torchvision), 1x3x224x224
+  mobilenetv2.onnx MobileNetV2 1.0 (ReLU for ReLU6), 1x3x224x224
 
 Usage: python bench/lmem_tpumlir_models.py OUTDIR   (needs the `onnx` and `numpy` packages)
 """
@@ -107,8 +109,47 @@ def mini_mbv2(path):
     n.save(path, "mini_mbv2", 10)
 
 
+def resnet50(path):
+    n = Net()
+    x = n.conv("input", 3, 64, 7, 2, 3)
+    x = n.maxpool(x, 3, 2, 1)
+    cin = 64
+    for mid, blocks, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        for blk in range(blocks):
+            s = stride if blk == 0 else 1
+            y = n.conv(x, cin, mid, 1, 1, 0)
+            y = n.conv(y, mid, mid, 3, s)
+            y = n.conv(y, mid, 4 * mid, 1, 1, 0, relu=False)
+            sc = n.conv(x, cin, 4 * mid, 1, s, 0, relu=False) if (s != 1 or cin != 4 * mid) else x
+            x = n.relu(n.add(y, sc))
+            cin = 4 * mid
+    n.head(x, 2048, 1000)
+    n.save(path, "resnet50", 1000)
+
+
+def mobilenetv2(path):
+    n = Net()
+    x = n.conv("input", 3, 32, 3, 2)
+    cin = 32
+    for t, c, reps, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                          (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for i in range(reps):
+            stride = s if i == 0 else 1
+            hid = cin * t
+            y = n.conv(x, cin, hid, 1, 1, 0) if t != 1 else x
+            y = n.conv(y, hid, hid, 3, stride, 1, group=hid)
+            y = n.conv(y, hid, c, 1, 1, 0, relu=False)
+            x = n.add(x, y) if (stride == 1 and cin == c) else y
+            cin = c
+    x = n.conv(x, cin, 1280, 1, 1, 0)
+    n.head(x, 1280, 1000)
+    n.save(path, "mobilenetv2", 1000)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     resnet18(f"{out}/resnet18.onnx")
     mini_mbv2(f"{out}/mini_mbv2.onnx")
+    resnet50(f"{out}/resnet50.onnx")
+    mobilenetv2(f"{out}/mobilenetv2.onnx")
     print("wrote", out)

@@ -26,7 +26,8 @@ compile() {
     echo "  $2: $(grep -o 'total_cycle:[0-9]*' compiler_profile_0.txt), tpu.Group ops: $(grep -c 'tpu.Group' ${m}_${CHIP}_f16_final.mlir), secs: $(grep -o '[nh]secs = [0-9]*' ${m}_${CHIP}_f16_final.mlir | paste -sd' ')" )
 }
 
-for spec in "resnet18|resnet18.onnx|" "resnet18_b4|resnet18.onnx|--batch 4" "mini_mbv2|mini_mbv2.onnx|"; do
+for spec in "resnet18|resnet18.onnx|" "resnet18_b4|resnet18.onnx|--batch 4" "mini_mbv2|mini_mbv2.onnx|" \
+            "resnet50|resnet50.onnx|" "mobilenetv2|mobilenetv2.onnx|"; do
   IFS='|' read -r m onnx extra <<< "$spec"
   [ -d $W/$m/${P}lg ] || { echo "== $m: no $W/$m/${P}lg (TPU-MLIR's own run for $CHIP), skipped"; continue; }
   echo "== $m ($CHIP)"

@@ -9,6 +9,15 @@
 //! layer-group pass gives these ops (seen in its final MLIR for ResNet-18), so the
 //! shortcut's small weights are loaded while the stem's compute runs and the big 3×3
 //! filters load during the shortcut's compute.
+//!
+//! [`tpu_mlir_order`] is the order TPU-MLIR's `--topo-sort` pass gives the ops before
+//! its layer-group pass (read from its final MLIR and its cache JSONs for ResNet-18 and
+//! ResNet-50): ops that can run in local memory and ops that cannot are taken in turns
+//! ("ping-pong"), and within a turn the ready op *latest* in the original order goes
+//! first. In a ResNet-50 bottleneck that runs the shortcut conv before the 1×1 reduce
+//! conv even when the shortcut is the heavier; a plan exported to TPU-MLIR must group
+//! ops in runs that are consecutive in this order, or TPU-MLIR rejects it ("operand
+//! does not dominate this use").
 
 use crate::ir::{Graph, OpId};
 use std::cmp::Reverse;
@@ -18,24 +27,7 @@ use std::collections::BinaryHeap;
 /// are unchanged; the result is a valid topological order of the same ops.
 pub fn light_first(g: &Graph) -> Graph {
     let n = g.ops.len();
-    let mut producer = vec![None; g.tensors.len()];
-    for (i, op) in g.ops.iter().enumerate() {
-        for &t in &op.outputs {
-            if let Some(p) = producer.get_mut(t) {
-                *p = Some(i);
-            }
-        }
-    }
-    let mut waiting = vec![0usize; n];
-    let mut users: Vec<Vec<OpId>> = vec![Vec::new(); n];
-    for (i, op) in g.ops.iter().enumerate() {
-        for &t in &op.inputs {
-            if let Some(Some(p)) = producer.get(t) {
-                waiting[i] += 1;
-                users[*p].push(i);
-            }
-        }
-    }
+    let (mut waiting, users) = edges(g);
     let weight = |i: OpId| -> u64 {
         g.ops[i]
             .weights
@@ -68,6 +60,68 @@ pub fn light_first(g: &Graph) -> Graph {
     }
 }
 
+/// Producer op of every tensor, and the users (consumer ops) of every op.
+fn edges(g: &Graph) -> (Vec<usize>, Vec<Vec<OpId>>) {
+    let n = g.ops.len();
+    let mut producer = vec![None; g.tensors.len()];
+    for (i, op) in g.ops.iter().enumerate() {
+        for &t in &op.outputs {
+            if let Some(p) = producer.get_mut(t) {
+                *p = Some(i);
+            }
+        }
+    }
+    let mut waiting = vec![0usize; n];
+    let mut users: Vec<Vec<OpId>> = vec![Vec::new(); n];
+    for (i, op) in g.ops.iter().enumerate() {
+        for &t in &op.inputs {
+            if let Some(Some(p)) = producer.get(t) {
+                waiting[i] += 1;
+                users[*p].push(i);
+            }
+        }
+    }
+    (waiting, users)
+}
+
+/// `g` with its ops in TPU-MLIR's topological order (see the module docs); `local(op)`
+/// says whether an op can run in a layer group. Tensor ids are unchanged; the result
+/// is a valid topological order of the same ops.
+pub fn tpu_mlir_order(g: &Graph, local: impl Fn(&crate::ir::Op) -> bool) -> Graph {
+    let n = g.ops.len();
+    let (mut waiting, users) = edges(g);
+    // ready ops of each kind (local / not), latest in the original order first
+    let mut ready: [BinaryHeap<OpId>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+    for i in (0..n).filter(|&i| waiting[i] == 0) {
+        ready[local(&g.ops[i]) as usize].push(i);
+    }
+    let mut turn = 1usize; // TPU-MLIR starts with the local ops
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let Some(i) = ready[turn].pop() else {
+            if ready[1 - turn].is_empty() {
+                break;
+            }
+            turn = 1 - turn;
+            continue;
+        };
+        order.push(i);
+        for &u in &users[i] {
+            waiting[u] -= 1;
+            if waiting[u] == 0 {
+                ready[local(&g.ops[u]) as usize].push(u);
+            }
+        }
+    }
+    if order.len() != n {
+        return g.clone();
+    }
+    Graph {
+        ops: order.iter().map(|&i| g.ops[i].clone()).collect(),
+        ..g.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +145,39 @@ mod tests {
         crate::validate::validate(&r).unwrap();
         // a chain is left as it is
         assert_eq!(names(&light_first(&r)), names(&r));
+    }
+
+    #[test]
+    fn tpu_mlir_order_takes_the_latest_ready_op_and_alternates_local_and_global() {
+        // a bottleneck whose shortcut (added last, as ONNX exports list it) is heavier
+        let mut b = GraphBuilder::new("bottleneck");
+        let x = b.input("x", Shape4::new(1, 256, 14, 14));
+        let r = b.conv("reduce", x, 64, 1, 1, 0, 1, true).unwrap();
+        let m = b.conv("mid", r, 64, 3, 1, 1, 1, true).unwrap();
+        let e = b.conv("expand", m, 512, 1, 2, 0, 1, false).unwrap();
+        let s = b.conv("shortcut", x, 512, 1, 2, 0, 1, false).unwrap();
+        let y = b.add_op("add", OpKind::Add, &[e, s], &[]).unwrap();
+        let f = b.add_op("flat", OpKind::Flatten, &[y], &[]).unwrap();
+        b.output(f);
+        let g = b.finish().unwrap();
+        let names = |g: &Graph| g.ops.iter().map(|o| o.name.clone()).collect::<Vec<_>>();
+        let local = |o: &crate::ir::Op| !matches!(o.kind, OpKind::Flatten);
+        let t = tpu_mlir_order(&g, local);
+        assert_eq!(
+            names(&t),
+            ["shortcut", "reduce", "mid", "expand", "add", "flat"]
+        );
+        crate::validate::validate(&t).unwrap();
+        // lightest-first would run the reduce branch first here
+        assert_eq!(names(&light_first(&g))[0], "reduce");
+        // a global op whose input is ready waits until no local op is ready
+        let mut b = GraphBuilder::new("fork");
+        let x = b.input("x", Shape4::new(1, 8, 8, 8));
+        let f = b.add_op("flat", OpKind::Flatten, &[x], &[]).unwrap();
+        let c = b.conv("c", x, 8, 3, 1, 1, 1, true).unwrap();
+        b.output(f);
+        b.output(c);
+        let g = b.finish().unwrap();
+        assert_eq!(names(&tpu_mlir_order(&g, local)), ["c", "flat"]);
     }
 }

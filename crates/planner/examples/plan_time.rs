@@ -14,7 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reps: u32 = a.get(6).map_or(Ok(5), |s| s.parse())?;
     // as `tpusim plan` loads a model: fused, the f32 input cast on the chip, ordered
     let fused = tpusim_graph::fuse::fuse(&tpusim_graph::load(model, batch, (res, res))?)?;
-    let g = tpusim_graph::order::light_first(&tpusim_graph::cast::cast_inputs(&fused, 32));
+    let g = tpusim_planner::tpu_mlir_order(&tpusim_graph::cast::cast_inputs(&fused, 32));
     let opts = tpusim_planner::PlanOptions {
         search,
         ..Default::default()

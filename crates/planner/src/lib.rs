@@ -180,6 +180,13 @@ pub struct GroupRequest {
     pub secs: Option<(u64, u64)>,
 }
 
+/// `graph` with its ops in TPU-MLIR's topological order ([`tpusim_graph::order::tpu_mlir_order`],
+/// local = [`group::groupable`]): the order `tpusim plan` and the report plan in, so an
+/// exported grouping is runs of consecutive ops for TPU-MLIR too.
+pub fn tpu_mlir_order(graph: &Graph) -> Graph {
+    tpusim_graph::order::tpu_mlir_order(graph, |op| group::groupable(&op.kind))
+}
+
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);
 /// every op not in a requested group is global. Errors if groups overlap, are out of
 /// order, contain an op that cannot be grouped, or fit at no slicing.

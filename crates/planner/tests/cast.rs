@@ -2,14 +2,14 @@
 //! moved as 4-byte elements, the cast's output as the plan's; the cast may run alone or
 //! inside a group, and every such plan verifies.
 
-use tpusim_graph::{cast::cast_inputs, fuse::fuse, load, order::light_first, Graph};
+use tpusim_graph::{cast::cast_inputs, fuse::fuse, load, Graph};
 use tpusim_layout::ElementType;
 use tpusim_lmem::{Chip, LocalLayout, TensorShape};
 use tpusim_planner::verify::verify;
-use tpusim_planner::{plan, plan_with_groups, GroupRequest, PlanOptions};
+use tpusim_planner::{plan, plan_with_groups, tpu_mlir_order, GroupRequest, PlanOptions};
 
 fn resnet18(batch: u64) -> Graph {
-    light_first(&cast_inputs(
+    tpu_mlir_order(&cast_inputs(
         &fuse(&load("resnet18", batch, (224, 224)).unwrap()).unwrap(),
         32,
     ))

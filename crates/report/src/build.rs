@@ -47,8 +47,8 @@ impl ModelSource {
     }
 
     /// Build the network for `batch` images of `resolution`, fused (batch-norm and
-    /// activations folded into their producers, as the planner expects) and ordered
-    /// lightest-ready-first (`tpusim_graph::order`).
+    /// activations folded into their producers, as the planner expects) and in
+    /// TPU-MLIR's op order (`tpusim_planner::tpu_mlir_order`).
     pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
         if batch == 0 {
             return Err(ReportError::BadBatch {
@@ -72,8 +72,8 @@ impl ModelSource {
             }
         }
         .map_err(lower)?;
-        // planned as `tpusim plan` plans it: fused, independent branches lightest first
-        Ok(tpusim_graph::order::light_first(
+        // planned as `tpusim plan` plans it: fused, in TPU-MLIR's op order
+        Ok(tpusim_planner::tpu_mlir_order(
             &tpusim_graph::fuse::fuse(&g).map_err(lower)?,
         ))
     }
@@ -126,7 +126,7 @@ pub fn report(req: &Request) -> Result<Report> {
     let graph = req.model.graph(req.batch, req.resolution)?;
     let graph = match input_bits(req.input_dtype.as_deref(), &machine, dtype)? {
         Some(bits) => {
-            tpusim_graph::order::light_first(&tpusim_graph::cast::cast_inputs(&graph, bits))
+            tpusim_planner::tpu_mlir_order(&tpusim_graph::cast::cast_inputs(&graph, bits))
         }
         None => graph,
     };

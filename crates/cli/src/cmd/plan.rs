@@ -258,8 +258,8 @@ fn load_graph(
         _ => tpusim_graph::load(model, batch.unwrap_or(1), res.unwrap_or((224, 224)))?,
     };
     // fused (as TPU-MLIR plans) unless told otherwise; inputs cast on the chip when
-    // they arrive in another type; independent branches lightest op first
-    // (tpusim_graph::order)
+    // they arrive in another type; ops in TPU-MLIR's topological order, so that an
+    // exported grouping is runs of consecutive ops for TPU-MLIR too (tpusim_graph::order)
     let g = if fuse {
         tpusim_graph::fuse::fuse(&g)?
     } else {
@@ -269,7 +269,7 @@ fn load_graph(
         Some(bits) => tpusim_graph::cast::cast_inputs(&g, bits),
         None => g,
     };
-    Ok(tpusim_graph::order::light_first(&g))
+    Ok(tpusim_planner::tpu_mlir_order(&g))
 }
 
 fn list(json: bool) -> Result<()> {
