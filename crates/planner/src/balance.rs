@@ -63,12 +63,25 @@ pub fn balance_loads(
                     continue;
                 }
                 let here = step_cost(cost, j, cost.dma[j] - c);
-                let now = held(bl.start, bl.end);
+                // steps already checked to have room (the held steps only grow as
+                // the load moves earlier)
+                let mut checked = held(bl.start, bl.end);
                 for j2 in (0..j).rev() {
-                    let added = held(j2 as u64, bl.end) & !now;
-                    if (0..n).any(|x| {
-                        added >> x & 1 == 1 && live[x].saturating_add(bl.size) > lane_bytes
-                    }) {
+                    let mut fresh = held(j2 as u64, bl.end) & !checked;
+                    checked |= fresh;
+                    let mut full = false;
+                    while fresh != 0 {
+                        let x = fresh.trailing_zeros() as usize;
+                        fresh &= fresh - 1;
+                        if live
+                            .get(x)
+                            .is_some_and(|l| l.saturating_add(bl.size) > lane_bytes)
+                        {
+                            full = true;
+                            break;
+                        }
+                    }
+                    if full {
                         break;
                     }
                     let delta = here + step_cost(cost, j2, cost.dma[j2] + c);
@@ -83,9 +96,11 @@ pub fn balance_loads(
             let c = load_cycles[b];
             cost.dma[j] -= c;
             cost.dma[j2] += c;
-            let added = held(j2 as u64, blocks[b].end) & !held(blocks[b].start, blocks[b].end);
-            for (x, l) in live.iter_mut().enumerate() {
-                if added >> x & 1 == 1 {
+            let mut added = held(j2 as u64, blocks[b].end) & !held(blocks[b].start, blocks[b].end);
+            while added != 0 {
+                let x = added.trailing_zeros() as usize;
+                added &= added - 1;
+                if let Some(l) = live.get_mut(x) {
                     *l = l.saturating_add(blocks[b].size);
                 }
             }
