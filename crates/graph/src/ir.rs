@@ -208,6 +208,18 @@ pub struct Op {
     pub fused_act: Option<Activation>,
 }
 
+impl Op {
+    /// An element-wise op of two different inputs (add, multiply): each output element
+    /// depends only on the same element of the inputs, so its output may be written
+    /// over its first input (TPU-MLIR's local-memory allocator does so, "in place").
+    pub fn is_binary_elementwise(&self) -> bool {
+        matches!(self.kind, OpKind::Add | OpKind::Mul)
+            && self.inputs.len() == 2
+            && self.inputs[0] != self.inputs[1]
+            && self.outputs.len() == 1
+    }
+}
+
 /// A network: tensors and ops, ops in a valid topological order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Graph {

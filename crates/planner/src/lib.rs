@@ -29,7 +29,8 @@
 //!   the lmem crate's aligned layout); a sliced group's weights stay resident, or are
 //!   reloaded in every slice when resident ones do not fit (as TPU-MLIR does);
 //! - [`alloc`]: lane addresses (resident weights first, longest lifetime, largest;
-//!   EU_BYTES aligned; bank aware);
+//!   EU_BYTES aligned; bank aware; an add's output in place of its first input where
+//!   that input is last read by the add);
 //! - [`cost`]: GDMA and compute cycles; [`group`]: one candidate group end to end;
 //! - [`search`]: the dynamic program choosing the groups (fewest cycles, then fewest
 //!   GMEM bytes);

@@ -7,7 +7,9 @@
 //! - every block fits the lane, starts on an EU_BYTES boundary, is at least as large as
 //!   the lmem crate's aligned size of the largest slice it holds, and no two blocks
 //!   held in a common time step (pipelining folds the first and last steps onto the
-//!   neighbouring slices' compute steps) overlap in address;
+//!   neighbouring slices' compute steps) overlap in address, except an element-wise
+//!   op's output written over its first input when the two share only that op's step
+//!   (in place, as TPU-MLIR allocates);
 //! - the slices are exactly `nsecs × hsecs`; every op's output slices cover its whole
 //!   output, and a stored tensor's own parts (which partition it exactly once) lie
 //!   inside its slices;
@@ -533,13 +535,43 @@ fn check_group(
         .iter()
         .map(|b| held_steps(b.start_ts, b.end_ts, k, sliced))
         .collect();
+    // in place: an element-wise op's output may take its first input's bytes when the
+    // two are held together only in that op's step (TPU-MLIR's allocator does this)
+    let in_place = |x: &crate::plan::Block, y: &crate::plan::Block, hx: &[bool], hy: &[bool]| {
+        ids.iter().enumerate().any(|(i, &o)| {
+            let op = &g.ops[o];
+            let s = i + 1;
+            op.is_binary_elementwise()
+                && g.tensors
+                    .get(op.inputs[0])
+                    .is_some_and(|t| t.name == x.name)
+                && op
+                    .outputs
+                    .first()
+                    .and_then(|&t| g.tensors.get(t))
+                    .is_some_and(|t| t.name == y.name)
+                && x.addr == y.addr
+                && y.size <= x.size
+                && hx
+                    .iter()
+                    .zip(hy)
+                    .enumerate()
+                    .all(|(j, (p, q))| !(*p && *q) || j == s)
+        })
+    };
     for i in 0..gr.blocks.len() {
         for j in i + 1..gr.blocks.len() {
             let (a, b) = (&gr.blocks[i], &gr.blocks[j]);
             let common = held[i].iter().zip(&held[j]).any(|(x, y)| *x && *y);
             let overlap =
                 a.addr < b.addr.saturating_add(b.size) && b.addr < a.addr.saturating_add(a.size);
-            if common && overlap && a.size > 0 && b.size > 0 {
+            if common
+                && overlap
+                && a.size > 0
+                && b.size > 0
+                && !in_place(a, b, &held[i], &held[j])
+                && !in_place(b, a, &held[j], &held[i])
+            {
                 e.push(format!(
                     "blocks '{}' and '{}' are held at the same time and overlap in address",
                     a.name, b.name

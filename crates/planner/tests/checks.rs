@@ -300,3 +300,28 @@ fn rows_no_consumer_reads_are_still_covered() {
     }
     plan(&g, &chip(), &PlanOptions::default()).unwrap();
 }
+
+#[test]
+fn an_add_writes_over_its_first_input_and_only_in_its_own_step() {
+    // stem, pool, two residual blocks and the deconv after them in one unsliced group:
+    // block 1's add reads block 0's add output for the last time, so it may write its
+    // output over it (TPU-MLIR's in-place rule); the verifier accepts that overlap only
+    // in the add's step
+    let g = mini_resnet(1, 64, 56, 2);
+    let last = g.ops.iter().position(|o| o.name == "deconv").unwrap();
+    let p = forced(&g, 0, last, 1, 1);
+    verify(&p).unwrap();
+    let gr = &p.groups[0];
+    let find = |name: &str| gr.blocks.iter().position(|b| b.name == name).unwrap();
+    let add_out = |op: &str| {
+        let o = g.ops.iter().find(|o| o.name == op).unwrap();
+        g.tensors[o.outputs[0]].name.clone()
+    };
+    let (x, y) = (find(&add_out("b0_add")), find(&add_out("b1_add")));
+    assert_eq!(gr.blocks[x].addr, gr.blocks[y].addr, "in place");
+    // held together one step more: now a real overlap
+    let mut bad = p.clone();
+    let b = &mut bad.groups[0].blocks[y];
+    b.start_ts -= 1;
+    rejected(&bad, "overlap in address");
+}
