@@ -27,7 +27,7 @@ compile() {
 }
 
 for spec in "resnet18|resnet18.onnx|" "resnet18_b4|resnet18.onnx|--batch 4" "mini_mbv2|mini_mbv2.onnx|" \
-            "resnet50|resnet50.onnx|" "mobilenetv2|mobilenetv2.onnx|"; do
+            "resnet50|resnet50.onnx|" "mobilenetv2|mobilenetv2.onnx|" "resnet50_b8|resnet50.onnx|--batch 8"; do
   IFS='|' read -r m onnx extra <<< "$spec"
   [ -d $W/$m/${P}lg ] || { echo "== $m: no $W/$m/${P}lg (TPU-MLIR's own run for $CHIP), skipped"; continue; }
   echo "== $m ($CHIP)"
