@@ -91,11 +91,9 @@ def resnet18(path):
     n.save(path, "resnet18", 1000)
 
 
-def mini_mbv2(path):
-    n = Net()
-    x = n.conv("input", 3, 32, 3, 2)
-    cin = 32
-    for t, c, reps, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 2, 2), (6, 64, 1, 2)]:
+def inverted_residuals(n, x, cin, settings):
+    """MobileNetV2 blocks: (expansion t, out channels c, repeats, first stride) each."""
+    for t, c, reps, s in settings:
         for i in range(reps):
             stride = s if i == 0 else 1
             hid = cin * t
@@ -104,6 +102,13 @@ def mini_mbv2(path):
             y = n.conv(y, hid, c, 1, 1, 0, relu=False)
             x = n.add(x, y) if (stride == 1 and cin == c) else y
             cin = c
+    return x, cin
+
+
+def mini_mbv2(path):
+    n = Net()
+    x = n.conv("input", 3, 32, 3, 2)
+    x, cin = inverted_residuals(n, x, 32, [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 2, 2), (6, 64, 1, 2)])
     x = n.conv(x, cin, 256, 1, 1, 0)
     n.head(x, 256, 10)
     n.save(path, "mini_mbv2", 10)
@@ -130,17 +135,8 @@ def resnet50(path):
 def mobilenetv2(path):
     n = Net()
     x = n.conv("input", 3, 32, 3, 2)
-    cin = 32
-    for t, c, reps, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
-                          (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
-        for i in range(reps):
-            stride = s if i == 0 else 1
-            hid = cin * t
-            y = n.conv(x, cin, hid, 1, 1, 0) if t != 1 else x
-            y = n.conv(y, hid, hid, 3, stride, 1, group=hid)
-            y = n.conv(y, hid, c, 1, 1, 0, relu=False)
-            x = n.add(x, y) if (stride == 1 and cin == c) else y
-            cin = c
+    x, cin = inverted_residuals(n, x, 32, [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                                           (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)])
     x = n.conv(x, cin, 1280, 1, 1, 0)
     n.head(x, 1280, 1000)
     n.save(path, "mobilenetv2", 1000)

@@ -219,4 +219,45 @@ mod tests {
         ));
         assert_eq!(blocks[0].start, 2);
     }
+
+    #[test]
+    fn pipelined_groups_count_the_next_iterations_loads_in_every_step() {
+        // 3 ops: the group input (600 bytes) is loaded at step 0 for step 1; a 500-byte
+        // weight is loaded at step 3, its use, making step 3 DMA-bound. Moving that load
+        // into the compute-bound step 2 fits a 1,000-byte lane when the input is held
+        // over steps 0–1 only; pipelined, the input is also held in steps 2–3 (the next
+        // iteration's load), and the move would overflow step 2.
+        let mk = || {
+            let mut input = block(0, 1, 600);
+            input.compute_steps = vec![1];
+            let mut w = block(3, 3, 500);
+            w.compute_steps = vec![3];
+            let st = steps(vec![vec![0], vec![], vec![], vec![1], vec![]]);
+            let c = StepCosts {
+                compute: vec![0.0, 10.0, 100.0, 10.0, 0.0],
+                dma: vec![60.0, 0.0, 0.0, 90.0, 0.0],
+            };
+            (vec![input, w], st, c)
+        };
+        let (mut blocks, mut st, mut c) = mk();
+        assert!(balance_loads(
+            &mut blocks,
+            &mut st,
+            &mut c,
+            &[60.0, 90.0],
+            1000,
+            false
+        ));
+        assert_eq!(blocks[1].start, 2);
+        let (mut blocks, mut st, mut c) = mk();
+        assert!(!balance_loads(
+            &mut blocks,
+            &mut st,
+            &mut c,
+            &[60.0, 90.0],
+            1000,
+            true
+        ));
+        assert_eq!(blocks[1].start, 3);
+    }
 }

@@ -22,6 +22,17 @@ fn graph_cast(name: &str) -> Graph {
     tpusim_graph::cast::cast_inputs(&graph(name), 32)
 }
 
+/// TPU-MLIR's grouping in `cache_file` imported onto `g` and planned on `chip`; the plan
+/// verifies.
+fn imported(g: &Graph, cache_file: &str, chip: &str) -> tpusim_planner::Plan {
+    let cache = parse(&load(cache_file)).unwrap();
+    let imp = import(g, &cache).unwrap();
+    let chip = Chip::preset(chip).unwrap();
+    let p = plan_with_groups(g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
+    verify(&p).unwrap();
+    p
+}
+
 /// `ratio`: the expected range of (our cycles for TPU-MLIR's largest group) / (its own
 /// `group_cost`).
 fn check(
@@ -32,11 +43,8 @@ fn check(
     main_group_cost: i64,
     ratio: (f64, f64),
 ) {
-    let cache = parse(&load(cache_file)).unwrap();
-    let imp = import(&g, &cache).unwrap();
+    let p = imported(&g, cache_file, chip);
     let chip = Chip::preset(chip).unwrap();
-    let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
-    verify(&p).unwrap();
     let got: Vec<(usize, u64, u64)> = p
         .groups
         .iter()
@@ -138,10 +146,7 @@ fn resnet18_b4_bm1688_streams_weights() {
         5_366_985,
         (1.0, 1.35),
     );
-    let cache = parse(&load("resnet18_b4_bm1688.tpumlir_cache.json")).unwrap();
-    let imp = import(&g, &cache).unwrap();
-    let chip = Chip::preset("bm1688").unwrap();
-    let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
+    let p = imported(&g, "resnet18_b4_bm1688.tpumlir_cache.json", "bm1688");
     let main = &p.groups[1];
     let weights: Vec<_> = main
         .blocks
@@ -179,11 +184,11 @@ fn group_tpu_mlir_cannot_allocate_does_not_fit_unsliced_here_either() {
     // output store hold their blocks across the whole loop body. With that rule our
     // allocator does not fit the group unsliced either, and the import cuts it along N.
     let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b4.graph.json"));
-    let cache = parse(&load("resnet18_b4_bm1688_rejected.tpumlir_cache.json")).unwrap();
-    let imp = import(&g, &cache).unwrap();
-    let chip = Chip::preset("bm1688").unwrap();
-    let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
-    verify(&p).unwrap();
+    let p = imported(
+        &g,
+        "resnet18_b4_bm1688_rejected.tpumlir_cache.json",
+        "bm1688",
+    );
     let grp = p
         .groups
         .iter()
@@ -196,10 +201,11 @@ fn group_tpu_mlir_cannot_allocate_does_not_fit_unsliced_here_either() {
     // unsliced; TPU-MLIR refused it ("local memory allocate failed for group 1") and
     // its own plan cuts that group in 2 along H
     let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet50_onnx_b1.graph.json"));
-    let cache = parse(&load("resnet50_b1_bm1688_rejected.tpumlir_cache.json")).unwrap();
-    let imp = import(&g, &cache).unwrap();
-    let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
-    verify(&p).unwrap();
+    let p = imported(
+        &g,
+        "resnet50_b1_bm1688_rejected.tpumlir_cache.json",
+        "bm1688",
+    );
     let grp = p.groups.iter().find(|x| x.ops.len() == 16).unwrap();
     assert!(grp.nsecs * grp.hsecs > 1, "{} x {}", grp.nsecs, grp.hsecs);
 }
@@ -216,11 +222,7 @@ fn resnet50_b8_layers_1_to_3_fit_cut_in_4_with_adds_in_place() {
     // which TPU-MLIR holds only over its last few and first steps; no simpler rule we
     // tried also rejects the two groups TPU-MLIR itself could not allocate, above).
     let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet50_onnx_b8.graph.json"));
-    let cache = parse(&load("resnet50_b8.tpumlir_cache.json")).unwrap();
-    let imp = import(&g, &cache).unwrap();
-    let chip = Chip::preset("bm1684x").unwrap();
-    let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
-    verify(&p).unwrap();
+    let p = imported(&g, "resnet50_b8.tpumlir_cache.json", "bm1684x");
     let got: Vec<(usize, u64, u64)> = p
         .groups
         .iter()
