@@ -146,6 +146,11 @@ mod tests {
         }
     }
 
+    /// `balance_loads` on a 1,000-byte lane.
+    fn run(b: &mut [BlockSpec], s: &mut Steps, c: &mut StepCosts, l: &[f64], pipe: bool) -> bool {
+        balance_loads(b, s, c, l, 1000, pipe)
+    }
+
     fn total(c: &StepCosts) -> f64 {
         c.compute.iter().zip(&c.dma).map(|(a, b)| a.max(*b)).sum()
     }
@@ -160,14 +165,7 @@ mod tests {
             dma: vec![0.0, 0.0, 90.0, 0.0, 0.0],
         };
         let before = total(&c);
-        assert!(balance_loads(
-            &mut blocks,
-            &mut st,
-            &mut c,
-            &[90.0],
-            1000,
-            false
-        ));
+        assert!(run(&mut blocks, &mut st, &mut c, &[90.0], false));
         assert_eq!((blocks[0].start, blocks[0].load_step), (1, Some(1)));
         assert_eq!(st.loads[1], vec![0]);
         assert!(st.loads[2].is_empty());
@@ -195,28 +193,14 @@ mod tests {
             compute: vec![0.0, 100.0, 10.0, 10.0, 0.0],
             dma: vec![0.0, 0.0, 90.0, 0.0, 0.0],
         };
-        assert!(!balance_loads(
-            &mut blocks,
-            &mut st,
-            &mut c,
-            &[90.0, 0.0],
-            1000,
-            false
-        ));
+        assert!(!run(&mut blocks, &mut st, &mut c, &[90.0, 0.0], false));
         // every earlier step is DMA-bound too: nothing to gain
         let (mut blocks, mut st) = mk();
         let mut c = StepCosts {
             compute: vec![0.0, 5.0, 10.0, 10.0, 0.0],
             dma: vec![0.0, 50.0, 90.0, 0.0, 0.0],
         };
-        assert!(!balance_loads(
-            &mut blocks,
-            &mut st,
-            &mut c,
-            &[90.0],
-            1000,
-            false
-        ));
+        assert!(!run(&mut blocks, &mut st, &mut c, &[90.0], false));
         assert_eq!(blocks[0].start, 2);
     }
 
@@ -240,24 +224,10 @@ mod tests {
             (vec![input, w], st, c)
         };
         let (mut blocks, mut st, mut c) = mk();
-        assert!(balance_loads(
-            &mut blocks,
-            &mut st,
-            &mut c,
-            &[60.0, 90.0],
-            1000,
-            false
-        ));
+        assert!(run(&mut blocks, &mut st, &mut c, &[60.0, 90.0], false));
         assert_eq!(blocks[1].start, 2);
         let (mut blocks, mut st, mut c) = mk();
-        assert!(!balance_loads(
-            &mut blocks,
-            &mut st,
-            &mut c,
-            &[60.0, 90.0],
-            1000,
-            true
-        ));
+        assert!(!run(&mut blocks, &mut st, &mut c, &[60.0, 90.0], true));
         assert_eq!(blocks[1].start, 3);
     }
 }
