@@ -63,7 +63,9 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Write the grouping as a TPU-MLIR layer-group cache JSON (what its
-    /// `LOAD_TPU_GROUP=1` reads) to FILE.
+    /// `LOAD_TPU_GROUP=1` reads) to FILE. Ops are planned in TPU-MLIR's own op order, so
+    /// each group is a consecutive run for it too; compile with `LOAD_TPU_GROUP=1
+    /// tpuc-opt … --layer-group="… lgcache=true"` (see bench/plan-tpumlir-ours.sh).
     #[arg(long, value_name = "FILE")]
     export_tpu_mlir: Option<PathBuf>,
     /// Use the grouping of a TPU-MLIR layer-group cache JSON instead of searching, to
