@@ -299,6 +299,7 @@ impl<'a> Ctx<'a> {
                 let r = alias[bx];
                 if alias[by] == by
                     && by != r
+                    && blocks[by].size <= blocks[bx].size
                     && blocks[by].size <= items[r].size
                     && items[r].mask & items[by].mask == 1u128 << s
                 {
