@@ -5,10 +5,11 @@
     python3 bench/plan_tpumlir_gdma.py /work/peers/tpumlir-work bm1688 bm1688_lg > crates/planner/tests/data/tpumlir_gdma_bm1688.csv
 
 Arguments: root folder, chip (default bm1684x), run folders to read (a glob, default
-`*`: every run of every model). The bm1684x file was made on 2026-11-22 from all runs
-then present (TPU-MLIR's own `lg`/`theirs_reload` and our groupings compiled in
-`ours`; `ours` has been re-made since, so re-running adds rows); the bm1688 file from
-TPU-MLIR's own runs only (`bm1688_lg`).
+`*`: every run of every model). The bm1684x file was made on 2026-11-22 (fourth
+session) from TPU-MLIR's own runs (`lg`) of resnet18, resnet18_b4, mini_mbv2, resnet50
+and mobilenetv2 (a root folder holding links to those five; the resnet50_b8 run pairs
+some transfers wrongly and is left out); the bm1688 file from TPU-MLIR's own runs
+(`bm1688_lg`) of the first three.
 
 Reads each `<model>/<run>/compiler_profile_0.txt` (TPU-MLIR 1.30.2 codegen's cycle
 profile, F16) next to its `*_<chip>_*final.mlir` (chip: second argument, default bm1684x), pairs the profile's `Load_*`/`Store_*`

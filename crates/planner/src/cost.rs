@@ -88,13 +88,25 @@ pub fn act_dma_cycles(t: &Timing, dir: Dir, s: Shape4, n: Range, h: Range, bits:
 pub fn weight_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
     let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
     let channels = if s.n > 1 { s.n } else { s.c }.max(1);
-    dma_cycles(
-        t,
-        Dir::Load,
-        bytes,
-        channels,
-        bytes / channels < t.small_coeff_bytes,
-    )
+    let (planes, small) = coeff_planes(t, channels, bytes);
+    dma_cycles(t, Dir::Load, bytes, planes, small)
+}
+
+/// The planes a coefficient transfer of `channels` output channels and `bytes` bytes
+/// counts as, and whether they are small (under EU_BYTES per channel). Small planes
+/// move in rows of at most `gdma_small_coeff_row_bytes` where the chip sets it: c
+/// planes in ⌈c·b / row⌉ rows count as ⌈c / rows⌉.
+pub fn coeff_planes(t: &Timing, channels: u64, bytes: u64) -> (u64, bool) {
+    let channels = channels.max(1);
+    let small = bytes / channels < t.small_coeff_bytes;
+    if small && t.gdma_small_coeff_row_bytes > 0.0 {
+        let rows = (bytes as f64 / t.gdma_small_coeff_row_bytes)
+            .ceil()
+            .max(1.0) as u64;
+        (channels.div_ceil(rows), true)
+    } else {
+        (channels, small)
+    }
 }
 
 /// Cycles to compute `op` for output batches `n_len` and output rows `h_len` (whole op:

@@ -82,6 +82,9 @@ pub struct Timing {
     pub gdma_store_cycles_per_plane: f64,
     /// Factor on the per-plane floor for small planes (see [`crate::cost::dma_cycles`]).
     pub gdma_small_plane_factor: f64,
+    /// Small coefficient planes move in rows of at most this many bytes (0 = one plane
+    /// per channel; see [`crate::cost::weight_load_cycles`]).
+    pub gdma_small_coeff_row_bytes: f64,
     /// Cycles every load pays on top of its transfer time.
     pub gdma_load_setup_cycles: f64,
     /// Cycles every store pays on top of its transfer time.
@@ -124,6 +127,7 @@ impl Timing {
                 gdma_load_cycles_per_plane: chip.gdma_load_cycles_per_plane.unwrap_or(0.0),
                 gdma_store_cycles_per_plane: chip.gdma_store_cycles_per_plane.unwrap_or(0.0),
                 gdma_small_plane_factor: chip.gdma_small_plane_factor.unwrap_or(1.0),
+                gdma_small_coeff_row_bytes: chip.gdma_small_coeff_row_bytes.unwrap_or(0.0),
                 gdma_load_setup_cycles: chip.gdma_load_setup_cycles.unwrap_or(0.0),
                 gdma_store_setup_cycles: chip.gdma_store_setup_cycles.unwrap_or(0.0),
                 small_coeff_bytes: chip.eu_bytes,
@@ -141,6 +145,7 @@ impl Timing {
                 gdma_load_cycles_per_plane: 0.0,
                 gdma_store_cycles_per_plane: 0.0,
                 gdma_small_plane_factor: 1.0,
+                gdma_small_coeff_row_bytes: 0.0,
                 gdma_load_setup_cycles: 0.0,
                 gdma_store_setup_cycles: 0.0,
                 small_coeff_bytes: chip.eu_bytes,
@@ -164,6 +169,7 @@ impl Timing {
             gdma_load_cycles_per_plane: self.gdma_load_cycles_per_plane,
             gdma_store_cycles_per_plane: self.gdma_store_cycles_per_plane,
             gdma_small_plane_factor: self.gdma_small_plane_factor,
+            gdma_small_coeff_row_bytes: self.gdma_small_coeff_row_bytes,
             gdma_load_setup_cycles: self.gdma_load_setup_cycles,
             gdma_store_setup_cycles: self.gdma_store_setup_cycles,
             macs_per_cycle_per_lane: self.macs_per_cycle_per_lane,
