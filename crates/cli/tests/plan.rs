@@ -281,6 +281,47 @@ fn weights_that_do_not_fit_resident_are_reloaded_per_slice() {
 }
 
 #[test]
+fn an_imported_group_longer_than_a_group_may_be_is_cut() {
+    // 150 chained convs listed as one TPU-MLIR group: a group holds at most 120 ops
+    // (its time steps are bits of a 128-bit mask), so the import cuts it in two
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("deep.csv");
+    let mut rows = String::from(
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n",
+    );
+    for i in 0..150 {
+        rows.push_str(&format!("c{i}, 10, 10, 3, 3, 8, 8, 1,\n"));
+    }
+    std::fs::write(&csv, rows).unwrap();
+    let locs: Vec<String> = (0..150).map(|i| format!("c{i}")).collect();
+    let cache = dir.path().join("cache.json");
+    let c = serde_json::json!({"opt": 2, "subfunc_0": {"GroupLayer": [
+        {"index": 0, "locs": locs, "shape_secs": [1, 1, 1, 1, 1]}]}});
+    std::fs::write(&cache, c.to_string()).unwrap();
+    let args = [
+        "plan",
+        csv.to_str().unwrap(),
+        "--input-dtype",
+        "same",
+        "--import-tpu-mlir",
+        cache.to_str().unwrap(),
+    ];
+    let p = plan_json(&args[1..]);
+    let sizes: Vec<usize> = p["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["ops"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(sizes, [120, 30]);
+    tpusim()
+        .args(args)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("cut before c120"));
+}
+
+#[test]
 fn text_summary() {
     tpusim()
         .args(["plan", "resnet18", "--resolution", "112,112"])

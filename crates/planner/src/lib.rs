@@ -216,6 +216,16 @@ pub fn plan_with_groups(
                 why: "overlaps another group or is out of range".into(),
             });
         }
+        if r.last - r.first >= options::MAX_GROUP_OPS {
+            return Err(PlanError::Infeasible {
+                group: label(),
+                why: format!(
+                    "{} ops; a group holds at most {}",
+                    r.last - r.first + 1,
+                    options::MAX_GROUP_OPS
+                ),
+            });
+        }
         if let Some(o) = (r.first..=r.last).find(|&o| !group::groupable(&graph.ops[o].kind)) {
             return Err(PlanError::Infeasible {
                 group: label(),

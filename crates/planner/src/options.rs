@@ -30,9 +30,13 @@ pub struct PlanOptions {
     pub h_half_rule: bool,
     /// Group search strategy.
     pub search: Search,
-    /// Longest group considered, ops (bounds the search; at most 120).
+    /// Longest group considered, ops (bounds the search; at most [`MAX_GROUP_OPS`]).
     pub max_group_ops: usize,
 }
+
+/// The most ops one group may hold: a group's time steps (ops + 2) are tracked as bits
+/// of a 128-bit mask.
+pub const MAX_GROUP_OPS: usize = 120;
 
 impl Default for PlanOptions {
     fn default() -> Self {
@@ -48,7 +52,7 @@ impl Default for PlanOptions {
 impl PlanOptions {
     /// Error unless the options are usable.
     pub fn validate(&self) -> Result<()> {
-        if self.max_group_ops < 1 || self.max_group_ops > 120 {
+        if self.max_group_ops < 1 || self.max_group_ops > MAX_GROUP_OPS {
             return Err(PlanError::BadOption {
                 name: "max_group_ops",
                 value: self.max_group_ops.to_string(),

@@ -427,6 +427,9 @@ pub struct Imported {
     /// Our ops inside a TPU-MLIR group that we run from global memory (gemm, flatten,
     /// reshape): the group is split around them.
     pub split_at: Vec<String>,
+    /// Ops that start a new group because the run before them reached
+    /// [`crate::options::MAX_GROUP_OPS`] ops.
+    pub cut_at: Vec<String>,
 }
 
 /// The groups of a cache as requests on `graph`. Each group's locs are mapped to our
@@ -439,6 +442,7 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
         requests: vec![],
         unmatched: vec![],
         split_at: vec![],
+        cut_at: vec![],
     };
     let mut taken = vec![false; graph.ops.len()];
     for g in &cache.group_layer {
@@ -471,6 +475,17 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
                     run_start = None;
                 }
                 _ => {}
+            }
+        }
+        // runs longer than a group may be are cut into consecutive pieces
+        let max = crate::options::MAX_GROUP_OPS;
+        let runs: Vec<(usize, usize)> = runs
+            .into_iter()
+            .flat_map(|(a, b)| (a..=b).step_by(max).map(move |s| (s, (s + max - 1).min(b))))
+            .collect();
+        for w in runs.windows(2) {
+            if w[1].0 == w[0].1 + 1 {
+                out.cut_at.push(graph.ops[w[1].0].name.clone());
             }
         }
         let whole = runs.len() == 1 && runs[0] == (first, last);

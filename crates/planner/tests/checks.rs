@@ -325,3 +325,20 @@ fn an_add_writes_over_its_first_input_and_only_in_its_own_step() {
     b.start_ts -= 1;
     rejected(&bad, "overlap in address");
 }
+
+#[test]
+fn a_requested_group_longer_than_a_group_may_be_is_refused() {
+    let g = conv_chain(1, 8, 10, 130);
+    let e = plan_with_groups(
+        &g,
+        &chip(),
+        &PlanOptions::default(),
+        &[GroupRequest {
+            first: 0,
+            last: 129,
+            secs: None,
+        }],
+    )
+    .expect_err("130 ops in one group");
+    assert!(e.to_string().contains("at most 120"), "{e}");
+}

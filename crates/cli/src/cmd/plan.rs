@@ -169,6 +169,13 @@ pub fn run(args: PlanArgs) -> Result<()> {
                     imported.split_at.len()
                 );
             }
+            if !args.json && !imported.cut_at.is_empty() {
+                eprintln!(
+                    "note: groups longer than {} ops cut before {}",
+                    tpusim_planner::options::MAX_GROUP_OPS,
+                    imported.cut_at.join(", ")
+                );
+            }
             tpusim_planner::plan_with_groups(&graph, &chip, &opts, &imported.requests)?
         }
         None => tpusim_planner::plan(&graph, &chip, &opts).map_err(planner_error)?,
