@@ -101,22 +101,12 @@ impl<'a> Ctx<'a> {
         let Ok(slices) = slice_group(self.graph, gt, nsecs, hsecs, self.opts.h_half_rule) else {
             return Ok(None);
         };
-        let sliced = slices.len() > 1;
-        let Some((blocks, steps, addrs, exposed)) = self.fit(gt, &slices, false)? else {
+        let mut placed = self.fit(gt, &slices, false)?;
+        if placed.is_none() && slices.len() > 1 {
             // resident weights do not fit: reload them in every slice instead
-            if !sliced {
-                return Ok(None);
-            }
-            let streamed = self.fit(gt, &slices, true)?;
-            return self.finish(gt, nsecs, hsecs, slices, streamed);
-        };
-        self.finish(
-            gt,
-            nsecs,
-            hsecs,
-            slices,
-            Some((blocks, steps, addrs, exposed)),
-        )
+            placed = self.fit(gt, &slices, true)?;
+        }
+        self.finish(gt, nsecs, hsecs, slices, placed)
     }
 
     /// Cost a placed layout into an [`Attempt`] (`None` passes through).

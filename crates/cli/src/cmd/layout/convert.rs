@@ -428,46 +428,49 @@ mod page_advice {
         let _ = buf;
     }
 
-    /// Start writing back the dirty pages of `range` (file offset `off + range`).
-    pub(super) fn start_writeback(f: &File, off: u64, range: &Range<u64>) {
+    /// `sync_file_range` of `range` (file offset `off + range`) with `flags`; 0 on
+    /// success (and off Linux, where there is nothing to do).
+    fn sync_range(f: &File, off: u64, range: &Range<u64>, flags: u32) -> i32 {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
-            // SAFETY: a plain system call on our own open file; errors are reported by
-            // `wait_writeback` or the final msync.
+            // SAFETY: a plain system call on our own open file.
             unsafe {
                 libc::sync_file_range(
                     f.as_raw_fd(),
                     (off + range.start) as libc::off64_t,
                     (range.end - range.start) as libc::off64_t,
-                    libc::SYNC_FILE_RANGE_WRITE,
+                    flags,
                 )
-            };
+            }
         }
-        let _ = (f, off, range);
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (f, off, range, flags);
+            0
+        }
+    }
+
+    /// Start writing back the dirty pages of `range` (file offset `off + range`);
+    /// errors are reported by `wait_writeback` or the final msync.
+    pub(super) fn start_writeback(f: &File, off: u64, range: &Range<u64>) {
+        #[cfg(target_os = "linux")]
+        sync_range(f, off, range, libc::SYNC_FILE_RANGE_WRITE);
+        #[cfg(not(target_os = "linux"))]
+        sync_range(f, off, range, 0);
     }
 
     /// Wait until `range` (file offset `off + range`) is written back.
     pub(super) fn wait_writeback(f: &File, off: u64, range: &Range<u64>) -> std::io::Result<()> {
         #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: a plain system call on our own open file.
-            let r = unsafe {
-                libc::sync_file_range(
-                    f.as_raw_fd(),
-                    (off + range.start) as libc::off64_t,
-                    (range.end - range.start) as libc::off64_t,
-                    libc::SYNC_FILE_RANGE_WAIT_BEFORE
-                        | libc::SYNC_FILE_RANGE_WRITE
-                        | libc::SYNC_FILE_RANGE_WAIT_AFTER,
-                )
-            };
-            if r != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+        let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+        #[cfg(not(target_os = "linux"))]
+        let flags = 0;
+        if sync_range(f, off, range, flags) != 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        let _ = (f, off, range);
         Ok(())
     }
 
