@@ -1,14 +1,5 @@
 //! Op order between independent branches: the order in which a group's ops run decides
-//! which weight loads can overlap which computation, so where the network leaves a
-//! choice (two branches of a residual block) the lighter op goes first.
-//!
-//! [`light_first`] re-sorts the ops topologically, taking among the ops whose inputs
-//! are ready the one with the fewest weight elements (ties: the original order). A
-//! chain is unchanged; in a ResNet downsampling block the 1×1 shortcut conv now runs
-//! before the 3×3 convs of the main branch, which is also the order TPU-MLIR's
-//! layer-group pass gives these ops (seen in its final MLIR for ResNet-18), so the
-//! shortcut's small weights are loaded while the stem's compute runs and the big 3×3
-//! filters load during the shortcut's compute.
+//! which weight loads can overlap which computation, and which ops can be grouped.
 //!
 //! [`tpu_mlir_order`] is the order TPU-MLIR's `--topo-sort` pass gives the ops before
 //! its layer-group pass (read from its final MLIR and its cache JSONs for ResNet-18 and
@@ -20,45 +11,7 @@
 //! does not dominate this use").
 
 use crate::ir::{Graph, OpId};
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// `g` with its ops re-sorted lightest-ready-first (see the module docs). Tensor ids
-/// are unchanged; the result is a valid topological order of the same ops.
-pub fn light_first(g: &Graph) -> Graph {
-    let n = g.ops.len();
-    let (mut waiting, users) = edges(g);
-    let weight = |i: OpId| -> u64 {
-        g.ops[i]
-            .weights
-            .iter()
-            .filter_map(|&w| g.tensors.get(w))
-            .map(|t| t.shape.elements().unwrap_or(u64::MAX))
-            .fold(0u64, u64::saturating_add)
-    };
-    let mut ready: BinaryHeap<Reverse<(u64, OpId)>> = (0..n)
-        .filter(|&i| waiting[i] == 0)
-        .map(|i| Reverse((weight(i), i)))
-        .collect();
-    let mut order = Vec::with_capacity(n);
-    while let Some(Reverse((_, i))) = ready.pop() {
-        order.push(i);
-        for &u in &users[i] {
-            waiting[u] -= 1;
-            if waiting[u] == 0 {
-                ready.push(Reverse((weight(u), u)));
-            }
-        }
-    }
-    if order.len() != n {
-        // not a DAG (a validated graph always is): keep the order given
-        return g.clone();
-    }
-    Graph {
-        ops: order.iter().map(|&i| g.ops[i].clone()).collect(),
-        ..g.clone()
-    }
-}
 
 /// Producer op of every tensor, and the users (consumer ops) of every op.
 fn edges(g: &Graph) -> (Vec<usize>, Vec<Vec<OpId>>) {
@@ -129,25 +82,6 @@ mod tests {
     use crate::ir::{OpKind, Shape4};
 
     #[test]
-    fn shortcut_conv_goes_before_the_main_branch_and_chains_stay() {
-        let mut b = GraphBuilder::new("block");
-        let x = b.input("x", Shape4::new(1, 64, 56, 56));
-        let a = b.conv("a", x, 128, 3, 2, 1, 1, true).unwrap();
-        let c = b.conv("c", a, 128, 3, 1, 1, 1, true).unwrap();
-        let s = b.conv("s", x, 128, 1, 2, 0, 1, true).unwrap();
-        let y = b.add_op("y", OpKind::Add, &[c, s], &[]).unwrap();
-        b.output(y);
-        let g = b.finish().unwrap();
-        let names = |g: &Graph| g.ops.iter().map(|o| o.name.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&g), ["a", "c", "s", "y"]);
-        let r = light_first(&g);
-        assert_eq!(names(&r), ["s", "a", "c", "y"]);
-        crate::validate::validate(&r).unwrap();
-        // a chain is left as it is
-        assert_eq!(names(&light_first(&r)), names(&r));
-    }
-
-    #[test]
     fn tpu_mlir_order_takes_the_latest_ready_op_and_alternates_local_and_global() {
         // a bottleneck whose shortcut (added last, as ONNX exports list it) is heavier
         let mut b = GraphBuilder::new("bottleneck");
@@ -168,8 +102,6 @@ mod tests {
             ["shortcut", "reduce", "mid", "expand", "add", "flat"]
         );
         crate::validate::validate(&t).unwrap();
-        // lightest-first would run the reduce branch first here
-        assert_eq!(names(&light_first(&g))[0], "reduce");
         // a global op whose input is ready waits until no local op is ready
         let mut b = GraphBuilder::new("fork");
         let x = b.input("x", Shape4::new(1, 8, 8, 8));

@@ -436,7 +436,7 @@ fn our_op_order_is_tpu_mlir_topo_sort_order() {
     // reduce conv (`conv116_Conv, relu106_Relu, relu110_Relu, conv113_Conv`), although
     // the shortcut is the heavier op. Our groups must be consecutive runs in that order,
     // or TPU-MLIR rejects the exported cache ("operand #0 does not dominate this use";
-    // it did for a lightest-first order on bm1688). The graph file is in ONNX node order.
+    // it did for the lightest-first order we used before, on bm1688). The graph file is in ONNX node order.
     let g = tpusim_planner::tpu_mlir_order(&graph("resnet50_onnx_b1.graph.json"));
     for file in [
         "resnet50_b1.tpumlir_cache.json",
