@@ -410,3 +410,41 @@ fn a_batch_beyond_the_planners_limit_is_one_clear_error() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("limit of 4096"), "{err}");
 }
+
+#[test]
+fn the_allocator_option_picks_tpu_mlir_or_the_spec_order() {
+    // default: TPU-MLIR's allocator, with each block's lifetime in TPU-MLIR's own
+    // pipelined steps; `--allocator spec`: the spec's order, no such lifetimes. Both
+    // plans pass the verifier, and only their addresses may differ.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["mobilenetv2", "--resolution", "112,112"];
+    let mut plans = Vec::new();
+    for alloc in ["tpu-mlir", "spec"] {
+        let v = plan_json(&[&args[..], &["--allocator", alloc]].concat());
+        let path = dir.path().join(format!("{alloc}.json"));
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        tpusim()
+            .args(["plan", "verify"])
+            .arg(&path)
+            .assert()
+            .success();
+        plans.push(v);
+    }
+    let lifetimes = |v: &Value| {
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["blocks"].as_array().unwrap().clone())
+            .filter(|b| b.get("tpu_mlir_ts").is_some())
+            .count()
+    };
+    assert!(lifetimes(&plans[0]) > 0);
+    assert_eq!(lifetimes(&plans[1]), 0);
+    assert_eq!(plan_json(&args), plans[0], "tpu-mlir is the default");
+    tpusim()
+        .args(["plan", "resnet18", "--allocator", "greedy"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("greedy"));
+}

@@ -131,6 +131,7 @@ mod tests {
             load_step: Some(start),
             store_step: None,
             compute_steps: vec![end],
+            tpu_mlir_ts: None,
         }
     }
 

@@ -4,7 +4,7 @@ use crate::alloc::{allocate, peak_lower_bound, AllocItem, LaneGeometry};
 use crate::balance::{balance_loads, StepCosts};
 use crate::cost::{act_dma_cycles, op_cycles, part_bytes, weight_load_cycles, Dir};
 use crate::error::Result;
-use crate::options::{PlanOptions, Search, Timing};
+use crate::options::{Allocator, PlanOptions, Search, Timing};
 use crate::plan::{Block, BlockKind, GroupPlan, Slice, TensorRange, TimeStep};
 use crate::slicing::{own_part, recomputed_rows, slice_group, GroupTensors, SliceRanges};
 use crate::timestep::{build, fold_step, occupancy, tensor_bits, BlockSpec, Steps};
@@ -29,6 +29,10 @@ pub struct Ctx<'a> {
     pub opts: &'a PlanOptions,
     /// Lane geometry for the allocator.
     pub geo: LaneGeometry,
+    /// Admit a group placed by TPU-MLIR's allocator only if it also fits with a second,
+    /// slower timing of TPU-MLIR's transfer moves (the search: a margin for TPU-MLIR's
+    /// unknown cycle estimates); `false` when reproducing a grouping TPU-MLIR chose.
+    pub margin: bool,
 }
 
 /// Ops that can run from local memory inside a group.
@@ -37,7 +41,14 @@ pub fn groupable(kind: &OpKind) -> bool {
 }
 
 /// Blocks, step table, lane addresses and exposed transfers of a placed group.
-type Placed = (Vec<BlockSpec>, Steps, Vec<u64>, Vec<bool>);
+pub(crate) type Placed = (Vec<BlockSpec>, Steps, Vec<u64>, Vec<bool>);
+
+/// The schedule a group is timed by when it differs from the placed one: blocks, steps
+/// and exposed transfers.
+type CostView = (Vec<BlockSpec>, Steps, Vec<bool>);
+
+/// A placement and, if it differs, the schedule it is timed by.
+type Fitted = (Option<Placed>, Option<CostView>);
 
 /// A placed, costed slicing of a group.
 pub struct Attempt {
@@ -101,12 +112,72 @@ impl<'a> Ctx<'a> {
         let Ok(slices) = slice_group(self.graph, gt, nsecs, hsecs, self.opts.h_half_rule) else {
             return Ok(None);
         };
-        let mut placed = self.fit(gt, &slices, false)?;
-        if placed.is_none() && slices.len() > 1 {
-            // resident weights do not fit: reload them in every slice instead
-            placed = self.fit(gt, &slices, true)?;
+        let (placed, cost_view) = if gt.last > gt.first && self.opts.allocator == Allocator::TpuMlir
+        {
+            self.fit_pipelined(gt, &slices)?
+        } else {
+            let mut placed = self.fit(gt, &slices, false)?;
+            if placed.is_none() && slices.len() > 1 {
+                // resident weights do not fit: reload them in every slice instead
+                placed = self.fit(gt, &slices, true)?;
+            }
+            (placed, None)
+        };
+        self.finish(gt, nsecs, hsecs, slices, placed, cost_view)
+    }
+
+    /// A group of two or more ops placed as TPU-MLIR places it ([`crate::pipelined`]):
+    /// when sliced, weights stay resident unless together they fill the lane (then
+    /// every slice reloads them), as TPU-MLIR decides. Also returns the schedule our
+    /// cost model times: the same blocks with an unsliced group's loads moved to the
+    /// earlier steps that have DMA time to spare by our own balancer
+    /// ([`crate::balance`]; TPU-MLIR's moves follow its own cycle estimates, which we do
+    /// not have, and timing them with ours ranked groupings worse against its
+    /// compiled cycles). Should TPU-MLIR's placement ever break a rule of our
+    /// verifier, the group is placed by our own allocator with every pipelined
+    /// transfer held throughout instead.
+    fn fit_pipelined(&self, gt: &GroupTensors, slices: &[SliceRanges]) -> Result<Fitted> {
+        let sliced = slices.len() > 1;
+        let (mut blocks, mut steps) = build(self.graph, self.chip, self.dtype, gt, slices, false)?;
+        let weights = blocks
+            .iter()
+            .filter(|b| b.kind == BlockKind::Weight)
+            .fold(0u64, |a, b| a.saturating_add(b.size));
+        let stream = sliced && weights >= self.geo.lane_bytes;
+        if stream {
+            (blocks, steps) = build(self.graph, self.chip, self.dtype, gt, slices, true)?;
         }
-        self.finish(gt, nsecs, hsecs, slices, placed)
+        // searching, a group must also fit with the moves timed by our full DMA cycles:
+        // TPU-MLIR's timing of them is unknown to us, and with ours alone one group it
+        // could not allocate (ResNet-50 batch 8, 32 ops unsliced) looked feasible.
+        let best = crate::pipelined::TPU_MLIR_DMA_ESTIMATE;
+        let p = self.place_pipelined(gt, slices, blocks.clone(), steps.clone(), best);
+        let slow_fits = p.is_none()
+            || !self.margin
+            || self
+                .place_pipelined(gt, slices, blocks.clone(), steps.clone(), 1.0)
+                .is_some();
+        let Some(p) = p.filter(|_| slow_fits) else {
+            return Ok((None, None));
+        };
+        if !crate::verify::blocks_apart(self.graph, gt.first, &p.0, &p.2, p.1.k, sliced) {
+            let mut placed = self.fit(gt, slices, stream)?;
+            if placed.is_none() && sliced && !stream {
+                placed = self.fit(gt, slices, true)?;
+            }
+            return Ok((placed, None));
+        }
+        let (cb, cs) = if sliced {
+            (blocks, steps)
+        } else {
+            self.balanced(gt, slices, &blocks, &steps, self.geo.lane_bytes)
+                .unwrap_or((blocks, steps))
+        };
+        let exposed = cb
+            .iter()
+            .map(|b| crate::timestep::occupancy(b.start, b.end, cs.k, sliced).1)
+            .collect();
+        Ok((Some(p), Some((cb, cs, exposed))))
     }
 
     /// Cost a placed layout into an [`Attempt`] (`None` passes through).
@@ -117,11 +188,15 @@ impl<'a> Ctx<'a> {
         hsecs: u64,
         slices: Vec<SliceRanges>,
         placed: Option<Placed>,
+        cost_view: Option<CostView>,
     ) -> Result<Option<Attempt>> {
         let Some((blocks, steps, addrs, exposed)) = placed else {
             return Ok(None);
         };
-        let (cycles, gmem) = self.group_cost(gt, &slices, &blocks, &steps, &exposed);
+        let (cycles, gmem) = match &cost_view {
+            Some((b, s, x)) => self.group_cost(gt, &slices, b, s, x),
+            None => self.group_cost(gt, &slices, &blocks, &steps, &exposed),
+        };
         Ok(Some(Attempt {
             nsecs,
             hsecs,
@@ -458,7 +533,7 @@ impl<'a> Ctx<'a> {
 
     /// (bytes, DMA cycles) of loading block `b` for slice `s` (weights: whole, and only
     /// in the first slice when `sliced` and resident; streamed weights in every slice).
-    fn block_load(
+    pub(crate) fn block_load(
         &self,
         gt: &GroupTensors,
         sliced: bool,
@@ -491,7 +566,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// (bytes, DMA cycles) of storing the part of block `b` slice `s` owns.
-    fn block_store(&self, nsecs: u64, hsecs: u64, s: &SliceRanges, b: &BlockSpec) -> (u64, f64) {
+    pub(crate) fn block_store(
+        &self,
+        nsecs: u64,
+        hsecs: u64,
+        s: &SliceRanges,
+        b: &BlockSpec,
+    ) -> (u64, f64) {
         let (g, t) = (self.graph, &self.timing);
         let Some(ti) = b.tensor else { return (0, 0.0) };
         let bits = tensor_bits(g, ti, self.dtype);
@@ -506,7 +587,7 @@ impl<'a> Ctx<'a> {
             .unwrap_or((0, 0.0))
     }
 
-    fn op_slice_cycles(&self, gt: &GroupTensors, s: &SliceRanges, o: OpId) -> f64 {
+    pub(crate) fn op_slice_cycles(&self, gt: &GroupTensors, s: &SliceRanges, o: OpId) -> f64 {
         let op = &self.graph.ops[o];
         let Some(&y) = op.outputs.first() else {
             return 0.0;
@@ -537,6 +618,7 @@ impl<'a> Ctx<'a> {
                 size: b.size,
                 start_ts: b.start,
                 end_ts: b.end,
+                tpu_mlir_ts: b.tpu_mlir_ts,
             })
             .collect();
         let names = |v: &Vec<usize>| {

@@ -48,6 +48,7 @@ pub mod cost;
 pub mod error;
 pub mod group;
 pub mod options;
+mod pipelined;
 pub mod plan;
 pub mod range;
 pub mod search;
@@ -56,10 +57,12 @@ pub mod svg;
 pub mod testnets;
 pub mod timestep;
 pub mod tpumlir;
+pub mod tpumlir_alloc;
+pub mod tpumlir_steps;
 pub mod verify;
 
 pub use error::{PlanError, Result};
-pub use options::{PlanOptions, Search, Timing};
+pub use options::{Allocator, PlanOptions, Search, Timing};
 pub use plan::{
     Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
 };
@@ -129,6 +132,7 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
             align: chip.eu_bytes,
             bank_bytes: chip.bank_bytes(),
         },
+        margin: true,
     })
 }
 
@@ -136,37 +140,59 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
 /// result. Errors: a malformed graph, bad options, or (internal) a plan the verifier
 /// rejects.
 pub fn plan(graph: &Graph, chip: &Chip, opts: &PlanOptions) -> Result<Plan> {
-    let ctx = context(graph, chip, opts)?;
-    let mut pieces = search::search(&ctx)?;
+    // Groups placed by TPU-MLIR's allocator must also fit with a slower timing of its
+    // transfer moves (a margin, see `Ctx::margin`). Checking that for every candidate
+    // of the search tripled the planning time, so the search first runs without it and
+    // is repeated with it only if a group it chose fails it.
+    let exact = Ctx {
+        margin: false,
+        ..context(graph, chip, opts)?
+    };
+    let safe = context(graph, chip, opts)?;
+    let mut pieces = search::search(&exact)?;
+    for (_, first, last, nsecs, hsecs) in groups_of(&pieces) {
+        let gt = slicing::GroupTensors::new(graph, &safe.uses, first, last);
+        if safe.attempt(&gt, nsecs, hsecs)?.is_none() {
+            pieces = search::search(&safe)?;
+            break;
+        }
+    }
     if opts.search == Search::DpBestSlicing {
         // do better than the first fitting slicing: keep the cheapest of the chosen
         // one and the first few fitting slicings of each chosen group
-        for p in pieces.iter_mut() {
-            if let Piece::Group {
+        for (i, first, last, nsecs, hsecs) in groups_of(&pieces) {
+            let gt = slicing::GroupTensors::new(graph, &safe.uses, first, last);
+            let chosen = safe
+                .attempt(&gt, nsecs, hsecs)?
+                .map_or(u64::MAX, |a| a.cycles);
+            if let Some(a) = safe.best(first, last)?.filter(|a| a.cycles < chosen) {
+                pieces[i] = Piece::Group {
+                    first,
+                    last,
+                    nsecs: a.nsecs,
+                    hsecs: a.hsecs,
+                };
+            }
+        }
+    }
+    assemble(&exact, &pieces)
+}
+
+/// The groups among `pieces`: (position, first op, last op, nsecs, hsecs).
+fn groups_of(pieces: &[Piece]) -> Vec<(usize, usize, usize, u64, u64)> {
+    pieces
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match *p {
+            Piece::Group {
                 first,
                 last,
                 nsecs,
                 hsecs,
-            } = *p
-            {
-                let gt = slicing::GroupTensors::new(graph, &ctx.uses, first, last);
-                let chosen = ctx
-                    .attempt(&gt, nsecs, hsecs)?
-                    .map_or(u64::MAX, |a| a.cycles);
-                if let Some(a) = ctx.best(first, last)? {
-                    if a.cycles < chosen {
-                        *p = Piece::Group {
-                            first,
-                            last,
-                            nsecs: a.nsecs,
-                            hsecs: a.hsecs,
-                        };
-                    }
-                }
-            }
-        }
-    }
-    assemble(&ctx, &pieces)
+            } => Some((i, first, last, nsecs, hsecs)),
+            Piece::Global(_) => None,
+        })
+        .collect()
 }
 
 /// A group requested by the caller: op ids `first..=last` (consecutive) and optionally
@@ -190,14 +216,21 @@ pub fn tpu_mlir_order(graph: &Graph) -> Graph {
 
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);
 /// every op not in a requested group is global. Errors if groups overlap, are out of
-/// order, contain an op that cannot be grouped, or fit at no slicing.
+/// order, contain an op that cannot be grouped, or fit at no slicing. Unlike
+/// [`plan`], a group placed by TPU-MLIR's allocator is admitted on our single best
+/// timing of TPU-MLIR's transfer moves (no margin), so TPU-MLIR's own groupings
+/// import at its own slicings.
 pub fn plan_with_groups(
     graph: &Graph,
     chip: &Chip,
     opts: &PlanOptions,
     groups: &[GroupRequest],
 ) -> Result<Plan> {
-    let ctx = context(graph, chip, opts)?;
+    // requested groups (e.g. TPU-MLIR's own) fit as TPU-MLIR's allocator fits them
+    let ctx = Ctx {
+        margin: false,
+        ..context(graph, chip, opts)?
+    };
     let mut pieces = Vec::new();
     let mut next = 0usize;
     let mut sorted = groups.to_vec();

@@ -19,6 +19,20 @@ pub enum Search {
     DpBestSlicing,
 }
 
+/// How a group's blocks get their local-memory addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocator {
+    /// TPU-MLIR's (the default): a group of two or more ops is software-pipelined, its
+    /// loads and stores moved by cycle slack, and its blocks placed by TPU-MLIR's
+    /// greedy allocator ([`crate::tpumlir_alloc`]), so a group fits exactly when
+    /// TPU-MLIR can allocate it, at the addresses TPU-MLIR gives it.
+    TpuMlir,
+    /// The spec's: resident weights first, then longest lifetime, then largest, with
+    /// bank preferences and in-place adds ([`crate::alloc`]); the transfers of a
+    /// pipelined group held over every compute step.
+    Spec,
+}
+
 /// Options of one planning run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanOptions {
@@ -32,6 +46,8 @@ pub struct PlanOptions {
     pub search: Search,
     /// Longest group considered, ops (bounds the search; at most [`MAX_GROUP_OPS`]).
     pub max_group_ops: usize,
+    /// Local-memory allocator.
+    pub allocator: Allocator,
 }
 
 /// The most ops one group may hold: a group's time steps (ops + 2) are tracked as bits
@@ -45,6 +61,7 @@ impl Default for PlanOptions {
             h_half_rule: false,
             search: Search::DpBestSlicing,
             max_group_ops: 64,
+            allocator: Allocator::TpuMlir,
         }
     }
 }

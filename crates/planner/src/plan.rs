@@ -40,13 +40,20 @@ pub struct Block {
     pub kind: BlockKind,
     /// Start address in each lane, bytes (a multiple of EU_BYTES).
     pub addr: u64,
-    /// Bytes per lane (from the lmem crate's aligned layout of the largest slice).
+    /// Bytes per lane (from the lmem crate's aligned layout of the largest slice;
+    /// weights in the compact layout).
     pub size: u64,
     /// First time step the block is held (taken at the start of this step).
     pub start_ts: u64,
     /// Last time step it is held (freed at its end); `None` = resident (weights kept for
     /// every slice when N or H is sliced).
     pub end_ts: Option<u64>,
+    /// When placed by TPU-MLIR's allocator (groups of two or more ops): the steps it
+    /// holds the block over in its own software-pipelined table, `[start, end]` (step
+    /// `r` computes the group's op `r`; `start > end` wraps round the end of the
+    /// table: a load for the next slice, a store of the previous one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpu_mlir_ts: Option<[u64; 2]>,
 }
 
 /// One time step of a group's loop iteration (one slice): the compute op and the DMA

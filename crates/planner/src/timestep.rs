@@ -44,6 +44,9 @@ pub struct BlockSpec {
     pub store_step: Option<u64>,
     /// Steps whose compute op reads or writes it.
     pub compute_steps: Vec<u64>,
+    /// Its lifetime in TPU-MLIR's pipelined table, when placed by TPU-MLIR's allocator
+    /// (see [`crate::plan::Block::tpu_mlir_ts`]).
+    pub tpu_mlir_ts: Option<[u64; 2]>,
 }
 
 /// The step table in ids: for each step `0..=k+1`, the compute op and block indices
@@ -101,6 +104,46 @@ pub fn weight_local_shape(s: tpusim_graph::Shape4) -> (u64, u64, u64, u64) {
     }
 }
 
+/// Whether TPU-MLIR lowers `kind` on `in_c` input channels with its "3ic" trick (a
+/// dense conv on at most 4 channels with a kernel taller than 1: kernel rows folded
+/// into channels, in a scratch buffer).
+pub fn is_3ic_conv(kind: &OpKind, in_c: u64) -> bool {
+    matches!(kind, OpKind::Conv(p) if p.groups == 1 && in_c <= 4 && p.kernel[0] > 1)
+}
+
+/// Bytes per lane of a weight block: [`weight_local_shape`] in the compact layout (no
+/// per-channel EU alignment, the size not rounded up), as TPU-MLIR 1.30.2 holds
+/// coefficients; a bias (a
+/// per-channel vector after an op's first weight) stays at 32 bits when the plan's
+/// type is narrower (TPU-MLIR keeps f32 biases in F16 models, int32 in INT8 ones: its
+/// final MLIR gives a 256-channel bias 16 bytes per lane on bm1684x's 64 lanes).
+pub fn weight_block_size(
+    chip: &Chip,
+    dtype: ElementType,
+    shape: tpusim_graph::Shape4,
+    is_bias: bool,
+) -> Result<u64> {
+    let (_, c, h, w) = weight_local_shape(shape);
+    let bits = if is_bias && dtype.bits() < 32 {
+        32
+    } else {
+        dtype.bits() as u64
+    };
+    let per_lane = c.div_ceil(chip.npu_num.max(1));
+    per_lane
+        .checked_mul(h.max(1))
+        .and_then(|x| x.checked_mul(w.max(1)))
+        .and_then(|x| x.checked_mul(bits))
+        .map(|b| b.div_ceil(8))
+        .ok_or(crate::error::PlanError::Overflow("weight block bytes"))
+}
+
+/// Whether weight `i` of an op's weights is a bias: a per-channel vector after the
+/// first weight.
+pub fn is_bias(i: usize, shape: tpusim_graph::Shape4) -> bool {
+    i > 0 && shape.n <= 1 && shape.h <= 1 && shape.w <= 1
+}
+
 /// Scratch bytes per lane an op needs for the largest slice, if any: a transposed conv
 /// expands its input with zeros (stride−1 rows/cols between pixels); average pools
 /// accumulate in f32 when the data type is narrower; depthwise and first-layer
@@ -134,7 +177,7 @@ pub fn buffer_size(
                     .saturating_add(4),
             ))
         }
-        OpKind::Conv(p) if p.groups == 1 && in_nch.1 <= 4 && p.kernel[0] > 1 => {
+        OpKind::Conv(p) if is_3ic_conv(kind, in_nch.1) => {
             let (ic, kh, kw) = (in_nch.1, p.kernel[0], p.kernel[1]);
             let (n, _, oh, ow) = out_nch;
             // kh and kw folded: one output-sized plane; kh only: output rows × input width
@@ -230,11 +273,12 @@ pub fn build(
             load_step,
             store_step,
             compute_steps,
+            tpu_mlir_ts: None,
         });
     }
     // weights (one block per weight tensor, even if shared by several ops)
     for o in gt.first..=gt.last {
-        for &w in &graph.ops[o].weights {
+        for (wi, &w) in graph.ops[o].weights.iter().enumerate() {
             let Some(tensor) = graph.tensors.get(w) else {
                 continue;
             };
@@ -250,8 +294,7 @@ pub fn build(
                 }
                 continue;
             }
-            let (n, c, h, wd) = weight_local_shape(tensor.shape);
-            let size = lane_size(chip, dtype, n, c, h, wd)?;
+            let size = weight_block_size(chip, dtype, tensor.shape, is_bias(wi, tensor.shape))?;
             block_of_tensor.insert(w, blocks.len());
             blocks.push(BlockSpec {
                 name: tensor.name.clone(),
@@ -264,6 +307,7 @@ pub fn build(
                 load_step: Some(us - 1),
                 store_step: None,
                 compute_steps: vec![us],
+                tpu_mlir_ts: None,
             });
         }
     }
@@ -297,6 +341,7 @@ pub fn build(
                 load_step: None,
                 store_step: None,
                 compute_steps: vec![s],
+                tpu_mlir_ts: None,
             });
         }
     }

@@ -23,7 +23,7 @@
 use crate::error::{PlanError, Result};
 use crate::plan::{BlockKind, GroupPlan, Plan};
 use crate::range::{backward_h, backward_n, hull, split, Range};
-use crate::timestep::{lane_size, tensor_type, weight_local_shape};
+use crate::timestep::{is_bias, lane_size, tensor_type, weight_block_size};
 use std::collections::{HashMap, HashSet};
 use tpusim_graph::query::Uses;
 use tpusim_graph::{Graph, TensorKind};
@@ -206,6 +206,107 @@ fn held_steps(start: u64, end: Option<u64>, k: u64, sliced: bool) -> Vec<bool> {
         v[f as usize] = true;
     }
     v
+}
+
+/// Pairs of blocks (indices) held in a common step whose bytes overlap. Allowed: an
+/// element-wise op's result written over its operand 0 (`in_place`: operand block,
+/// result block, the op's step) at the same address, no larger, and held together
+/// only in that step (TPU-MLIR's allocator does this). `span`: (address, size).
+fn clashes(
+    held: &[Vec<bool>],
+    span: &[(u64, u64)],
+    in_place: &[(usize, usize, usize)],
+) -> Vec<(usize, usize)> {
+    // held steps as bit words, so that a pair is tested in a few AND operations
+    let words: Vec<Vec<u128>> = held
+        .iter()
+        .map(|h| {
+            let mut w = vec![0u128; h.len().div_ceil(128)];
+            for (j, &x) in h.iter().enumerate() {
+                if x {
+                    w[j / 128] |= 1u128 << (j % 128);
+                }
+            }
+            w
+        })
+        .collect();
+    let common = |i: usize, j: usize| -> Vec<u128> {
+        words[i].iter().zip(&words[j]).map(|(a, b)| a & b).collect()
+    };
+    let allowed = |x: usize, y: usize, both: &[u128]| {
+        in_place.iter().any(|&(a, b, s)| {
+            a == x
+                && b == y
+                && span[x].0 == span[y].0
+                && span[y].1 <= span[x].1
+                && both.iter().enumerate().all(|(w, &m)| {
+                    let own = if s / 128 == w { 1u128 << (s % 128) } else { 0 };
+                    m & !own == 0
+                })
+        })
+    };
+    let mut out = Vec::new();
+    for i in 0..span.len() {
+        for j in i + 1..span.len() {
+            let (a, b) = (span[i], span[j]);
+            if a.1 == 0 || b.1 == 0 {
+                continue;
+            }
+            let overlap = a.0 < b.0.saturating_add(b.1) && b.0 < a.0.saturating_add(a.1);
+            if !overlap {
+                continue;
+            }
+            let both = common(i, j);
+            if both.iter().any(|&m| m != 0) && !allowed(i, j, &both) && !allowed(j, i, &both) {
+                out.push((i, j));
+            }
+        }
+    }
+    out
+}
+
+/// Whether the blocks of a group starting at op `first` (`k` ops), at `addrs`, pass
+/// the verifier's address rule (the planner checks a placement it did not make
+/// itself before using it).
+pub(crate) fn blocks_apart(
+    g: &Graph,
+    first: usize,
+    blocks: &[crate::timestep::BlockSpec],
+    addrs: &[u64],
+    k: u64,
+    sliced: bool,
+) -> bool {
+    let held: Vec<Vec<bool>> = blocks
+        .iter()
+        .map(|b| held_steps(b.start, b.end, k, sliced))
+        .collect();
+    let span: Vec<(u64, u64)> = blocks
+        .iter()
+        .zip(addrs)
+        .map(|(b, &a)| (a, b.size))
+        .collect();
+    let act = |t: usize| {
+        blocks
+            .iter()
+            .position(|b| b.tensor == Some(t) && b.kind == BlockKind::Activation)
+    };
+    let mut in_place = Vec::new();
+    for i in 0..k as usize {
+        let Some(op) = g.ops.get(first + i) else {
+            continue;
+        };
+        if !op.is_binary_elementwise() {
+            continue;
+        }
+        if let (Some(x), Some(y)) = (act(op.inputs[0]), op.outputs.first().and_then(|&t| act(t))) {
+            in_place.push((x, y, i + 1));
+        }
+    }
+    let fits = blocks
+        .iter()
+        .zip(addrs)
+        .all(|(b, &a)| a.checked_add(b.size).is_some());
+    fits && clashes(&held, &span, &in_place).is_empty()
 }
 
 fn check_group(
@@ -498,7 +599,7 @@ fn check_group(
         }
     }
     for &o in &ids {
-        for &w in &g.ops[o].weights {
+        for (wi, &w) in g.ops[o].weights.iter().enumerate() {
             let Some(t) = g.tensors.get(w) else { continue };
             if t.kind != TensorKind::Weight {
                 continue;
@@ -508,8 +609,7 @@ fn check_group(
                 continue;
             };
             let b = &gr.blocks[bi];
-            let (n, c, h, wd) = weight_local_shape(t.shape);
-            if let Ok(need) = lane_size(chip, dtype, n, c, h, wd) {
+            if let Ok(need) = weight_block_size(chip, dtype, t.shape, is_bias(wi, t.shape)) {
                 if b.size < need {
                     e.push(format!(
                         "weight block '{}' has {} bytes/lane, needs {need}",
@@ -535,49 +635,30 @@ fn check_group(
         .iter()
         .map(|b| held_steps(b.start_ts, b.end_ts, k, sliced))
         .collect();
-    // in place: an element-wise op's output may take its first input's bytes when the
-    // two are held together only in that op's step (TPU-MLIR's allocator does this)
-    let in_place = |x: &crate::plan::Block, y: &crate::plan::Block, hx: &[bool], hy: &[bool]| {
-        ids.iter().enumerate().any(|(i, &o)| {
-            let op = &g.ops[o];
-            let s = i + 1;
-            op.is_binary_elementwise()
-                && g.tensors
-                    .get(op.inputs[0])
-                    .is_some_and(|t| t.name == x.name)
-                && op
-                    .outputs
-                    .first()
-                    .and_then(|&t| g.tensors.get(t))
-                    .is_some_and(|t| t.name == y.name)
-                && x.addr == y.addr
-                && y.size <= x.size
-                && hx
-                    .iter()
-                    .zip(hy)
-                    .enumerate()
-                    .all(|(j, (p, q))| !(*p && *q) || j == s)
-        })
+    let span: Vec<(u64, u64)> = gr.blocks.iter().map(|b| (b.addr, b.size)).collect();
+    let block_named = |t: usize| {
+        g.tensors
+            .get(t)
+            .and_then(|t| by_name.get(t.name.as_str()).copied())
     };
-    for i in 0..gr.blocks.len() {
-        for j in i + 1..gr.blocks.len() {
-            let (a, b) = (&gr.blocks[i], &gr.blocks[j]);
-            let common = held[i].iter().zip(&held[j]).any(|(x, y)| *x && *y);
-            let overlap =
-                a.addr < b.addr.saturating_add(b.size) && b.addr < a.addr.saturating_add(a.size);
-            if common
-                && overlap
-                && a.size > 0
-                && b.size > 0
-                && !in_place(a, b, &held[i], &held[j])
-                && !in_place(b, a, &held[j], &held[i])
-            {
-                e.push(format!(
-                    "blocks '{}' and '{}' are held at the same time and overlap in address",
-                    a.name, b.name
-                ));
-            }
+    let mut in_place: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, &o) in ids.iter().enumerate() {
+        let op = &g.ops[o];
+        if !op.is_binary_elementwise() {
+            continue;
         }
+        if let (Some(x), Some(y)) = (
+            block_named(op.inputs[0]),
+            op.outputs.first().and_then(|&t| block_named(t)),
+        ) {
+            in_place.push((x, y, i + 1));
+        }
+    }
+    for (i, j) in clashes(&held, &span, &in_place) {
+        e.push(format!(
+            "blocks '{}' and '{}' are held at the same time and overlap in address",
+            gr.blocks[i].name, gr.blocks[j].name
+        ));
     }
     if gr.lmem_peak != gr.blocks.iter().map(|b| b.addr + b.size).max().unwrap_or(0) {
         e.push(format!(

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use tpusim_graph::Graph;
 use tpusim_lmem::Chip;
-use tpusim_planner::{Plan, PlanOptions, Search};
+use tpusim_planner::{Allocator, Plan, PlanOptions, Search};
 
 /// Arguments of `tpusim plan`.
 ///
@@ -81,6 +81,12 @@ pub struct PlanArgs {
     /// like TPU-MLIR's default).
     #[arg(long, value_enum, default_value = "best")]
     search: SearchArg,
+    /// Local-memory allocator: `tpu-mlir` (default: groups of two or more ops are
+    /// software-pipelined and placed exactly as TPU-MLIR 1.30.2 places them, so an
+    /// exported plan allocates in TPU-MLIR too) or `spec` (the spec's order: resident
+    /// weights, longest lifetime, largest; bank preferences; in-place adds).
+    #[arg(long, value_enum, default_value = "tpu-mlir")]
+    allocator: AllocatorArg,
     /// Plan the graph as written, without folding batch-norm and ReLU into the
     /// producing conv (TPU-MLIR plans the folded form; so do we by default).
     #[arg(long)]
@@ -94,6 +100,15 @@ enum SearchArg {
     Best,
     /// Dynamic program + first fitting slicing (TPU-MLIR's default).
     Dp,
+}
+
+/// Local-memory allocators.
+#[derive(Clone, Copy, ValueEnum)]
+enum AllocatorArg {
+    /// TPU-MLIR's greedy allocator on its pipelined time steps.
+    TpuMlir,
+    /// The spec's order with bank preferences.
+    Spec,
 }
 
 /// Verbs of `tpusim plan`.
@@ -153,6 +168,10 @@ pub fn run(args: PlanArgs) -> Result<()> {
         search: match args.search {
             SearchArg::Best => Search::DpBestSlicing,
             SearchArg::Dp => Search::Dp,
+        },
+        allocator: match args.allocator {
+            AllocatorArg::TpuMlir => Allocator::TpuMlir,
+            AllocatorArg::Spec => Allocator::Spec,
         },
         ..PlanOptions::default()
     };
