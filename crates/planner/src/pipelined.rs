@@ -16,9 +16,9 @@ use std::collections::HashMap;
 
 /// TPU-MLIR moves transfers by its own cycle estimates, which we do not have; ours are
 /// measured from its cycle profiles. The moves are timed with this fraction of our DMA
-/// cycles, fitted on the 17 groups of `tests/data/tpumlir_lmem_alloc.json`
-/// (`tests/tpumlir_alloc.rs`): with 0.25, 513 of their 592 lifetimes are TPU-MLIR's
-/// (0.1: 503, 0.2: 512, 0.35: 509, 0.5: 497, 0.75: 490; 0 = no moves: 465), every
+/// cycles, fitted on the 18 groups of `tests/data/tpumlir_lmem_alloc.json`
+/// (`tests/tpumlir_alloc.rs`): with 0.25, 518 of their 609 lifetimes are TPU-MLIR's
+/// (0.1: 508, 0.2: 517, 0.35: 514, 0.5: 502, 0.75: 495; 0 = no moves: 470), every
 /// group fits at TPU-MLIR's own slicing, and 3 of the 4 groups TPU-MLIR refused do not
 /// (`tests/tpumlir.rs`; the fourth fits with the lane exactly full). With the full
 /// cycles TPU-MLIR's unsliced 30-op ResNet-50 batch-8 group does not fit; with none, a

@@ -4,7 +4,7 @@
 //! that TPU-MLIR cannot allocate is known before it is exported.
 //!
 //! The rules, read from TPU-MLIR's source and checked against the addresses in its
-//! final MLIR (`tests/tpumlir_alloc.rs`: 17 groups of its own and of our exports
+//! final MLIR (`tests/tpumlir_alloc.rs`: 18 groups of its own and of our exports
 //! reproduced to the byte):
 //! - Lifetimes are time-step intervals `[start, end]` over the group's `n` steps,
 //!   closed; `start > end` wraps round the end of the table (a load for the next slice,
@@ -24,7 +24,8 @@
 //!   is taken anyway.
 //! - Placed buffers are subtracted from the others' free space with their end rounded
 //!   up to EU_BYTES, so every address is EU-aligned.
-//! - A first-layer (3ic) conv's scratch buffer meets every buffer ([`Buf::always`]).
+//! - A first-layer (3ic) conv's scratch buffer meets every activation and weight in a
+//!   sliced group ([`Buf::always`]).
 //! - In place: the result of an element-wise op may take its operand 0's exact
 //!   address when that operand's life ends where the result's begins and it is not
 //!   stored in that step.
@@ -54,11 +55,12 @@ pub struct Buf {
     pub end: usize,
     /// A weight held for the whole loop when the group is sliced.
     pub hold: bool,
-    /// Meets every other buffer whatever the lifetimes: TPU-MLIR 1.30.2 keeps the
-    /// scratch buffer of a conv lowered with its 3ic trick (a first layer on ≤ 4
-    /// channels) apart from everything (its allocation trace of a sliced 4-op bm1688
-    /// group: the buffer's free space excluded the group input, whose lifetime it does
-    /// not share; no rule of its stored source explains it).
+    /// In a sliced group, meets every activation and weight buffer whatever the
+    /// lifetimes (not other op buffers): TPU-MLIR 1.30.2 keeps the scratch buffer of a
+    /// conv lowered with its 3ic trick (a first layer on ≤ 4 channels) so (its
+    /// allocation traces of two sliced bm1688 groups: the buffer's free space excluded
+    /// the group input and a stored output whose lifetimes it does not share, and
+    /// overlapped another op's buffer; no rule of its stored source explains it).
     pub always: bool,
 }
 
@@ -419,7 +421,8 @@ impl State<'_> {
                 }
             }
         }
-        let mut meet = lifetimes_meet(b, rb) || (!self.one_loop && (b.always || rb.always));
+        let apart = |x: &Buf, y: &Buf| x.always && y.kind != BufKind::Operation;
+        let mut meet = lifetimes_meet(b, rb) || (!self.one_loop && (apart(b, rb) || apart(rb, b)));
         if !meet && self.hold_all {
             meet = (b.kind != BufKind::Operation && b.hold)
                 || (rb.kind != BufKind::Operation && rb.hold);

@@ -90,7 +90,7 @@ fn cases() -> Vec<Case> {
 #[test]
 fn tpu_mlir_addresses_are_reproduced_exactly() {
     let cases = cases();
-    assert_eq!(cases.len(), 17);
+    assert_eq!(cases.len(), 18);
     for c in &cases {
         let got = allocate(&c.bufs, &c.table, c.lane, c.one_loop).unwrap_or_else(|e| {
             panic!(
@@ -129,9 +129,9 @@ fn allocations_are_valid_and_a_smaller_lane_fails_cleanly() {
                             && ((o.operands.first() == Some(&i) && o.results.contains(&j))
                                 || (o.operands.first() == Some(&j) && o.results.contains(&i)))
                     });
+                let kept_apart = |p: &Buf, q: &Buf| p.always && q.kind != BufKind::Operation;
                 let together = lifetimes_meet(x, y)
-                    || x.always
-                    || y.always
+                    || (!c.one_loop && (kept_apart(x, y) || kept_apart(y, x)))
                     || (hold_all && (x.hold || y.hold));
                 assert!(
                     apart || !together || in_place,
@@ -180,7 +180,7 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
     // allocated all of them), and most of the lifetimes our reproduction of its time
     // steps gives (cycle-slack moves timed by our cost model) must equal its logged
     // ones. The moves depend on its internal cycle estimates, which we do not have:
-    // 513 of 592 equal (the rest are loads and stores moved a step or two
+    // 518 of 609 equal (the rest are loads and stores moved a step or two
     // differently; see `pipelined::TPU_MLIR_DMA_ESTIMATE`).
     let text = include_str!("data/tpumlir_lmem_alloc.json");
     let v: Value = serde_json::from_str(text).unwrap();
@@ -260,6 +260,6 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
         }
     }
     eprintln!("{equal} of {total} lifetimes as TPU-MLIR logged them");
-    assert_eq!(total, 592);
+    assert_eq!(total, 609);
     assert!(equal >= 500, "{equal} of {total} lifetimes as TPU-MLIR's");
 }
