@@ -82,8 +82,9 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value = "best")]
     search: SearchArg,
     /// Local-memory allocator: `tpu-mlir` (default: groups of two or more ops are
-    /// software-pipelined and placed exactly as TPU-MLIR 1.30.2 places them, so an
-    /// exported plan allocates in TPU-MLIR too) or `spec` (the spec's order: resident
+    /// software-pipelined and placed as TPU-MLIR 1.30.2 places them — its allocator
+    /// reproduced, 18 of its groups to the byte — with a margin so that an exported
+    /// plan allocates in TPU-MLIR at its slicing) or `spec` (the spec's order: resident
     /// weights, longest lifetime, largest; bank preferences; in-place adds).
     #[arg(long, value_enum, default_value = "tpu-mlir")]
     allocator: AllocatorArg,
