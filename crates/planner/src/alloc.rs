@@ -36,7 +36,8 @@ pub struct LaneGeometry {
     pub bank_bytes: u64,
 }
 
-fn align_up(x: u64, a: u64) -> u64 {
+/// `x` rounded up to a multiple of `a` (> 0).
+pub(crate) fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a).saturating_mul(a)
 }
 

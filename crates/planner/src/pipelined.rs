@@ -166,27 +166,34 @@ impl Ctx<'_> {
             align: self.geo.align,
             bank: self.geo.bank_bytes,
         };
-        let at = allocate(&bufs, &step_table(&table), lane, !sliced).ok()?;
+        // the moves, in our step numbering: row r runs with step r + 1
+        let perm_ref = &perm;
+        let moved: Vec<(usize, Mode, u64)> = table
+            .dma
+            .iter()
+            .enumerate()
+            .flat_map(|(r, row)| {
+                row.iter()
+                    .filter(|x| x.stage == 1)
+                    .map(move |x| (perm_ref[x.buf], x.mode, (r + 1) as u64))
+            })
+            .collect();
+        let at = allocate(&bufs, &step_table(table), lane, !sliced).ok()?;
         let mut addrs = vec![0u64; blocks.len()];
         for (i, &b) in perm.iter().enumerate() {
             addrs[b] = at[i];
             blocks[b].tpu_mlir_ts = Some([bufs[i].start as u64, bufs[i].end as u64]);
         }
-        // the moves, in our step numbering: row r runs with step r + 1
-        for (r, row) in table.dma.iter().enumerate() {
-            for x in row.iter().filter(|x| x.stage == 1) {
-                let b = perm[x.buf];
-                let step = (r + 1) as u64;
-                let bl = &mut blocks[b];
-                match x.mode {
-                    Mode::Load => {
-                        bl.start = step;
-                        bl.load_step = Some(step);
-                    }
-                    Mode::Store => {
-                        bl.store_step = Some(step);
-                        bl.end = bl.end.map(|e| e.max(step));
-                    }
+        for (b, mode, step) in moved {
+            let bl = &mut blocks[b];
+            match mode {
+                Mode::Load => {
+                    bl.start = step;
+                    bl.load_step = Some(step);
+                }
+                Mode::Store => {
+                    bl.store_step = Some(step);
+                    bl.end = bl.end.map(|e| e.max(step));
                 }
             }
         }

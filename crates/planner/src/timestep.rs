@@ -123,19 +123,19 @@ pub fn weight_block_size(
     shape: tpusim_graph::Shape4,
     is_bias: bool,
 ) -> Result<u64> {
-    let (_, c, h, w) = weight_local_shape(shape);
-    let bits = if is_bias && dtype.bits() < 32 {
-        32
+    let (n, c, h, w) = weight_local_shape(shape);
+    let ty = if is_bias && dtype.bits() < 32 {
+        ElementType::F32
     } else {
-        dtype.bits() as u64
+        dtype
     };
-    let per_lane = c.div_ceil(chip.npu_num.max(1));
-    per_lane
-        .checked_mul(h.max(1))
-        .and_then(|x| x.checked_mul(w.max(1)))
-        .and_then(|x| x.checked_mul(bits))
-        .map(|b| b.div_ceil(8))
-        .ok_or(crate::error::PlanError::Overflow("weight block bytes"))
+    Ok(tpusim_lmem::lane_bytes_unaligned(
+        chip,
+        &TensorShape::nchw(n.max(1), c.max(1), h.max(1), w.max(1)),
+        ty,
+        LocalLayout::Compact,
+        0,
+    )?)
 }
 
 /// Whether weight `i` of an op's weights is a bias: a per-channel vector after the
@@ -382,18 +382,7 @@ pub fn build(
 /// gives every block of such a group its own address). Resident blocks occupy every
 /// step.
 pub fn occupancy(start: u64, end: Option<u64>, k: u64, pipelined: bool) -> (u128, bool) {
-    let bits = |a: u64, b: u64| -> u128 {
-        if b < a {
-            0
-        } else {
-            let hi = if b >= 127 {
-                u128::MAX
-            } else {
-                (1u128 << (b + 1)) - 1
-            };
-            hi & !((1u128 << a) - 1)
-        }
-    };
+    let bits = step_mask;
     let Some(end) = end else {
         return (bits(0, k + 1), false);
     };
@@ -409,6 +398,20 @@ pub fn occupancy(start: u64, end: Option<u64>, k: u64, pipelined: bool) -> (u128
         m |= bits(1, k);
     }
     (m, false)
+}
+
+/// Steps `first..=last` as bits of a mask (none when `last < first`; steps past 127
+/// are not represented).
+pub fn step_mask(first: u64, last: u64) -> u128 {
+    if last < first || first > 127 {
+        return 0;
+    }
+    let upto = if last >= 127 {
+        u128::MAX
+    } else {
+        (1u128 << (last + 1)) - 1
+    };
+    upto & !((1u128 << first) - 1)
 }
 
 /// The step a transfer at step `j` really runs in when pipelined (0 → k, k+1 → 1).

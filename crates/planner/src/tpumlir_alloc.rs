@@ -30,6 +30,9 @@
 //!   address when that operand's life ends where the result's begins and it is not
 //!   stored in that step.
 
+use crate::alloc::align_up;
+use crate::timestep::step_mask;
+
 /// What a buffer holds (TPU-MLIR's `LMEM_WEIGHT`, `LMEM_ACTIVATION`, `LMEM_OPERATION`;
 /// also its order of buffers of equal sort keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -152,24 +155,11 @@ fn steps_held(b: &Buf, n: usize) -> impl Iterator<Item = usize> {
 
 /// The steps a buffer is held as bits (`n` ≤ 128 steps).
 fn held_mask(b: &Buf, n: usize) -> u128 {
-    let upto = |e: usize| -> u128 {
-        if e >= 127 {
-            u128::MAX
-        } else {
-            (1u128 << (e + 1)) - 1
-        }
-    };
-    let below = |s: usize| -> u128 {
-        if s == 0 {
-            0
-        } else {
-            upto(s - 1)
-        }
-    };
-    if b.end >= b.start {
-        upto(b.end) & !below(b.start)
+    let (s, e) = (b.start as u64, b.end as u64);
+    if e >= s {
+        step_mask(s, e)
     } else {
-        (upto(n.saturating_sub(1)) & !below(b.start)) | upto(b.end)
+        step_mask(s, n.saturating_sub(1) as u64) | step_mask(0, e)
     }
 }
 
@@ -182,10 +172,6 @@ fn bits(mut m: u128) -> impl Iterator<Item = usize> {
             t
         })
     })
-}
-
-fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a.max(1)).saturating_mul(a.max(1))
 }
 
 /// Remove `[s, e)` from the sorted free list; whether a block was cut (TPU-MLIR then
@@ -385,39 +371,36 @@ impl State<'_> {
         // is used and r is touched can have one)
         let candidates = self.life[i] & self.active[i] & self.touched[r];
         if candidates != 0 {
-            // those steps in lifetime order: from its start, then wrapped round
-            let from_start = if b.start >= 128 {
-                0
-            } else {
-                candidates & (u128::MAX << b.start)
-            };
-            let wrapped = candidates & !from_start;
-            let steps: Box<dyn Iterator<Item = usize>> = if n > 128 {
-                Box::new(steps_held(b, n))
-            } else {
-                Box::new(bits(from_start).chain(bits(wrapped)))
-            };
-            for t in steps {
+            let hit_at = |t: usize| {
                 let npu = self.used_by_op(i, t);
                 let dma = self.moved_in(i, t).is_some();
-                let mut hit = false;
-                if npu || dma {
-                    hit = self.table.ops[t]
+                ((npu || dma)
+                    && self.table.ops[t]
                         .iter()
                         .filter(|o| !npu || self.relates(i, o, t))
-                        .any(|o| self.relates(r, o, t));
-                }
-                if !hit && npu && self.moved_in(r, t).is_some() {
-                    hit = true;
-                }
-                if hit {
-                    for k in self.banks_of(r) {
-                        if k < 128 {
-                            changed |= self.banks[i] >> k & 1 == 0;
-                            self.banks[i] |= 1u128 << k;
-                        }
+                        .any(|o| self.relates(r, o, t)))
+                    || (npu && self.moved_in(r, t).is_some())
+            };
+            // those steps in lifetime order: from its start, then wrapped round
+            let first_hit = if n > 128 {
+                steps_held(b, n).find(|&t| hit_at(t))
+            } else {
+                let before = if b.start == 0 {
+                    0
+                } else {
+                    step_mask(0, b.start as u64 - 1)
+                };
+                let from_start = candidates & !before;
+                bits(from_start)
+                    .chain(bits(candidates & !from_start))
+                    .find(|&t| hit_at(t))
+            };
+            if first_hit.is_some() {
+                for k in self.banks_of(r) {
+                    if k < 128 {
+                        changed |= self.banks[i] >> k & 1 == 0;
+                        self.banks[i] |= 1u128 << k;
                     }
-                    break;
                 }
             }
         }

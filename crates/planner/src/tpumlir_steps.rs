@@ -286,14 +286,14 @@ pub fn lifetimes(t: &PipeTable, nbufs: usize) -> Vec<Option<(usize, usize)>> {
         .collect()
 }
 
-/// The allocator's view of a pipelined table.
-pub fn step_table(t: &PipeTable) -> StepTable {
+/// The allocator's view of a pipelined table (the stages dropped).
+pub fn step_table(t: PipeTable) -> StepTable {
     StepTable {
-        ops: t.ops.clone(),
+        ops: t.ops,
         dma: t
             .dma
-            .iter()
-            .map(|l| l.iter().map(|x| (x.buf, x.mode)).collect())
+            .into_iter()
+            .map(|l| l.into_iter().map(|x| (x.buf, x.mode)).collect())
             .collect(),
     }
 }

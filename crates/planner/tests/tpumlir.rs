@@ -33,6 +33,14 @@ fn imported(g: &Graph, cache_file: &str, chip: &str) -> tpusim_planner::Plan {
     p
 }
 
+/// The group of `p` whose first op is `first`.
+fn group_from<'a>(p: &'a tpusim_planner::Plan, first: &str) -> &'a tpusim_planner::GroupPlan {
+    p.groups
+        .iter()
+        .find(|g| g.ops.first().map(String::as_str) == Some(first))
+        .unwrap_or_else(|| panic!("no group starts at {first}"))
+}
+
 /// `ratio`: the expected range of (our cycles for TPU-MLIR's largest group) / (its own
 /// `group_cost`).
 fn check(
@@ -189,11 +197,7 @@ fn groups_tpu_mlir_cannot_allocate_do_not_fit_here_either() {
         "resnet18_b4_bm1688_rejected.tpumlir_cache.json",
         "bm1688",
     );
-    let grp = p
-        .groups
-        .iter()
-        .find(|x| x.ops.first().map(String::as_str) == Some("conv30"))
-        .unwrap();
+    let grp = group_from(&p, "conv30");
     assert_eq!(grp.ops.len(), 13);
     assert!(grp.nsecs * grp.hsecs > 1, "{} x {}", grp.nsecs, grp.hsecs);
 
@@ -500,11 +504,7 @@ fn known_difference_a_group_tpu_mlir_refused_fits_our_reproduction() {
         "tpumlir_alloc/resnet18_b4_bm1688_ours_refused.cache.json",
         "bm1688",
     );
-    let grp = p
-        .groups
-        .iter()
-        .find(|x| x.ops.first().map(String::as_str) == Some("conv51"))
-        .unwrap();
+    let grp = group_from(&p, "conv51");
     assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (6, 4, 1));
     assert_eq!(grp.lmem_peak, 131_072);
 }
