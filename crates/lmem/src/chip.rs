@@ -58,13 +58,22 @@ pub struct Chip {
     /// planes of under 8 bytes (`None` = 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gdma_small_plane_factor: Option<f64>,
-    /// Optional: small coefficient planes (bias vectors, depthwise filters) move in rows
-    /// of at most this many bytes: c such planes of b bytes count as
-    /// ⌈c / ⌈c·b / row⌉⌉ planes (`None` = one plane per channel). bm1684x: 4,608,
-    /// measured (TPU-MLIR's profiles: a 1,280-channel f32 bias takes half the time of
-    /// 1,280 planes, 384 to 960-channel 3×3 depthwise filters 192 to 240 planes' time).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_small_coeff_row_bytes: Option<f64>,
+    /// Optional: small planes (bias vectors, depthwise filters, 1×1 activation maps such
+    /// as a global pool's output) move in rows of at most this many bytes: a transfer of
+    /// c such planes and B bytes counts as max(⌈c / ⌈B / row⌉⌉ · factor, c) planes, i.e.
+    /// the small-plane factor shrinks with the row count but never below the plain
+    /// per-plane floor (`None` = one row). bm1684x: 4,608, measured on TPU-MLIR's
+    /// profiles: a 1,280-channel f32 bias loads in half the time of 1,280 small planes,
+    /// 384 to 960-channel 3×3 depthwise filters in 192 to 240 small planes' time, a
+    /// 1,280-channel f32 pool output stores in half the time of the f16 one, an
+    /// 8×2,048-channel one at the plain floor. (Also read under its former name
+    /// `gdma_small_coeff_row_bytes`.)
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "gdma_small_coeff_row_bytes"
+    )]
+    pub gdma_small_row_bytes: Option<f64>,
     /// Optional: multiply-accumulates per cycle per lane at the chip's compute dtype
     /// (for the planner's compute timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,7 +139,7 @@ impl Chip {
             gdma_load_setup_cycles: None,
             gdma_store_setup_cycles: None,
             gdma_small_plane_factor: None,
-            gdma_small_coeff_row_bytes: None,
+            gdma_small_row_bytes: None,
             macs_per_cycle_per_lane: None,
             source: None,
         }
@@ -140,7 +149,7 @@ impl Chip {
     /// `npu_num`, `eu_bytes`, `lane_bytes`, `banks`, optional `align_4n`, `clock_hz`,
     /// `gdma_bytes_per_s`, `gdma_store_bytes_per_s`, `gdma_load_cycles_per_plane`,
     /// `gdma_store_cycles_per_plane`, `gdma_load_setup_cycles`,
-    /// `gdma_store_setup_cycles`, `gdma_small_plane_factor`, `gdma_small_coeff_row_bytes`,
+    /// `gdma_store_setup_cycles`, `gdma_small_plane_factor`, `gdma_small_row_bytes`,
     /// `macs_per_cycle_per_lane`,
     /// `source`) and validate it.
     pub fn from_toml(text: &str) -> Result<Chip> {
@@ -213,10 +222,7 @@ impl Chip {
                 self.gdma_store_cycles_per_plane,
             ),
             ("gdma_small_plane_factor", self.gdma_small_plane_factor),
-            (
-                "gdma_small_coeff_row_bytes",
-                self.gdma_small_coeff_row_bytes,
-            ),
+            ("gdma_small_row_bytes", self.gdma_small_row_bytes),
             ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
         ] {
             if let Some(x) = v {

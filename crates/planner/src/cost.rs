@@ -37,9 +37,9 @@ pub enum Dir {
 }
 
 /// DMA cycles of one transfer of `bytes` bytes made of `planes` (n, c) planes:
-/// `setup + max(bytes / rate, planes · cycles_per_plane · f)` with the set-up cost, rate
-/// and per-plane floor of the direction, and `f` the chip's small-plane factor when
-/// `small` (else 1).
+/// `setup + max(bytes / rate, p · cycles_per_plane)` with the set-up cost, rate and
+/// per-plane floor of the direction. `p = planes` for ordinary planes; for `small` ones
+/// (see [`small_plane_units`]) more, as they move in rows.
 pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) -> f64 {
     let (rate, per_plane, setup) = match dir {
         Dir::Load => (
@@ -53,12 +53,27 @@ pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) ->
             t.gdma_store_setup_cycles,
         ),
     };
-    let factor = if small {
-        t.gdma_small_plane_factor
+    let units = if small {
+        small_plane_units(t, bytes, planes)
     } else {
-        1.0
+        planes as f64
     };
-    setup + (bytes as f64 / rate).max(planes as f64 * per_plane * factor)
+    setup + (bytes as f64 / rate).max(units * per_plane)
+}
+
+/// How many planes' floor a transfer of `planes` small planes and `bytes` bytes pays:
+/// they move in ⌈bytes / row⌉ rows of at most the chip's `gdma_small_row_bytes` (one
+/// row where it has none), each of ⌈planes / rows⌉ planes at the small-plane factor,
+/// never less than the plain floor of every plane. bm1684x (TPU-MLIR's profiles):
+/// 1,280 f16 pool outputs (2,560 B, one row) store at 4× the floor, 1,280 f32 ones
+/// (two rows) at 2×, 8 × 2,048 f32 ones (eight rows) at 1×.
+pub fn small_plane_units(t: &Timing, bytes: u64, planes: u64) -> f64 {
+    let rows = if t.gdma_small_row_bytes > 0.0 {
+        ((bytes as f64 / t.gdma_small_row_bytes).ceil() as u64).max(1)
+    } else {
+        1
+    };
+    (planes.div_ceil(rows) as f64 * t.gdma_small_plane_factor).max(planes as f64)
 }
 
 /// Activation planes under this many bytes are small (measured on bm1684x: 4-byte
@@ -84,29 +99,18 @@ pub fn act_dma_cycles(t: &Timing, dir: Dir, s: Shape4, n: Range, h: Range, bits:
 
 /// DMA cycles to load a whole coefficient tensor (conv filter, bias, scale) of shape
 /// `s`. Its output channels are spread over the lanes: N when N > 1 (filters), else C
-/// (bias vectors); chunks under EU_BYTES per channel are small planes.
+/// (bias vectors), one plane each; chunks under EU_BYTES per channel are small planes.
 pub fn weight_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
     let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
-    let channels = if s.n > 1 { s.n } else { s.c }.max(1);
-    let (planes, small) = coeff_planes(t, channels, bytes);
+    let (planes, small) = coeff_planes(t, s, bytes);
     dma_cycles(t, Dir::Load, bytes, planes, small)
 }
 
-/// The planes a coefficient transfer of `channels` output channels and `bytes` bytes
-/// counts as, and whether they are small (under EU_BYTES per channel). Small planes
-/// move in rows of at most `gdma_small_coeff_row_bytes` where the chip sets it: c
-/// planes in ⌈c·b / row⌉ rows count as ⌈c / rows⌉.
-pub fn coeff_planes(t: &Timing, channels: u64, bytes: u64) -> (u64, bool) {
-    let channels = channels.max(1);
-    let small = bytes / channels < t.small_coeff_bytes;
-    if small && t.gdma_small_coeff_row_bytes > 0.0 {
-        let rows = (bytes as f64 / t.gdma_small_coeff_row_bytes)
-            .ceil()
-            .max(1.0) as u64;
-        (channels.div_ceil(rows), true)
-    } else {
-        (channels, small)
-    }
+/// The planes of a coefficient transfer of shape `s` and `bytes` bytes (one per output
+/// channel: N when N > 1, else C), and whether they are small (under EU_BYTES each).
+pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
+    let channels = if s.n > 1 { s.n } else { s.c }.max(1);
+    (channels, bytes / channels < t.small_coeff_bytes)
 }
 
 /// Cycles to compute `op` for output batches `n_len` and output rows `h_len` (whole op:

@@ -262,8 +262,8 @@ impl<'a> Ctx<'a> {
 
     /// Like [`Ctx::best`], starting at position `skip` of the slicing sequence (the
     /// search passes the position that fitted the previous, one-op-shorter candidate:
-    /// a group grown by an op needs at least as many slices, so smaller ones are not
-    /// retried). After the first fitting slicing, `extra` more are tried and the
+    /// a group grown by an op mostly needs at least as many slices, so smaller ones are
+    /// not retried, except the unsliced one). After the first fitting slicing, `extra` more are tried and the
     /// cheapest kept. Returns the attempt and the position of the first slicing that
     /// fitted.
     pub fn best_from(
@@ -287,11 +287,13 @@ impl<'a> Ctx<'a> {
         let mut first_fit = None;
         let mut after_first = 0;
         let seq = slicing_sequence(nmax, hmax.min(512));
-        for (i, &(n, h)) in seq
-            .iter()
-            .enumerate()
-            .skip(skip.min(seq.len().saturating_sub(1)))
-        {
+        // unsliced first even when skipping: TPU-MLIR's allocation is not monotone in
+        // the group's length, so a longer group can fit whole where a shorter one
+        // needed slices (ResNet-50 batch 8: its 30-op layer-3 group)
+        let skip = skip.min(seq.len().saturating_sub(1));
+        let order = (0..usize::from(skip > 0)).chain(skip..seq.len());
+        for i in order {
+            let (n, h) = seq[i];
             if best.is_some() {
                 if after_first >= extra {
                     break;

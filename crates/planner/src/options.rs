@@ -103,9 +103,9 @@ pub struct Timing {
     pub gdma_store_cycles_per_plane: f64,
     /// Factor on the per-plane floor for small planes (see [`crate::cost::dma_cycles`]).
     pub gdma_small_plane_factor: f64,
-    /// Small coefficient planes move in rows of at most this many bytes (0 = one plane
-    /// per channel; see [`crate::cost::weight_load_cycles`]).
-    pub gdma_small_coeff_row_bytes: f64,
+    /// Small planes move in rows of at most this many bytes (0 = one row; see
+    /// [`crate::cost::small_plane_units`]).
+    pub gdma_small_row_bytes: f64,
     /// Cycles every load pays on top of its transfer time.
     pub gdma_load_setup_cycles: f64,
     /// Cycles every store pays on top of its transfer time.
@@ -148,7 +148,7 @@ impl Timing {
                 gdma_load_cycles_per_plane: chip.gdma_load_cycles_per_plane.unwrap_or(0.0),
                 gdma_store_cycles_per_plane: chip.gdma_store_cycles_per_plane.unwrap_or(0.0),
                 gdma_small_plane_factor: chip.gdma_small_plane_factor.unwrap_or(1.0),
-                gdma_small_coeff_row_bytes: chip.gdma_small_coeff_row_bytes.unwrap_or(0.0),
+                gdma_small_row_bytes: chip.gdma_small_row_bytes.unwrap_or(0.0),
                 gdma_load_setup_cycles: chip.gdma_load_setup_cycles.unwrap_or(0.0),
                 gdma_store_setup_cycles: chip.gdma_store_setup_cycles.unwrap_or(0.0),
                 small_coeff_bytes: chip.eu_bytes,
@@ -166,7 +166,7 @@ impl Timing {
                 gdma_load_cycles_per_plane: 0.0,
                 gdma_store_cycles_per_plane: 0.0,
                 gdma_small_plane_factor: 1.0,
-                gdma_small_coeff_row_bytes: 0.0,
+                gdma_small_row_bytes: 0.0,
                 gdma_load_setup_cycles: 0.0,
                 gdma_store_setup_cycles: 0.0,
                 small_coeff_bytes: chip.eu_bytes,
@@ -181,6 +181,28 @@ impl Timing {
         }
     }
 
+    /// The timing a plan recorded (`used`), for re-costing transfers of that plan: the
+    /// compute rates not recorded there are the structural ones (EU_NUM per lane).
+    pub fn from_used(used: &TimingUsed, eu_bytes: u64, dtype_bits: u32) -> Timing {
+        let eu_num = (eu_bytes * 8 / u64::from(dtype_bits.max(1))).max(1) as f64;
+        Timing {
+            clock_hz: used.clock_hz,
+            gdma_bytes_per_cycle: used.gdma_bytes_per_cycle,
+            gdma_store_bytes_per_cycle: used.gdma_store_bytes_per_cycle,
+            gdma_load_cycles_per_plane: used.gdma_load_cycles_per_plane,
+            gdma_store_cycles_per_plane: used.gdma_store_cycles_per_plane,
+            gdma_small_plane_factor: used.gdma_small_plane_factor,
+            gdma_small_row_bytes: used.gdma_small_row_bytes,
+            gdma_load_setup_cycles: used.gdma_load_setup_cycles,
+            gdma_store_setup_cycles: used.gdma_store_setup_cycles,
+            small_coeff_bytes: eu_bytes,
+            macs_per_cycle_per_lane: used.macs_per_cycle_per_lane,
+            eltwise_per_cycle_per_lane: eu_num,
+            dtype_bits,
+            source: used.source.clone(),
+        }
+    }
+
     /// The figures as recorded in a plan.
     pub fn used(&self) -> TimingUsed {
         TimingUsed {
@@ -190,7 +212,7 @@ impl Timing {
             gdma_load_cycles_per_plane: self.gdma_load_cycles_per_plane,
             gdma_store_cycles_per_plane: self.gdma_store_cycles_per_plane,
             gdma_small_plane_factor: self.gdma_small_plane_factor,
-            gdma_small_coeff_row_bytes: self.gdma_small_coeff_row_bytes,
+            gdma_small_row_bytes: self.gdma_small_row_bytes,
             gdma_load_setup_cycles: self.gdma_load_setup_cycles,
             gdma_store_setup_cycles: self.gdma_store_setup_cycles,
             macs_per_cycle_per_lane: self.macs_per_cycle_per_lane,

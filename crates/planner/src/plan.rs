@@ -148,10 +148,10 @@ pub struct TimingUsed {
     /// Factor on the per-plane floor for small planes.
     #[serde(default)]
     pub gdma_small_plane_factor: f64,
-    /// Small coefficient planes move in rows of at most this many bytes (0 = one plane
-    /// per channel).
+    /// Small planes move in rows of at most this many bytes (0 = one row; see
+    /// [`crate::cost::small_plane_units`]).
     #[serde(default)]
-    pub gdma_small_coeff_row_bytes: f64,
+    pub gdma_small_row_bytes: f64,
     /// Cycles every load pays on top of its transfer time.
     #[serde(default)]
     pub gdma_load_setup_cycles: f64,

@@ -15,7 +15,9 @@
 //! names (ONNX output names after its own fusions). On import, a loc is matched to our
 //! op of that name or whose output tensor has that name.
 
+use crate::cost::{dma_cycles, Dir, SMALL_ACT_PLANE_BYTES};
 use crate::error::{PlanError, Result};
+use crate::options::Timing;
 use crate::plan::Plan;
 use crate::GroupRequest;
 use serde::{Deserialize, Serialize};
@@ -122,11 +124,8 @@ pub fn export(plan: &Plan) -> Cache {
         global_layer: vec![],
         cycle_prefix_sum: vec![],
     };
-    // a view (flatten/reshape) run global right after a group's last op, at batch 1, is
-    // listed in that group: free in our model wherever it runs, while TPU-MLIR runs a
-    // global view with a cast through global memory (ResNet-18 and mini_mbv2 at batch
-    // 1: 639 / 647 cycles saved). At batch 4 TPU-MLIR stores the flattened f16 [4, 512]
-    // at twice the cycles of the f32 pool output (51,177 vs 25,588), so it stays global.
+    // a view (flatten/reshape) run global right after a group's last op is listed in
+    // that group where that pays under TPU-MLIR (see `trailing_view`)
     let absorbed: Vec<Option<usize>> = plan
         .groups
         .iter()
@@ -321,7 +320,19 @@ pub fn loc_name(graph: &Graph, op: &tpusim_graph::Op) -> String {
 }
 
 /// The view op run global right after op `last` that only `last` feeds (a flatten
-/// between a pool and a gemm), if any.
+/// between a pool and a gemm), if listing it in `last`'s group pays under TPU-MLIR.
+///
+/// In 16-bit plans TPU-MLIR runs a global average pool in f32 (a cast in front), so a
+/// group ending in the pool stores the f32 output, and the view and a cast back to
+/// 16 bits run global (about 650 cycles on bm1684x). Listed in the group, the cast
+/// runs there and the group stores the 16-bit flattened tensor instead, which can be
+/// slower: 1×1 planes pay the small-plane floor, which shrinks with the rows a
+/// transfer needs (see [`crate::cost::small_plane_units`]). So the view goes in when
+/// the 16-bit store costs no more than the f32 one (ResNet-18 and mini-MobileNetV2 at
+/// batch 1, 512 and 256 channels: equal, 639 / 647 cycles saved), and stays global
+/// otherwise (MobileNetV2's 1,280 channels: 31,985 vs 15,992 cycles of store;
+/// ResNet-50's 2,048 and ResNet-18 at batch 4: 51,177 vs 25,588). After any other op
+/// the view goes in at batch 1.
 fn trailing_view(plan: &Plan, last: &str) -> Option<usize> {
     let g = &plan.graph;
     let op = g.ops.iter().find(|o| o.name == last)?;
@@ -332,9 +343,32 @@ fn trailing_view(plan: &Plan, last: &str) -> Option<usize> {
         .enumerate()
         .filter(|(_, o)| o.inputs.contains(&out));
     let (vi, v) = users.next()?;
-    let batch1 = g.tensors.get(out).is_some_and(|t| t.shape.n == 1);
+    let shape = g.tensors.get(out)?.shape;
+    let pays = if matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool)
+        && matches!(plan.dtype.as_str(), "f16" | "bf16")
+    {
+        let t = Timing::from_used(&plan.timing, plan.eu_bytes, 16);
+        let planes = shape
+            .n
+            .saturating_mul(shape.c)
+            .saturating_mul(shape.h)
+            .saturating_mul(shape.w);
+        let store = |bits: u32| {
+            let bytes = crate::cost::bytes_of(planes, bits);
+            dma_cycles(
+                &t,
+                Dir::Store,
+                bytes,
+                planes,
+                bits / 8 < SMALL_ACT_PLANE_BYTES as u32,
+            )
+        };
+        store(16) <= store(32)
+    } else {
+        shape.n == 1
+    };
     (users.next().is_none()
-        && batch1
+        && pays
         && crate::cost::is_view(v)
         && plan.global_ops.iter().any(|n| n == &v.name)
         && v.inputs.len() == 1)

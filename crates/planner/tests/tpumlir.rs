@@ -243,7 +243,9 @@ fn resnet50_b8_layers_1_to_3_fit_cut_in_4_with_adds_in_place() {
         .iter()
         .map(|g| (g.ops.len(), g.nsecs, g.hsecs))
         .collect();
-    assert_eq!(got, [(3, 8, 2), (35, 4, 1), (30, 1, 1), (4, 4, 1)]);
+    // the tail TPU-MLIR runs unsliced needs 2 N slices here (4 before the search
+    // also tried the unsliced slicing after a sliced one had fitted)
+    assert_eq!(got, [(3, 8, 2), (35, 4, 1), (30, 1, 1), (4, 2, 1)]);
     let main = &p.groups[1];
     assert!(main
         .blocks
@@ -254,6 +256,18 @@ fn resnet50_b8_layers_1_to_3_fit_cut_in_4_with_adds_in_place() {
     assert!(
         (0.9..1.15).contains(&r),
         "ours / TPU-MLIR's group_cost = {r:.3}"
+    );
+    // our search finds a plan no worse under our model than TPU-MLIR's grouping (it
+    // did not while it stopped growing a group at the first length that fitted at no
+    // slicing and never retried fewer slices than the shorter group needed: 5,049,762
+    // against 4,921,549)
+    let chip = Chip::preset("bm1684x").unwrap();
+    let mine = plan(&g, &chip, &PlanOptions::default()).unwrap();
+    assert!(
+        mine.cycles <= p.cycles,
+        "ours {} vs imported {}",
+        mine.cycles,
+        p.cycles
     );
 }
 
@@ -408,17 +422,25 @@ fn exported_names_are_tpu_mlir_op_names() {
     }
 }
 
-/// A flatten run global after a group's last op is exported inside that group with
-/// TPU-MLIR's cast at batch 1 (as TPU-MLIR groups it), and left global at batch 4.
+/// A flatten run global after a group's last op (a global average pool) is exported
+/// inside that group, with TPU-MLIR's cast, where the group's store of the flattened
+/// 16-bit tensor costs no more than that of the pool's f32 output: on bm1684x for
+/// ResNet-18 at batch 1 (512 channels, one 4,608-byte row either way; TPU-MLIR groups
+/// it so), not at batch 4 nor for ResNet-50's 2,048 channels (the f32 store takes two
+/// rows and half the cycles: 25,588 vs 51,177 in TPU-MLIR's profiles); on bm1688 (no
+/// rows) always.
 #[test]
-fn trailing_flatten_is_exported_in_the_group_at_batch_1_only() {
-    let chip = Chip::preset("bm1684x").unwrap();
-    for (file, inside) in [
-        ("resnet18_onnx_b1.graph.json", true),
-        ("resnet18_onnx_b4.graph.json", false),
+fn trailing_flatten_is_exported_in_the_group_where_its_store_costs_no_more() {
+    for (file, chip, flat, inside) in [
+        ("resnet18_onnx_b1.graph.json", "bm1684x", "flat88", true),
+        ("resnet18_onnx_b4.graph.json", "bm1684x", "flat88", false),
+        ("resnet50_onnx_b1.graph.json", "bm1684x", "flat227", false),
+        ("resnet50_onnx_b1.graph.json", "bm1688", "flat227", true),
     ] {
-        let p = plan(&graph(file), &chip, &PlanOptions::default()).unwrap();
-        assert!(p.global_ops.iter().any(|o| o == "flat88"), "{file}");
+        let chip = Chip::preset(chip).unwrap();
+        let g = tpusim_planner::tpu_mlir_order(&graph(file));
+        let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
+        assert!(p.global_ops.iter().any(|o| o == flat), "{file}");
         let c = export(&p);
         let last = c.group_layer.last().unwrap();
         let tail: Vec<&str> = last
@@ -430,16 +452,17 @@ fn trailing_flatten_is_exported_in_the_group_at_batch_1_only() {
             .map(String::as_str)
             .collect();
         let global: Vec<&str> = c.global_layer.iter().map(|g| g.loc.as_str()).collect();
+        let loc = format!("{flat}_Flatten");
         if inside {
             assert_eq!(
                 tail,
-                ["flat88_Flatten", "flat88_Flattenoutput_Gemm_f16"],
+                [loc.clone(), format!("{loc}output_Gemm_f16")],
                 "{file}"
             );
-            assert!(!global.contains(&"flat88_Flatten"), "{file}: {global:?}");
+            assert!(!global.contains(&loc.as_str()), "{file}: {global:?}");
         } else {
-            assert!(!last.locs.iter().any(|l| l.starts_with("flat88")), "{file}");
-            assert!(global.contains(&"flat88_Flatten"), "{file}: {global:?}");
+            assert!(!last.locs.iter().any(|l| l.starts_with(flat)), "{file}");
+            assert!(global.contains(&loc.as_str()), "{file}: {global:?}");
         }
     }
 }

@@ -27,7 +27,7 @@ struct ChipRow<'a> {
     gdma_load_setup_cycles: Option<f64>,
     gdma_store_setup_cycles: Option<f64>,
     gdma_small_plane_factor: Option<f64>,
-    gdma_small_coeff_row_bytes: Option<f64>,
+    gdma_small_row_bytes: Option<f64>,
     macs_per_cycle_per_lane: Option<f64>,
     source: Option<&'a str>,
 }
@@ -50,7 +50,7 @@ fn row(c: &Chip) -> ChipRow<'_> {
         gdma_load_setup_cycles: c.gdma_load_setup_cycles,
         gdma_store_setup_cycles: c.gdma_store_setup_cycles,
         gdma_small_plane_factor: c.gdma_small_plane_factor,
-        gdma_small_coeff_row_bytes: c.gdma_small_coeff_row_bytes,
+        gdma_small_row_bytes: c.gdma_small_row_bytes,
         macs_per_cycle_per_lane: c.macs_per_cycle_per_lane,
         source: c.source.as_deref(),
     }
@@ -150,7 +150,7 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
         ("gdma_load_setup_cycles", c.gdma_load_setup_cycles),
         ("gdma_store_setup_cycles", c.gdma_store_setup_cycles),
         ("gdma_small_plane_factor", c.gdma_small_plane_factor),
-        ("gdma_small_coeff_row_bytes", c.gdma_small_coeff_row_bytes),
+        ("gdma_small_row_bytes", c.gdma_small_row_bytes),
         ("macs_per_cycle_per_lane", c.macs_per_cycle_per_lane),
     ] {
         println!("{name:<24} {}", opt(v));
