@@ -113,10 +113,59 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
     (channels, bytes / channels < t.small_coeff_bytes)
 }
 
+/// Cycles of a first-layer conv as TPU-MLIR lowers it with its "3ic" trick
+/// ([`crate::timestep::is_3ic_conv`]), for `row_pos` output positions × lane rows and
+/// `area` input positions: kernel rows (or, when `ic·kh·kw` fits one pass of EU_NUM
+/// channels, the whole kernel) folded into the channels, so the CONV command runs
+/// `kw` taps (or 1) over ⌈ic′ / EU_NUM⌉ passes of EU_NUM channels at the MAC rate;
+/// before it, the input is broadcast over the lanes (`area · (ic + 1) / EU_NUM`) and
+/// laid out folded (`area · ic′ / (6 · EU_NUM)`). Measured on TPU-MLIR 1.30.2's
+/// profiles, F16, per image (`tests/compute.rs`): ResNet's 7×7 conv1 on bm1684x
+/// 21,952 + 6,272 + 5,488 cycles (these formulas exactly; 34,516 with 4 small
+/// commands), on bm1688 180,320 + 27,440 + 22,540 in 4 H slices (ours 131,712 +
+/// 25,088 + 21,952); MobileNetV2's 3×3 first conv on bm1684x, the whole kernel folded,
+/// 3,136 + 6,272 + 10,584 (ours: the first two exactly, 7,056), on bm1688, rows
+/// folded, 20,328 + 27,440 + 10,164 (ours 18,816 + 25,088 + 9,408). The plain MAC
+/// count gives 14,406 and 1,323 cycles on bm1684x.
+fn three_ic_cycles(
+    p: &tpusim_graph::ConvParams,
+    ic: u64,
+    row_pos: f64,
+    area: f64,
+    t: &Timing,
+) -> f64 {
+    let eu = t.eltwise_per_cycle_per_lane.max(1.0);
+    let (kh, kw) = (p.kernel[0] as f64, p.kernel[1] as f64);
+    let ic = ic as f64;
+    let (folded, taps) = if ic * kh * kw <= eu {
+        (ic * kh * kw, 1.0)
+    } else {
+        (ic * kh, kw)
+    };
+    let conv = row_pos * taps * (folded / eu).ceil() * eu / t.macs_per_cycle_per_lane;
+    conv + area * (ic + 1.0) / eu + area * folded / (6.0 * eu)
+}
+
 /// Cycles to compute `op` for output batches `n_len` and output rows `h_len` (whole op:
 /// pass the full N and H). Channels map to lanes: an op on C channels takes
 /// ⌈C / NPU_NUM⌉ lane rows.
 pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t: &Timing) -> f64 {
+    op_cycles_as(graph, op, n_len, h_len, npu_num, t, false)
+}
+
+/// [`op_cycles`], or with `plain` the MAC count alone for first-layer convs too (no
+/// "3ic" lowering): the op cycles our reproduction of TPU-MLIR's time-step moves was
+/// fitted with ([`crate::pipelined`]; with the 3ic cycles TPU-MLIR's own 29-op
+/// ResNet-18 group no longer fits there).
+pub fn op_cycles_as(
+    graph: &Graph,
+    op: &Op,
+    n_len: u64,
+    h_len: u64,
+    npu_num: u64,
+    t: &Timing,
+    plain: bool,
+) -> f64 {
     let Some(out) = op.outputs.first().and_then(|&o| graph.tensors.get(o)) else {
         return 0.0;
     };
@@ -130,6 +179,11 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
     let rows = |c: u64| c.div_ceil(npu_num.max(1)) as f64;
     let pos = (n_len * h_len * y.w) as f64;
     match &op.kind {
+        OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
+            // input area (all channels) behind the output rows computed
+            let area = (n_len * h_len) as f64 * (x.h * x.w) as f64 / y.h.max(1) as f64;
+            three_ic_cycles(p, x.c, rows(y.c) * pos, area, t)
+        }
         OpKind::Conv(p) => {
             let icg = (x.c / p.groups.max(1)).max(1);
             let taps = (p.kernel[0] * p.kernel[1]) as f64;

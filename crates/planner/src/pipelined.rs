@@ -117,7 +117,9 @@ impl Ctx<'_> {
                     .copied()
                     .flatten()
                     .filter(|_| r < k)
-                    .map_or(0, |o| self.op_slice_cycles(gt, s0, o).round() as i64)
+                    .map_or(0, |o| {
+                        self.op_slice_cycles_as(gt, s0, o, true).round() as i64
+                    })
             })
             .collect();
         let mut dma_cycles = vec![0i64; blocks.len()];

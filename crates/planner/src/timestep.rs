@@ -10,9 +10,10 @@
 //! loads them again one step before use and frees them after it, as unsliced groups do
 //! (TPU-MLIR does this when its held weights do not fit: its ResNet-18 batch-4 group of
 //! layers 1–4 on bm1688, N cut in 4, reloads every filter in each of the 4 slices, as
-//! its cycle profile shows). Loads of step 0 and stores of step `k+1`
-//! overlap the neighbouring slices' last and first compute steps (software pipelining:
-//! slice s+1 loads while slice s computes while slice s−1 stores).
+//! its cycle profile shows). Loads of step 0 and stores of step `k+1` run during the
+//! neighbouring slices' compute steps (software pipelining: slice s+1 loads while
+//! slice s computes while slice s−1 stores); the cost model puts each in the step with
+//! the most DMA slack, as TPU-MLIR's time-step pass moves transfers by slack.
 
 use crate::error::Result;
 use crate::plan::BlockKind;
