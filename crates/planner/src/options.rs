@@ -106,6 +106,9 @@ pub struct Timing {
     /// Small planes move in rows of at most this many bytes (0 = one row; see
     /// [`crate::cost::small_plane_units`]).
     pub gdma_small_row_bytes: f64,
+    /// Exposed share of the smaller of a global layer's DMA and compute time (see
+    /// [`crate::cost::global_cost`]).
+    pub global_exposed_fraction: f64,
     /// Cycles every load pays on top of its transfer time.
     pub gdma_load_setup_cycles: f64,
     /// Cycles every store pays on top of its transfer time.
@@ -149,6 +152,7 @@ impl Timing {
                 gdma_store_cycles_per_plane: chip.gdma_store_cycles_per_plane.unwrap_or(0.0),
                 gdma_small_plane_factor: chip.gdma_small_plane_factor.unwrap_or(1.0),
                 gdma_small_row_bytes: chip.gdma_small_row_bytes.unwrap_or(0.0),
+                global_exposed_fraction: chip.global_exposed_fraction.unwrap_or(0.0),
                 gdma_load_setup_cycles: chip.gdma_load_setup_cycles.unwrap_or(0.0),
                 gdma_store_setup_cycles: chip.gdma_store_setup_cycles.unwrap_or(0.0),
                 small_coeff_bytes: chip.eu_bytes,
@@ -167,6 +171,7 @@ impl Timing {
                 gdma_store_cycles_per_plane: 0.0,
                 gdma_small_plane_factor: 1.0,
                 gdma_small_row_bytes: 0.0,
+                global_exposed_fraction: 0.0,
                 gdma_load_setup_cycles: 0.0,
                 gdma_store_setup_cycles: 0.0,
                 small_coeff_bytes: chip.eu_bytes,
@@ -193,6 +198,7 @@ impl Timing {
             gdma_store_cycles_per_plane: used.gdma_store_cycles_per_plane,
             gdma_small_plane_factor: used.gdma_small_plane_factor,
             gdma_small_row_bytes: used.gdma_small_row_bytes,
+            global_exposed_fraction: used.global_exposed_fraction,
             gdma_load_setup_cycles: used.gdma_load_setup_cycles,
             gdma_store_setup_cycles: used.gdma_store_setup_cycles,
             small_coeff_bytes: eu_bytes,
@@ -213,6 +219,7 @@ impl Timing {
             gdma_store_cycles_per_plane: self.gdma_store_cycles_per_plane,
             gdma_small_plane_factor: self.gdma_small_plane_factor,
             gdma_small_row_bytes: self.gdma_small_row_bytes,
+            global_exposed_fraction: self.global_exposed_fraction,
             gdma_load_setup_cycles: self.gdma_load_setup_cycles,
             gdma_store_setup_cycles: self.gdma_store_setup_cycles,
             macs_per_cycle_per_lane: self.macs_per_cycle_per_lane,

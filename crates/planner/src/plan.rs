@@ -152,6 +152,9 @@ pub struct TimingUsed {
     /// [`crate::cost::small_plane_units`]).
     #[serde(default)]
     pub gdma_small_row_bytes: f64,
+    /// Exposed share of the smaller of a global layer's DMA and compute time.
+    #[serde(default)]
+    pub global_exposed_fraction: f64,
     /// Cycles every load pays on top of its transfer time.
     #[serde(default)]
     pub gdma_load_setup_cycles: f64,

@@ -28,6 +28,7 @@ struct ChipRow<'a> {
     gdma_store_setup_cycles: Option<f64>,
     gdma_small_plane_factor: Option<f64>,
     gdma_small_row_bytes: Option<f64>,
+    global_exposed_fraction: Option<f64>,
     macs_per_cycle_per_lane: Option<f64>,
     source: Option<&'a str>,
 }
@@ -51,6 +52,7 @@ fn row(c: &Chip) -> ChipRow<'_> {
         gdma_store_setup_cycles: c.gdma_store_setup_cycles,
         gdma_small_plane_factor: c.gdma_small_plane_factor,
         gdma_small_row_bytes: c.gdma_small_row_bytes,
+        global_exposed_fraction: c.global_exposed_fraction,
         macs_per_cycle_per_lane: c.macs_per_cycle_per_lane,
         source: c.source.as_deref(),
     }
@@ -151,6 +153,7 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
         ("gdma_store_setup_cycles", c.gdma_store_setup_cycles),
         ("gdma_small_plane_factor", c.gdma_small_plane_factor),
         ("gdma_small_row_bytes", c.gdma_small_row_bytes),
+        ("global_exposed_fraction", c.global_exposed_fraction),
         ("macs_per_cycle_per_lane", c.macs_per_cycle_per_lane),
     ] {
         println!("{name:<24} {}", opt(v));
