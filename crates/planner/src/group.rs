@@ -167,9 +167,7 @@ impl<'a> Ctx<'a> {
             }
             return Ok((placed, None));
         }
-        let (cb, cs) = if sliced && std::env::var("TPUSIM_SM").is_ok() {
-            (p.0.clone(), p.1.clone())
-        } else if sliced {
+        let (cb, cs) = if sliced {
             (blocks, steps)
         } else {
             self.balanced(gt, slices, &blocks, &steps, self.geo.lane_bytes)

@@ -1,5 +1,6 @@
-//! Compute cycles of first-layer convs (TPU-MLIR's "3ic" lowering) against TPU-MLIR
-//! 1.30.2's codegen profiles, F16, one image unsliced: ResNet's 7×7/2 conv on 3×224²
+//! The cost model's op and global-layer cycles against TPU-MLIR 1.30.2's own figures.
+//!
+//! First-layer convs (TPU-MLIR's "3ic" lowering) against its codegen profiles, F16, one image unsliced: ResNet's 7×7/2 conv on 3×224²
 //! (64 channels) and MobileNetV2's 3×3/2 one (32 channels). The profiles' TIU commands
 //! of each conv: bm1684x 34,516 (CONV 21,952, lane broadcast 6,272, layout 5,488, 4
 //! small ones 804) and 20,800 (3,136, 6,272, 10,584, 808); bm1688, cut in 4 H slices
@@ -68,4 +69,41 @@ fn a_global_conv_leaves_part_of_its_dma_exposed() {
     let (_, cycles) = tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t);
     let r = cycles as f64 / 184_361.0;
     assert!((0.75..1.15).contains(&r), "ours {cycles} ({r:.2}x)");
+}
+
+/// Per-op cycles TPU-MLIR 1.30.2 estimates (its layer-group debug log, `cycle_slack`;
+/// equal to its codegen profile) on bm1684x F16, one image: input channels in passes
+/// of EU_NUM (32), two-input adds at EU_NUM / 4, a fused ReLU as a pass at EU_NUM / 2.
+#[test]
+fn dense_convs_adds_and_fused_activations_cost_what_tpu_mlir_estimates() {
+    use tpusim_graph::Activation;
+    let chip = Chip::preset("bm1684x").unwrap();
+    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let cycles = |c_in: u64, c_out: u64, hw: u64, k: u64, relu: bool| {
+        let mut b = GraphBuilder::new("one");
+        let x = b.input("x", Shape4::new(1, c_in, hw, hw));
+        let y = b.conv("conv", x, c_out, k, 1, k / 2, 1, false).unwrap();
+        if relu {
+            let op = b.graph().ops.len() - 1;
+            b.set_fused_act(op, Activation::Relu);
+        }
+        b.output(y);
+        let g = b.finish().unwrap();
+        op_cycles(&g, &g.ops[0], 1, hw, chip.npu_num, &t)
+    };
+    // MobileNetV2 conv33: 1×1, 144 → 24 channels on 56² (144 channels as 5 passes)
+    assert_eq!(cycles(144, 24, 56, 1, false), 3_920.0);
+    // ResNet-18 conv12 and relu9: 3×3, 64 → 64 on 56², without and with ReLU
+    assert_eq!(cycles(64, 64, 56, 3, false), 14_112.0);
+    assert_eq!(cycles(64, 64, 56, 3, true), 14_308.0);
+    // MobileNetV2 add34: 24 channels on 56²
+    let mut b = GraphBuilder::new("add");
+    let x = b.input("x", Shape4::new(1, 24, 56, 56));
+    let z = b.input("z", Shape4::new(1, 24, 56, 56));
+    let y = b
+        .add_op("add", tpusim_graph::OpKind::Add, &[x, z], &[])
+        .unwrap();
+    b.output(y);
+    let g = b.finish().unwrap();
+    assert_eq!(op_cycles(&g, &g.ops[0], 1, 56, chip.npu_num, &t), 392.0);
 }

@@ -144,13 +144,15 @@ fn resnet18_b4_bm1688_streams_weights() {
     // resident: TPU-MLIR reloads every filter in each of the 4 slices (its profile shows
     // each weight load 4 times, once per slice), and so do we now. Before, this cache
     // failed to import ("no N/H slicing fits"). Our estimate of the group is ~1.2x its
-    // own (its profile: 5,665,739 cycles).
+    // own (its profile: 5,665,739 cycles). The 2-op tail TPU-MLIR runs unsliced is
+    // cheaper in our model cut in 2 (TPU-MLIR compiles our own plan's same tail so,
+    // and 978 cycles faster: 8,202,730 vs 8,203,708 in all).
     let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b4.graph.json"));
     check(
         g.clone(),
         "resnet18_b4_bm1688.tpumlir_cache.json",
         "bm1688",
-        &[(3, 4, 4), (22, 4, 1), (2, 1, 1)],
+        &[(3, 4, 4), (22, 4, 1), (2, 2, 1)],
         5_366_985,
         (1.0, 1.35),
     );
