@@ -83,6 +83,13 @@ pub struct Chip {
     /// on bm1684x, 16 to 64 on bm1688).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_exposed_fraction: Option<f64>,
+    /// Optional: whether the planner's op and GDMA cycles for this chip match TPU-MLIR's
+    /// own estimates closely enough to reproduce its time-step moves with them (`None`
+    /// = false: the moves are then timed with a plainer model, fitted; see the
+    /// planner's `pipelined` module). bm1684x: true, checked on its `cycle_slack` debug
+    /// log (ResNet-50 batch 8: every op and transfer of its 30-op group within 6 %).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_match_tpu_mlir: Option<bool>,
     /// Optional: multiply-accumulates per cycle per lane at the chip's compute dtype
     /// (for the planner's compute timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,6 +157,7 @@ impl Chip {
             gdma_small_plane_factor: None,
             gdma_small_row_bytes: None,
             global_exposed_fraction: None,
+            cycles_match_tpu_mlir: None,
             macs_per_cycle_per_lane: None,
             source: None,
         }
@@ -160,7 +168,7 @@ impl Chip {
     /// `gdma_bytes_per_s`, `gdma_store_bytes_per_s`, `gdma_load_cycles_per_plane`,
     /// `gdma_store_cycles_per_plane`, `gdma_load_setup_cycles`,
     /// `gdma_store_setup_cycles`, `gdma_small_plane_factor`, `gdma_small_row_bytes`,
-    /// `global_exposed_fraction`,
+    /// `global_exposed_fraction`, `cycles_match_tpu_mlir`,
     /// `macs_per_cycle_per_lane`,
     /// `source`) and validate it.
     pub fn from_toml(text: &str) -> Result<Chip> {

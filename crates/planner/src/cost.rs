@@ -155,9 +155,12 @@ fn three_ic_cycles(
 /// profile) on bm1684x F16 show each: a 1×1 conv 144 → 24 channels on 56² 3,920 cycles
 /// (144 channels as 160), an add of 24 channels on 56² 392, a ResNet-18 3×3 conv
 /// 14,112 without ReLU and 14,308 with; 37 of MobileNetV2's 61 layer-group ops within
-/// 10 % (18 before these rules), 17 of ResNet-18's 30 within 2 %. Not modelled: depthwise
-/// convs of stride 2 (3–4× ours) and of 32 channels, which TPU-MLIR runs on the CONV
-/// unit (MobileNetV2's first: 29,008 cycles, ours 4,312).
+/// 10 % (18 before these rules), 17 of ResNet-18's 30 within 2 %. Depthwise convs and
+/// pools run on the pooling unit at EU_NUM taps per cycle, 3× that with a stride (a
+/// 3×3/2 max pool on 64 channels of 56² outputs 2,646 cycles, 4 strided depthwise convs
+/// within 23 %); a depthwise conv on at most EU_NUM channels runs on the CONV unit
+/// instead, one pass of EU_NUM channels (MobileNetV2's first, 32 channels on 112²: 28,224
+/// + 784 for the activation, exactly its 29,008).
 pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t: &Timing) -> f64 {
     op_cycles_as(graph, op, n_len, h_len, npu_num, t, false)
 }
@@ -188,6 +191,14 @@ pub fn op_cycles_as(
         .map(|t| t.shape)
         .unwrap_or(y);
     let rows = |c: u64| c.div_ceil(npu_num.max(1)) as f64;
+    // window ops on the pooling unit with a stride take 3× as long
+    let strided = |s: [u64; 2]| {
+        if !plain && s.iter().any(|&x| x > 1) {
+            3.0
+        } else {
+            1.0
+        }
+    };
     let pos = (n_len * h_len * y.w) as f64;
     let base = match &op.kind {
         OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
@@ -199,7 +210,13 @@ pub fn op_cycles_as(
             let icg = (x.c / p.groups.max(1)).max(1);
             let taps = (p.kernel[0] * p.kernel[1]) as f64;
             if icg == 1 && p.groups > 1 {
-                rows(y.c) * pos * taps / t.eltwise_per_cycle_per_lane
+                let eu = t.eltwise_per_cycle_per_lane.max(1.0);
+                if !plain && (y.c as f64) <= eu {
+                    // few channels: on the CONV unit, one pass of EU_NUM channels
+                    rows(y.c) * pos * taps * eu / t.macs_per_cycle_per_lane
+                } else {
+                    rows(y.c) * pos * taps / eu * strided(p.stride)
+                }
             } else {
                 // input channels go through the MAC array in whole passes of EU_NUM
                 let eu = t.eltwise_per_cycle_per_lane.max(1.0);
@@ -219,6 +236,7 @@ pub fn op_cycles_as(
         }
         OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
             rows(y.c) * pos * (p.kernel[0] * p.kernel[1]) as f64 / t.eltwise_per_cycle_per_lane
+                * strided(p.stride)
         }
         OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => {
             rows(x.c) * (n_len * x.h * x.w) as f64 / t.eltwise_per_cycle_per_lane
@@ -288,12 +306,18 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
         OpKind::Gemm | OpKind::Add | OpKind::Mul | OpKind::Act(_) | OpKind::BatchNorm
     );
     for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
-        for &i in list.iter() {
+        for (wi, &i) in list.iter().enumerate() {
             let Some(x) = graph.tensors.get(i) else {
                 continue;
             };
             let s = x.shape;
-            let bits = x.bits.unwrap_or(bits);
+            // biases move at 32 bits under a narrower type, as TPU-MLIR keeps them
+            let bias = kind == 1 && crate::timestep::is_bias(wi, s) && !flat;
+            let bits = if bias {
+                bits.max(32)
+            } else {
+                x.bits.unwrap_or(bits)
+            };
             let b = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
             bytes = bytes.saturating_add(b);
             let (n, h) = ([0, s.n], [0, s.h]);

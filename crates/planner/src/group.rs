@@ -129,11 +129,14 @@ impl<'a> Ctx<'a> {
     /// A group of two or more ops placed as TPU-MLIR places it ([`crate::pipelined`]):
     /// when sliced, weights stay resident unless together they fill the lane (then
     /// every slice reloads them), as TPU-MLIR decides. Also returns the schedule our
-    /// cost model times: the same blocks with an unsliced group's loads moved to the
-    /// earlier steps that have DMA time to spare by our own balancer
-    /// ([`crate::balance`]; TPU-MLIR's moves follow its own cycle estimates, which we do
-    /// not have, and timing them with ours ranked groupings worse against its
-    /// compiled cycles). Should TPU-MLIR's placement ever break a rule of our
+    /// cost model times for an unsliced group: where our cycles match TPU-MLIR's own
+    /// estimates (the chip's `cycles_match_tpu_mlir`), TPU-MLIR's schedule as
+    /// reproduced, its loads and stores moved by cycle slack (bm1684x: MobileNetV2's
+    /// 63-op group 522k cycles in our model, 518k compiled; our balancer said 513k,
+    /// which made that group look better than TPU-MLIR's 50 + 13, 12,932 cycles faster
+    /// compiled); elsewhere the same blocks with the loads moved to earlier steps with
+    /// DMA time to spare by our own balancer ([`crate::balance`]). Should TPU-MLIR's
+    /// placement ever break a rule of our
     /// verifier, the group is placed by our own allocator with every pipelined
     /// transfer held throughout instead.
     fn fit_pipelined(&self, gt: &GroupTensors, slices: &[SliceRanges]) -> Result<Fitted> {
@@ -147,12 +150,19 @@ impl<'a> Ctx<'a> {
         if stream {
             (blocks, steps) = build(self.graph, self.chip, self.dtype, gt, slices, true)?;
         }
-        // searching, a group must also fit with the moves timed by our full DMA cycles:
-        // TPU-MLIR's timing of them is unknown to us, and with ours alone one group it
-        // could not allocate (ResNet-50 batch 8, 32 ops unsliced) looked feasible.
-        let best = crate::pipelined::TPU_MLIR_DMA_ESTIMATE;
+        // where our cycles are not TPU-MLIR's (see `pipelined`), a group must also fit,
+        // searching, with the moves timed by our full DMA cycles: with the fitted
+        // fraction alone one group it could not allocate (ResNet-50 batch 8, 32 ops
+        // unsliced) looked feasible before bm1684x's cycles matched TPU-MLIR's.
+        let exact = self.timing.cycles_match_tpu_mlir;
+        let best = if exact {
+            1.0
+        } else {
+            crate::pipelined::TPU_MLIR_DMA_ESTIMATE
+        };
         let p = self.place_pipelined(gt, slices, blocks.clone(), steps.clone(), best);
         let slow_fits = p.is_none()
+            || exact
             || !self.margin
             || self
                 .place_pipelined(gt, slices, blocks.clone(), steps.clone(), 1.0)
@@ -167,7 +177,9 @@ impl<'a> Ctx<'a> {
             }
             return Ok((placed, None));
         }
-        let (cb, cs) = if sliced {
+        let (cb, cs) = if exact && !sliced {
+            (p.0.clone(), p.1.clone())
+        } else if sliced {
             (blocks, steps)
         } else {
             self.balanced(gt, slices, &blocks, &steps, self.geo.lane_bytes)
@@ -564,7 +576,11 @@ impl<'a> Ctx<'a> {
     ) -> (u64, f64) {
         let (g, t) = (self.graph, &self.timing);
         let Some(ti) = b.tensor else { return (0, 0.0) };
-        let bits = tensor_bits(g, ti, self.dtype);
+        let bits = if b.kind == BlockKind::Weight {
+            crate::timestep::weight_bits(g, ti, self.dtype)
+        } else {
+            tensor_bits(g, ti, self.dtype)
+        };
         let shape = g.tensors[ti].shape;
         match b.kind {
             BlockKind::Weight => {

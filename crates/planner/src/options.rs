@@ -109,6 +109,9 @@ pub struct Timing {
     /// Exposed share of the smaller of a global layer's DMA and compute time (see
     /// [`crate::cost::global_cost`]).
     pub global_exposed_fraction: f64,
+    /// Whether these cycles match TPU-MLIR's own estimates (the chip's
+    /// `cycles_match_tpu_mlir`; see [`crate::pipelined`]).
+    pub cycles_match_tpu_mlir: bool,
     /// Cycles every load pays on top of its transfer time.
     pub gdma_load_setup_cycles: f64,
     /// Cycles every store pays on top of its transfer time.
@@ -153,6 +156,7 @@ impl Timing {
                 gdma_small_plane_factor: chip.gdma_small_plane_factor.unwrap_or(1.0),
                 gdma_small_row_bytes: chip.gdma_small_row_bytes.unwrap_or(0.0),
                 global_exposed_fraction: chip.global_exposed_fraction.unwrap_or(0.0),
+                cycles_match_tpu_mlir: chip.cycles_match_tpu_mlir.unwrap_or(false),
                 gdma_load_setup_cycles: chip.gdma_load_setup_cycles.unwrap_or(0.0),
                 gdma_store_setup_cycles: chip.gdma_store_setup_cycles.unwrap_or(0.0),
                 small_coeff_bytes: chip.eu_bytes,
@@ -172,6 +176,7 @@ impl Timing {
                 gdma_small_plane_factor: 1.0,
                 gdma_small_row_bytes: 0.0,
                 global_exposed_fraction: 0.0,
+                cycles_match_tpu_mlir: false,
                 gdma_load_setup_cycles: 0.0,
                 gdma_store_setup_cycles: 0.0,
                 small_coeff_bytes: chip.eu_bytes,
@@ -199,6 +204,7 @@ impl Timing {
             gdma_small_plane_factor: used.gdma_small_plane_factor,
             gdma_small_row_bytes: used.gdma_small_row_bytes,
             global_exposed_fraction: used.global_exposed_fraction,
+            cycles_match_tpu_mlir: false,
             gdma_load_setup_cycles: used.gdma_load_setup_cycles,
             gdma_store_setup_cycles: used.gdma_store_setup_cycles,
             small_coeff_bytes: eu_bytes,

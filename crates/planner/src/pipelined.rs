@@ -14,16 +14,19 @@ use crate::tpumlir_alloc::{allocate, Buf, BufKind, Lane, Mode, StepOp};
 use crate::tpumlir_steps::{lifetimes, move_by_slack, pipeline, step_table};
 use std::collections::HashMap;
 
-/// TPU-MLIR moves transfers by its own cycle estimates, which we do not have; ours are
-/// measured from its cycle profiles. The moves are timed with this fraction of our DMA
-/// cycles, fitted on the 18 groups of `tests/data/tpumlir_lmem_alloc.json`
-/// (`tests/tpumlir_alloc.rs`): with 0.25, 518 of their 609 lifetimes are TPU-MLIR's
-/// (0.1: 508, 0.2: 517, 0.35: 514, 0.5: 502, 0.75: 495; 0 = no moves: 470), every
-/// group fits at TPU-MLIR's own slicing, and 3 of the 4 groups TPU-MLIR refused do not
-/// (`tests/tpumlir.rs`; the fourth fits with the lane exactly full). With the full
-/// cycles TPU-MLIR's unsliced 30-op ResNet-50 batch-8 group does not fit; with none, a
-/// refused ResNet-18 group does. `tpusim plan` also requires the full-cycle timing to
-/// fit (`Ctx::margin`).
+/// TPU-MLIR moves transfers by its own cycle estimates of each op and transfer, which are
+/// its codegen profile's cycles (logged by its layer-group pass with `debugger=3`, a
+/// debugger file whose `conditional_debug_types` list `cycle_slack`, and
+/// `--debug-only=cycle_slack`). Where our cycle model matches them (the chip's
+/// `cycles_match_tpu_mlir`: bm1684x) the moves are timed with our cycles as they are:
+/// 261 of the 269 lifetimes TPU-MLIR logged for the bm1684x groups of
+/// `tests/data/tpumlir_lmem_alloc.json` are reproduced (`tests/tpumlir_alloc.rs`; its
+/// 30-op ResNet-50 batch-8 group 71 of 77, our 32-op one that it refused is refused).
+/// Elsewhere they are timed with the plainer op model ([`crate::cost::op_cycles_as`])
+/// and this fraction of our DMA cycles, fitted on the other groups (bm1688: 294 of 340
+/// lifetimes; over all 18 groups this was 518 of 609, 0.5: 503, with full cycles a
+/// group TPU-MLIR allocated does not fit), and `tpusim plan` also requires a fit with
+/// the full DMA cycles (`Ctx::margin`).
 pub(crate) const TPU_MLIR_DMA_ESTIMATE: f64 = 0.25;
 
 impl Ctx<'_> {
@@ -118,7 +121,8 @@ impl Ctx<'_> {
                     .flatten()
                     .filter(|_| r < k)
                     .map_or(0, |o| {
-                        self.op_slice_cycles_as(gt, s0, o, true).round() as i64
+                        let plain = !self.timing.cycles_match_tpu_mlir;
+                        self.op_slice_cycles_as(gt, s0, o, plain).round() as i64
                     })
             })
             .collect();

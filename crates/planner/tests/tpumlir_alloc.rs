@@ -179,12 +179,15 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
     // with TPU-MLIR's allocator: the group must fit at TPU-MLIR's own slicing (it
     // allocated all of them), and most of the lifetimes our reproduction of its time
     // steps gives (cycle-slack moves timed by our cost model) must equal its logged
-    // ones. The moves depend on its internal cycle estimates, which we do not have:
-    // 518 of 609 equal (the rest are loads and stores moved a step or two
-    // differently; see `pipelined::TPU_MLIR_DMA_ESTIMATE`).
+    // ones. The moves follow its cycle estimates of each op and transfer: on bm1684x
+    // ours match them, and 261 of its 269 lifetimes are reproduced; on bm1688 a fitted
+    // plainer timing gives 294 of 340 (see `pipelined::TPU_MLIR_DMA_ESTIMATE`; the rest
+    // are loads and stores moved a step or two differently). 555 of 609 in all (518
+    // with the fitted timing on both chips).
     let text = include_str!("data/tpumlir_lmem_alloc.json");
     let v: Value = serde_json::from_str(text).unwrap();
     let (mut equal, mut total) = (0usize, 0usize);
+    let mut per: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for case in v.as_array().unwrap() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
         let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
@@ -194,9 +197,9 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
         let cache = tpusim_planner::tpumlir::parse(&read(case["cache"].as_str().unwrap())).unwrap();
         let imp = tpusim_planner::tpumlir::import(&g, &cache).unwrap();
         let chip = tpusim_lmem::Chip::preset(case["chip"].as_str().unwrap()).unwrap();
-        let p = tpusim_planner::plan_with_groups(&g, &chip, &Default::default(), &imp.requests)
-            .unwrap();
         let name = case["source"].as_str().unwrap();
+        let p = tpusim_planner::plan_with_groups(&g, &chip, &Default::default(), &imp.requests)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         // our group holding the vector's compute ops
         let ops: Vec<String> = case["ops"]
             .as_array()
@@ -253,13 +256,19 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
                 continue;
             }
             total += 1;
+            let chip_count = per.entry(chip.name.clone()).or_insert((0, 0));
+            chip_count.1 += 1;
             let want = [b["start"].as_u64().unwrap(), b["end"].as_u64().unwrap()];
             if ours.get(&our_name(b["name"].as_str().unwrap())) == Some(&want) {
                 equal += 1;
+                chip_count.0 += 1;
             }
         }
     }
-    eprintln!("{equal} of {total} lifetimes as TPU-MLIR logged them");
+    eprintln!("{equal} of {total} lifetimes as TPU-MLIR logged them; per chip: {per:?}");
     assert_eq!(total, 609);
-    assert!(equal >= 500, "{equal} of {total} lifetimes as TPU-MLIR's");
+    assert!(equal >= 550, "{equal} of {total} lifetimes as TPU-MLIR's");
+    // bm1684x, where our cycles are TPU-MLIR's own estimates: nearly all
+    let (e, t) = per["bm1684x"];
+    assert!(e * 100 >= t * 96, "bm1684x: {e} of {t}");
 }

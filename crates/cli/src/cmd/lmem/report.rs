@@ -29,6 +29,7 @@ struct ChipRow<'a> {
     gdma_small_plane_factor: Option<f64>,
     gdma_small_row_bytes: Option<f64>,
     global_exposed_fraction: Option<f64>,
+    cycles_match_tpu_mlir: Option<bool>,
     macs_per_cycle_per_lane: Option<f64>,
     source: Option<&'a str>,
 }
@@ -53,6 +54,7 @@ fn row(c: &Chip) -> ChipRow<'_> {
         gdma_small_plane_factor: c.gdma_small_plane_factor,
         gdma_small_row_bytes: c.gdma_small_row_bytes,
         global_exposed_fraction: c.global_exposed_fraction,
+        cycles_match_tpu_mlir: c.cycles_match_tpu_mlir,
         macs_per_cycle_per_lane: c.macs_per_cycle_per_lane,
         source: c.source.as_deref(),
     }
@@ -157,6 +159,9 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
         ("macs_per_cycle_per_lane", c.macs_per_cycle_per_lane),
     ] {
         println!("{name:<24} {}", opt(v));
+    }
+    if let Some(m) = c.cycles_match_tpu_mlir {
+        println!("cycles_match_tpu_mlir    {m}");
     }
     if let Some(s) = &c.source {
         println!("source                   {s}");
