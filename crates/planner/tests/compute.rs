@@ -107,3 +107,22 @@ fn dense_convs_adds_and_fused_activations_cost_what_tpu_mlir_estimates() {
     let g = b.finish().unwrap();
     assert_eq!(op_cycles(&g, &g.ops[0], 1, 56, chip.npu_num, &t), 392.0);
 }
+
+/// A global average pool in an F16 network runs in f32 in TPU-MLIR: a global cast of its
+/// input first, then the pool on the f32 map. ResNet-18 (b1) on bm1684x, its profile:
+/// 3,170 + 15,388 = 18,558 cycles; we said 15,231 before counting the cast.
+#[test]
+fn a_global_average_pool_pays_its_f32_cast() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/resnet18_onnx_b1.graph.json"
+    ))
+    .unwrap();
+    let g: tpusim_graph::Graph = serde_json::from_str(&text).unwrap();
+    let op = g.ops.iter().find(|o| o.name == "gap87").unwrap();
+    let chip = Chip::preset("bm1684x").unwrap();
+    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let (_, cycles) = tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t);
+    let r = cycles as f64 / 18_558.0;
+    assert!((0.95..1.05).contains(&r), "ours {cycles} ({r:.3}x)");
+}
