@@ -76,6 +76,40 @@ pub fn small_plane_units(t: &Timing, bytes: u64, planes: u64) -> f64 {
     (planes.div_ceil(rows) as f64 * t.gdma_small_plane_factor).max(planes as f64)
 }
 
+/// Bits at which a group stores a global average pool's output of shape `s` in a plan of
+/// `bits`-bit data. TPU-MLIR runs the pool in f32 under 16-bit types; the export then
+/// lists the following flatten and its cast back to 16 bits inside the group where the
+/// 16-bit store of the whole output costs no more than the f32 one (see
+/// `tpumlir::export`), so the group stores 16 bits there and 32 elsewhere. Its 1×1
+/// planes pay the small-plane floor by rows (see [`small_plane_units`]), so the choice
+/// matters: MobileNetV2's 1,280 channels store in 15,992 cycles at f32, 31,985 at f16;
+/// ResNet-50 batch 8's 8 × 2,048 cost the same either way, and cut in 4 N slices its
+/// f16 stores (TPU-MLIR's choice there) take twice the f32 ones.
+pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32) -> u32 {
+    if bits >= 32 {
+        return bits;
+    }
+    let planes =
+        s.n.saturating_mul(s.c)
+            .saturating_mul(s.h)
+            .saturating_mul(s.w);
+    let store = |b: u32| {
+        let bytes = bytes_of(planes, b);
+        dma_cycles(
+            t,
+            Dir::Store,
+            bytes,
+            planes,
+            b / 8 < SMALL_ACT_PLANE_BYTES as u32,
+        )
+    };
+    if store(bits) <= store(32) {
+        bits
+    } else {
+        32
+    }
+}
+
 /// Activation planes under this many bytes are small (measured on bm1684x: 4-byte
 /// planes cost 4× the floor of 14-byte ones; the threshold lies between).
 pub const SMALL_ACT_PLANE_BYTES: u64 = 8;

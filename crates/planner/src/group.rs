@@ -613,7 +613,14 @@ impl<'a> Ctx<'a> {
     ) -> (u64, f64) {
         let (g, t) = (self.graph, &self.timing);
         let Some(ti) = b.tensor else { return (0, 0.0) };
-        let bits = tensor_bits(g, ti, self.dtype);
+        let mut bits = tensor_bits(g, ti, self.dtype);
+        // a global average pool's output leaves the group at the width the export
+        // stores it (16 or 32 bits, see `pool_store_bits`)
+        if g.ops.iter().any(|o| {
+            o.outputs.contains(&ti) && matches!(o.kind, tpusim_graph::OpKind::GlobalAvgPool)
+        }) {
+            bits = crate::cost::pool_store_bits(t, g.tensors[ti].shape, bits);
+        }
         let shape = g.tensors[ti].shape;
         own_part(g, ti, nsecs, hsecs, s.n_idx, s.h_idx)
             .map(|(n, h)| {

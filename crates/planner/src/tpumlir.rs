@@ -15,7 +15,6 @@
 //! names (ONNX output names after its own fusions). On import, a loc is matched to our
 //! op of that name or whose output tensor has that name.
 
-use crate::cost::{dma_cycles, Dir, SMALL_ACT_PLANE_BYTES};
 use crate::error::{PlanError, Result};
 use crate::options::Timing;
 use crate::plan::Plan;
@@ -348,22 +347,7 @@ fn trailing_view(plan: &Plan, last: &str) -> Option<usize> {
         && matches!(plan.dtype.as_str(), "f16" | "bf16")
     {
         let t = Timing::from_used(&plan.timing, plan.eu_bytes, 16);
-        let planes = shape
-            .n
-            .saturating_mul(shape.c)
-            .saturating_mul(shape.h)
-            .saturating_mul(shape.w);
-        let store = |bits: u32| {
-            let bytes = crate::cost::bytes_of(planes, bits);
-            dma_cycles(
-                &t,
-                Dir::Store,
-                bytes,
-                planes,
-                bits / 8 < SMALL_ACT_PLANE_BYTES as u32,
-            )
-        };
-        store(16) <= store(32)
+        crate::cost::pool_store_bits(&t, shape, 16) == 16
     } else {
         shape.n == 1
     };
