@@ -1,13 +1,14 @@
 //! The cost model's op and global-layer cycles against TPU-MLIR 1.30.2's own figures.
 //!
-//! First-layer convs (TPU-MLIR's "3ic" lowering) against its codegen profiles, F16, one image unsliced: ResNet's 7×7/2 conv on 3×224²
-//! (64 channels) and MobileNetV2's 3×3/2 one (32 channels). The profiles' TIU commands
-//! of each conv: bm1684x 34,516 (CONV 21,952, lane broadcast 6,272, layout 5,488, 4
-//! small ones 804) and 20,800 (3,136, 6,272, 10,584, 808); bm1688, cut in 4 H slices
-//! (rows recomputed at the cuts): 236,824 and 61,368. Which fold TPU-MLIR chose is in
-//! its final MLIR (`use_3ic_optimize`: 17 = kernel rows, 19 = the whole kernel): the
-//! whole kernel only for the 3×3 conv on bm1684x, where 27 channels fit one pass of
-//! EU_NUM = 32 (bm1688: EU_NUM = 8). Our figures: 33,712, 16,464, 178,752, 53,312.
+//! First-layer convs (TPU-MLIR's "3ic" lowering) against its codegen profiles, F16, one
+//! image unsliced: ResNet's 7×7/2 conv on 3×224² (64 channels) and MobileNetV2's 3×3/2
+//! one (32 channels). The profiles' TIU commands of each conv: bm1684x 34,516 (CONV
+//! 21,952, lane broadcast 6,272, layout 5,488, 4 small ones 804) and 20,800 (3,136,
+//! 6,272, 10,584, 808); bm1688, cut in 4 H slices (rows recomputed at the cuts): 236,824
+//! and 61,368. Which fold TPU-MLIR chose is in its final MLIR (`use_3ic_optimize`: 17 =
+//! kernel rows, 19 = the whole kernel): the whole kernel only for the 3×3 conv on
+//! bm1684x, where 27 channels fit one pass of EU_NUM = 32 (bm1688: EU_NUM = 8). Our
+//! figures: 33,712, 16,464, 178,752, 53,312.
 
 use tpusim_graph::builder::GraphBuilder;
 use tpusim_graph::Shape4;
@@ -15,6 +16,12 @@ use tpusim_layout::ElementType;
 use tpusim_lmem::Chip;
 use tpusim_planner::cost::op_cycles;
 use tpusim_planner::options::Timing;
+
+/// A network graph of `tests/data`.
+fn data_graph(file: &str) -> tpusim_graph::Graph {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
+    serde_json::from_str(&std::fs::read_to_string(format!("{dir}{file}")).unwrap()).unwrap()
+}
 
 fn first_conv_cycles(chip: &str, k: u64, c_out: u64) -> f64 {
     let mut b = GraphBuilder::new("first");
@@ -57,12 +64,7 @@ fn first_layer_convs_cost_what_tpu_mlir_profiles() {
 /// chip's global convs is 0.33).
 #[test]
 fn a_global_conv_leaves_part_of_its_dma_exposed() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/resnet50_onnx_b8.graph.json"
-    ))
-    .unwrap();
-    let g: tpusim_graph::Graph = serde_json::from_str(&text).unwrap();
+    let g = data_graph("resnet50_onnx_b8.graph.json");
     let op = g.ops.iter().find(|o| o.name == "conv109").unwrap();
     let chip = Chip::preset("bm1684x").unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
@@ -113,12 +115,7 @@ fn dense_convs_adds_and_fused_activations_cost_what_tpu_mlir_estimates() {
 /// 3,170 + 15,388 = 18,558 cycles; we said 15,231 before counting the cast.
 #[test]
 fn a_global_average_pool_pays_its_f32_cast() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/resnet18_onnx_b1.graph.json"
-    ))
-    .unwrap();
-    let g: tpusim_graph::Graph = serde_json::from_str(&text).unwrap();
+    let g = data_graph("resnet18_onnx_b1.graph.json");
     let op = g.ops.iter().find(|o| o.name == "gap87").unwrap();
     let chip = Chip::preset("bm1684x").unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
