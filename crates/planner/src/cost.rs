@@ -188,23 +188,24 @@ fn three_ic_cycles(
 /// estimates per op (its layer-group debug log, `cycle_slack`; the same as its codegen
 /// profile) on bm1684x F16 show each: a 1×1 conv 144 → 24 channels on 56² 3,920 cycles
 /// (144 channels as 160), an add of 24 channels on 56² 392, a ResNet-18 3×3 conv
-/// 14,112 without ReLU and 14,308 with; 37 of MobileNetV2's 61 layer-group ops within
-/// 10 % (18 before these rules), 17 of ResNet-18's 30 within 2 %. Depthwise convs and
+/// 14,112 without ReLU and 14,308 with. Depthwise convs and
 /// pools run on the pooling unit at EU_NUM taps per cycle, 3× that with a stride (a
 /// 3×3/2 max pool on 64 channels of 56² outputs 2,646 cycles, 4 strided depthwise convs
 /// within 23 %); a depthwise conv on at most EU_NUM channels runs on the CONV unit
 /// instead, one pass of EU_NUM channels (MobileNetV2's first, 32 channels on 112²: 28,224
-/// + 784 for the activation, exactly its 29,008).
+/// cycles and 784 for the activation, exactly its 29,008). With these rules 40 of MobileNetV2's
+/// 61 layer-group ops are within 10 % of TPU-MLIR's estimates (18 before), 25 of
+/// ResNet-18's 30 (18 within 2 %).
 pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t: &Timing) -> f64 {
     op_cycles_as(graph, op, n_len, h_len, npu_num, t, false)
 }
 
 /// [`op_cycles`], or with `plain` the older, plainer model: MACs at the MAC rate (no
-/// 3ic lowering, no EU_NUM passes), element-wise ops at EU_NUM per cycle, no activation
-/// pass. Our reproduction of TPU-MLIR's time-step moves ([`crate::pipelined`]) was
-/// fitted with these: 518 of the 609 logged lifetimes with them, 507 at best with
-/// [`op_cycles`] (its transfers then at 0.5 of our DMA cycles), although TPU-MLIR's own
-/// estimates are its profile's cycles; the difference is in the moves, not yet found.
+/// 3ic lowering, no EU_NUM passes), element-wise, depthwise and pooling ops at EU_NUM
+/// per cycle, no activation pass. It times TPU-MLIR's time-step moves
+/// ([`crate::pipelined`]) on chips whose cycles do not match its estimates (bm1688),
+/// where it was fitted: 294 of 340 logged lifetimes with 0.25 of our DMA cycles; with
+/// [`op_cycles`] there a group TPU-MLIR allocated does not fit.
 pub fn op_cycles_as(
     graph: &Graph,
     op: &Op,
@@ -326,9 +327,10 @@ pub fn is_view(op: &Op) -> bool {
 /// every output stored (each tensor one transfer, the transfers one after another),
 /// DMA overlapped with compute but for the chip's `global_exposed_fraction` of the
 /// smaller of the two (TPU-MLIR's global ResNet-50 batch-8 conv on bm1684x: 113,344
-/// cycles of compute, 105,725 of DMA, 184,361 in all). Views cost nothing. Matrix and element-wise ops move
-/// their tensors as flat byte ranges (TPU-MLIR's global MatMul and Add do), so only the
-/// byte rates apply to them; convolutions and pools pay the per-plane floors too.
+/// cycles of compute, 105,725 of DMA, 184,361 in all). Views cost nothing. Matrix and
+/// element-wise ops move their tensors as flat byte ranges (TPU-MLIR's global MatMul and
+/// Add do), so only the byte rates apply to them; convolutions and pools pay the
+/// per-plane floors too. Biases move at 32 bits under narrower types.
 pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) -> (u64, u64) {
     if is_view(op) {
         return (0, 0);

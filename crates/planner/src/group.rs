@@ -275,9 +275,9 @@ impl<'a> Ctx<'a> {
     /// Like [`Ctx::best`], starting at position `skip` of the slicing sequence (the
     /// search passes the position that fitted the previous, one-op-shorter candidate:
     /// a group grown by an op mostly needs at least as many slices, so smaller ones are
-    /// not retried, except the unsliced one). After the first fitting slicing, `extra` more are tried and the
-    /// cheapest kept. Returns the attempt and the position of the first slicing that
-    /// fitted.
+    /// not retried, except the unsliced one). After the first fitting slicing, `extra`
+    /// more are tried and the cheapest kept. Returns the attempt and the position of the
+    /// first slicing that fitted.
     pub fn best_from(
         &self,
         first: OpId,

@@ -62,10 +62,7 @@ impl Default for PlanOptions {
             dtype: ElementType::F16,
             h_half_rule: false,
             search: Search::DpBestSlicing,
-            max_group_ops: std::env::var("TPUSIM_MGO")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(64),
+            max_group_ops: 72,
             allocator: Allocator::TpuMlir,
         }
     }

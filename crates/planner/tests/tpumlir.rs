@@ -558,3 +558,19 @@ fn known_difference_a_group_tpu_mlir_refused_fits_our_reproduction() {
     assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (6, 4, 1));
     assert_eq!(grp.lmem_peak, 131_072);
 }
+
+/// Our earlier batch-8 ResNet-50 export held a 32-op group (conv113 .. conv215)
+/// unsliced; TPU-MLIR could not allocate it at 1 or 2 N slices and compiled it at 3.
+/// With bm1684x's moves timed by our own cycles (they match TPU-MLIR's estimates) the
+/// reproduction refuses 1 and 2 too and fits 3, with no margin needed.
+#[test]
+fn resnet50_b8_32_op_group_fits_where_tpu_mlir_fitted_it() {
+    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet50_onnx_b8.graph.json"));
+    let p = imported(
+        &g,
+        "tpumlir_alloc/resnet50_b8_bm1684x_ours_n1_changed.cache.json",
+        "bm1684x",
+    );
+    let grp = group_from(&p, "conv113");
+    assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (32, 3, 1));
+}
