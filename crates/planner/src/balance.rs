@@ -126,6 +126,7 @@ mod tests {
             tensor: None,
             op: None,
             size,
+            bits: 16,
             start,
             end: Some(end),
             load_step: Some(start),

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::options::{Allocator, PlanOptions, Search, Timing};
 use crate::plan::{Block, BlockKind, GroupPlan, Slice, TensorRange, TimeStep};
 use crate::slicing::{own_part, recomputed_rows, slice_group, GroupTensors, SliceRanges};
-use crate::timestep::{build, fold_step, occupancy, tensor_bits, BlockSpec, Steps};
+use crate::timestep::{build, fold_step, occupancy, BlockSpec, Steps};
 use tpusim_graph::query::Uses;
 use tpusim_graph::{Graph, OpId, OpKind};
 use tpusim_layout::ElementType;
@@ -177,9 +177,11 @@ impl<'a> Ctx<'a> {
             }
             return Ok((placed, None));
         }
-        let (cb, cs) = if exact && !sliced {
-            (p.0.clone(), p.1.clone())
-        } else if sliced {
+        if exact && !sliced {
+            // the cost model times TPU-MLIR's reproduced schedule: the placement itself
+            return Ok((Some(p), None));
+        }
+        let (cb, cs) = if sliced {
             (blocks, steps)
         } else {
             self.balanced(gt, slices, &blocks, &steps, self.geo.lane_bytes)
@@ -576,11 +578,7 @@ impl<'a> Ctx<'a> {
     ) -> (u64, f64) {
         let (g, t) = (self.graph, &self.timing);
         let Some(ti) = b.tensor else { return (0, 0.0) };
-        let bits = if b.kind == BlockKind::Weight {
-            crate::timestep::weight_bits(g, ti, self.dtype)
-        } else {
-            tensor_bits(g, ti, self.dtype)
-        };
+        let bits = b.bits;
         let shape = g.tensors[ti].shape;
         match b.kind {
             BlockKind::Weight => {
@@ -613,14 +611,20 @@ impl<'a> Ctx<'a> {
     ) -> (u64, f64) {
         let (g, t) = (self.graph, &self.timing);
         let Some(ti) = b.tensor else { return (0, 0.0) };
-        let mut bits = tensor_bits(g, ti, self.dtype);
         // a global average pool's output leaves the group at the width the export
         // stores it (16 or 32 bits, see `pool_store_bits`)
-        if g.ops.iter().any(|o| {
-            o.outputs.contains(&ti) && matches!(o.kind, tpusim_graph::OpKind::GlobalAvgPool)
-        }) {
-            bits = crate::cost::pool_store_bits(t, g.tensors[ti].shape, bits);
-        }
+        let from_pool = self
+            .uses
+            .producer
+            .get(ti)
+            .copied()
+            .flatten()
+            .is_some_and(|o| matches!(g.ops[o].kind, tpusim_graph::OpKind::GlobalAvgPool));
+        let bits = if from_pool {
+            crate::cost::pool_store_bits(t, g.tensors[ti].shape, b.bits)
+        } else {
+            b.bits
+        };
         let shape = g.tensors[ti].shape;
         own_part(g, ti, nsecs, hsecs, s.n_idx, s.h_idx)
             .map(|(n, h)| {

@@ -35,6 +35,9 @@ pub struct BlockSpec {
     pub op: Option<OpId>,
     /// Bytes per lane.
     pub size: u64,
+    /// Bits per element as the block is held and moved: the tensor's type
+    /// ([`tensor_type`]), a bias at 32 bits under a narrower type ([`weight_type`]).
+    pub bits: u32,
     /// First step held.
     pub start: u64,
     /// Last step held; `None` = resident.
@@ -125,11 +128,7 @@ pub fn weight_block_size(
     is_bias: bool,
 ) -> Result<u64> {
     let (n, c, h, w) = weight_local_shape(shape);
-    let ty = if is_bias && dtype.bits() < 32 {
-        ElementType::F32
-    } else {
-        dtype
-    };
+    let ty = weight_type(dtype, is_bias);
     Ok(tpusim_lmem::lane_bytes_unaligned(
         chip,
         &TensorShape::nchw(n.max(1), c.max(1), h.max(1), w.max(1)),
@@ -145,25 +144,15 @@ pub fn is_bias(i: usize, shape: tpusim_graph::Shape4) -> bool {
     i > 0 && shape.n <= 1 && shape.h <= 1 && shape.w <= 1
 }
 
-/// Bits per element of weight tensor `w` as TPU-MLIR holds and moves it: biases at 32
-/// bits when the plan's type is narrower (see [`weight_block_size`]), other weights at
-/// [`tensor_bits`]. Its profiles load a 2,048-channel f32 bias of an F16 ResNet-50 in
-/// 19,412 cycles, two rows of small planes; at 16 bits we said twice that.
-pub fn weight_bits(graph: &Graph, w: TensorId, dtype: ElementType) -> u32 {
-    let bits = tensor_bits(graph, w, dtype);
-    let Some(t) = graph.tensors.get(w) else {
-        return bits;
-    };
-    let bias = graph.ops.iter().any(|o| {
-        o.weights
-            .iter()
-            .enumerate()
-            .any(|(i, &x)| x == w && is_bias(i, t.shape))
-    });
-    if bias && bits < 32 {
-        32
+/// The element type TPU-MLIR holds and moves a weight in: a bias at 32 bits when the
+/// plan's type is narrower (see [`weight_block_size`]; its profiles load a 2,048-channel
+/// f32 bias of an F16 ResNet-50 in 19,412 cycles, two rows of small planes, where 16
+/// bits would take twice that), any other weight in `dtype`.
+pub fn weight_type(dtype: ElementType, is_bias: bool) -> ElementType {
+    if is_bias && dtype.bits() < 32 {
+        ElementType::F32
     } else {
-        bits
+        dtype
     }
 }
 
@@ -291,6 +280,7 @@ pub fn build(
             tensor: Some(t),
             op: None,
             size,
+            bits: ty.bits(),
             start,
             end: Some(end),
             load_step,
@@ -317,7 +307,8 @@ pub fn build(
                 }
                 continue;
             }
-            let size = weight_block_size(chip, dtype, tensor.shape, is_bias(wi, tensor.shape))?;
+            let bias = is_bias(wi, tensor.shape);
+            let size = weight_block_size(chip, dtype, tensor.shape, bias)?;
             block_of_tensor.insert(w, blocks.len());
             blocks.push(BlockSpec {
                 name: tensor.name.clone(),
@@ -325,6 +316,7 @@ pub fn build(
                 tensor: Some(w),
                 op: None,
                 size,
+                bits: weight_type(tensor_type(graph, w, dtype), bias).bits(),
                 start: us - 1,
                 end: if resident { None } else { Some(us) },
                 load_step: Some(us - 1),
@@ -359,6 +351,7 @@ pub fn build(
                 tensor: None,
                 op: Some(o),
                 size,
+                bits: dtype.bits(),
                 start: s,
                 end: Some(s),
                 load_step: None,

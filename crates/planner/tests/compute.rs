@@ -23,6 +23,15 @@ fn data_graph(file: &str) -> tpusim_graph::Graph {
     serde_json::from_str(&std::fs::read_to_string(format!("{dir}{file}")).unwrap()).unwrap()
 }
 
+/// Our cycles for op `name` of a `tests/data` graph run global on bm1684x at F16.
+fn global_cycles(file: &str, name: &str) -> u64 {
+    let g = data_graph(file);
+    let op = g.ops.iter().find(|o| o.name == name).unwrap();
+    let chip = Chip::preset("bm1684x").unwrap();
+    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t).1
+}
+
 fn first_conv_cycles(chip: &str, k: u64, c_out: u64) -> f64 {
     let mut b = GraphBuilder::new("first");
     let x = b.input("x", Shape4::new(1, 3, 224, 224));
@@ -64,11 +73,7 @@ fn first_layer_convs_cost_what_tpu_mlir_profiles() {
 /// chip's global convs is 0.33).
 #[test]
 fn a_global_conv_leaves_part_of_its_dma_exposed() {
-    let g = data_graph("resnet50_onnx_b8.graph.json");
-    let op = g.ops.iter().find(|o| o.name == "conv109").unwrap();
-    let chip = Chip::preset("bm1684x").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
-    let (_, cycles) = tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t);
+    let cycles = global_cycles("resnet50_onnx_b8.graph.json", "conv109");
     let r = cycles as f64 / 184_361.0;
     assert!((0.75..1.15).contains(&r), "ours {cycles} ({r:.2}x)");
 }
@@ -115,11 +120,7 @@ fn dense_convs_adds_and_fused_activations_cost_what_tpu_mlir_estimates() {
 /// 3,170 + 15,388 = 18,558 cycles; we said 15,231 before counting the cast.
 #[test]
 fn a_global_average_pool_pays_its_f32_cast() {
-    let g = data_graph("resnet18_onnx_b1.graph.json");
-    let op = g.ops.iter().find(|o| o.name == "gap87").unwrap();
-    let chip = Chip::preset("bm1684x").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
-    let (_, cycles) = tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t);
+    let cycles = global_cycles("resnet18_onnx_b1.graph.json", "gap87");
     let r = cycles as f64 / 18_558.0;
     assert!((0.95..1.05).contains(&r), "ours {cycles} ({r:.3}x)");
 }

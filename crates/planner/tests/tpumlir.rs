@@ -22,6 +22,11 @@ fn graph_cast(name: &str) -> Graph {
     tpusim_graph::cast::cast_inputs(&graph(name), 32)
 }
 
+/// [`graph_cast`] in TPU-MLIR's op order, as `tpusim plan` plans it.
+fn ordered_cast(name: &str) -> Graph {
+    tpusim_planner::tpu_mlir_order(&graph_cast(name))
+}
+
 /// TPU-MLIR's grouping in `cache_file` imported onto `g` and planned on `chip`; the plan
 /// verifies.
 fn imported(g: &Graph, cache_file: &str, chip: &str) -> tpusim_planner::Plan {
@@ -127,7 +132,7 @@ fn resnet18_b1_bm1688() {
     // (group_cost 1,357,875), and a tail group whose GAP is the only op we group (the
     // rest of it, casts and the flatten, we run globally or have no op for)
     check(
-        tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b1.graph.json")),
+        ordered_cast("resnet18_onnx_b1.graph.json"),
         "resnet18_b1_bm1688.tpumlir_cache.json",
         "bm1688",
         &[(3, 1, 4), (22, 1, 1), (2, 1, 1)],
@@ -147,7 +152,7 @@ fn resnet18_b4_bm1688_streams_weights() {
     // own (its profile: 5,665,739 cycles). The 2-op tail TPU-MLIR runs unsliced is
     // cheaper in our model cut in 2 (TPU-MLIR compiles our own plan's same tail so,
     // and 978 cycles faster: 8,202,730 vs 8,203,708 in all).
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b4.graph.json"));
+    let g = ordered_cast("resnet18_onnx_b4.graph.json");
     check(
         g.clone(),
         "resnet18_b4_bm1688.tpumlir_cache.json",
@@ -193,7 +198,7 @@ fn groups_tpu_mlir_cannot_allocate_do_not_fit_here_either() {
     // group 2"). Placed by TPU-MLIR's allocator on its software-pipelined time steps
     // (`tpumlir_alloc`, `tpumlir_steps`) the group does not fit unsliced here either,
     // and the import cuts it along N.
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b4.graph.json"));
+    let g = ordered_cast("resnet18_onnx_b4.graph.json");
     let p = imported(
         &g,
         "resnet18_b4_bm1688_rejected.tpumlir_cache.json",
@@ -206,7 +211,7 @@ fn groups_tpu_mlir_cannot_allocate_do_not_fit_here_either() {
     // the same on ResNet-50 at batch 1: our plan of 2026-11-22 had layer 1's 16 ops
     // unsliced; TPU-MLIR refused it ("local memory allocate failed for group 1") and
     // its own plan cuts that group in 2 along H
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet50_onnx_b1.graph.json"));
+    let g = ordered_cast("resnet50_onnx_b1.graph.json");
     let p = imported(
         &g,
         "resnet50_b1_bm1688_rejected.tpumlir_cache.json",
@@ -218,7 +223,7 @@ fn groups_tpu_mlir_cannot_allocate_do_not_fit_here_either() {
     // ResNet-18 on bm1688 at batch 1, [cast, conv1, pool, conv8] cut in 3 along H (a
     // plan of this session): TPU-MLIR refused it ("local memory allocate failed for
     // group 0") and compiled the same group cut in 4 (tpumlir_alloc.rs)
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b1.graph.json"));
+    let g = ordered_cast("resnet18_onnx_b1.graph.json");
     let p = imported(
         &g,
         "tpumlir_alloc/resnet18_b1_bm1688_ours_h3_rejected.cache.json",
@@ -238,7 +243,7 @@ fn resnet50_b8_layers_1_to_3_fit_cut_in_4_with_adds_in_place() {
     // Its 30-op group fits unsliced here too now that groups are placed by TPU-MLIR's
     // own allocator on its own time steps (before, we held an unsliced group's input
     // and output blocks over the whole loop body, and it needed 2 N slices).
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet50_onnx_b8.graph.json"));
+    let g = ordered_cast("resnet50_onnx_b8.graph.json");
     let p = imported(&g, "resnet50_b8.tpumlir_cache.json", "bm1684x");
     let got: Vec<(usize, u64, u64)> = p
         .groups
@@ -280,7 +285,7 @@ fn ties_in_cycles_go_to_the_cut_that_moves_fewer_bytes() {
     // compiled our plan to 2,452,487 cycles with it alone and 2,423,575 with it grouped
     // (alone its load and store are exposed: 139,848 cycles in its profile). The
     // search breaks the tie by GMEM bytes, and groups it.
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b1.graph.json"));
+    let g = ordered_cast("resnet18_onnx_b1.graph.json");
     let chip = Chip::preset("bm1688").unwrap();
     let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
     assert!(
@@ -548,7 +553,7 @@ fn known_difference_a_group_tpu_mlir_refused_fits_our_reproduction() {
     // steps and allocator fits that group with the lane exactly full: where the
     // lifetimes differ from TPU-MLIR's (its transfer moves follow its own cycle
     // estimates) a group at the edge can go either way. Pinned so that a change shows.
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet18_onnx_b4.graph.json"));
+    let g = ordered_cast("resnet18_onnx_b4.graph.json");
     let p = imported(
         &g,
         "tpumlir_alloc/resnet18_b4_bm1688_ours_refused.cache.json",
@@ -565,7 +570,7 @@ fn known_difference_a_group_tpu_mlir_refused_fits_our_reproduction() {
 /// reproduction refuses 1 and 2 too and fits 3, with no margin needed.
 #[test]
 fn resnet50_b8_32_op_group_fits_where_tpu_mlir_fitted_it() {
-    let g = tpusim_planner::tpu_mlir_order(&graph_cast("resnet50_onnx_b8.graph.json"));
+    let g = ordered_cast("resnet50_onnx_b8.graph.json");
     let p = imported(
         &g,
         "tpumlir_alloc/resnet50_b8_bm1684x_ours_n1_changed.cache.json",
