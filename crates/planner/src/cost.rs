@@ -203,9 +203,9 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
 /// [`op_cycles`], or with `plain` the older, plainer model: MACs at the MAC rate (no
 /// 3ic lowering, no EU_NUM passes), element-wise, depthwise and pooling ops at EU_NUM
 /// per cycle, no activation pass. It times TPU-MLIR's time-step moves
-/// ([`crate::pipelined`]) on chips whose cycles do not match its estimates (bm1688),
-/// where it was fitted: 294 of 340 logged lifetimes with 0.25 of our DMA cycles; with
-/// [`op_cycles`] there a group TPU-MLIR allocated does not fit.
+/// ([`crate::pipelined`]) on chips whose cycles are not known to match its estimates
+/// (fitted on bm1688 before its estimates were known: 294 of 340 logged lifetimes with
+/// 0.25 of our DMA cycles; 307 now with [`op_cycles`] and its DMA estimates).
 pub fn op_cycles_as(
     graph: &Graph,
     op: &Op,

@@ -156,16 +156,16 @@ impl<'a> Ctx<'a> {
         // unsliced) looked feasible before bm1684x's cycles matched TPU-MLIR's.
         let exact = self.timing.cycles_match_tpu_mlir;
         let best = if exact {
-            1.0
+            None
         } else {
-            crate::pipelined::TPU_MLIR_DMA_ESTIMATE
+            Some(crate::pipelined::TPU_MLIR_DMA_ESTIMATE)
         };
         let p = self.place_pipelined(gt, slices, blocks.clone(), steps.clone(), best);
         let slow_fits = p.is_none()
             || exact
             || !self.margin
             || self
-                .place_pipelined(gt, slices, blocks.clone(), steps.clone(), 1.0)
+                .place_pipelined(gt, slices, blocks.clone(), steps.clone(), Some(1.0))
                 .is_some();
         let Some(p) = p.filter(|_| slow_fits) else {
             return Ok((None, None));

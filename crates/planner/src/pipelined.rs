@@ -6,6 +6,7 @@
 //! reproduction, see [`TPU_MLIR_DMA_ESTIMATE`]); a group it can allocate gets
 //! TPU-MLIR's addresses.
 
+use crate::cost::Dir;
 use crate::group::{Ctx, Placed};
 use crate::plan::BlockKind;
 use crate::slicing::{GroupTensors, SliceRanges};
@@ -14,19 +15,22 @@ use crate::tpumlir_alloc::{allocate, Buf, BufKind, Lane, Mode, StepOp};
 use crate::tpumlir_steps::{lifetimes, move_by_slack, pipeline, step_table};
 use std::collections::HashMap;
 
-/// TPU-MLIR moves transfers by its own cycle estimates of each op and transfer, which are
-/// its codegen profile's cycles (logged by its layer-group pass with `debugger=3`, a
-/// debugger file whose `conditional_debug_types` list `cycle_slack`, and
-/// `--debug-only=cycle_slack`). Where our cycle model matches them (the chip's
-/// `cycles_match_tpu_mlir`: bm1684x) the moves are timed with our cycles as they are:
-/// 261 of the 269 lifetimes TPU-MLIR logged for the bm1684x groups of
-/// `tests/data/tpumlir_lmem_alloc.json` are reproduced (`tests/tpumlir_alloc.rs`; its
-/// 30-op ResNet-50 batch-8 group 71 of 77, our 32-op one that it refused is refused).
-/// Elsewhere they are timed with the plainer op model ([`crate::cost::op_cycles_as`])
-/// and this fraction of our DMA cycles, fitted on the other groups (bm1688: 294 of 340
-/// lifetimes; over all 18 groups this was 518 of 609, 0.5: 503, with full cycles a
-/// group TPU-MLIR allocated does not fit), and `tpusim plan` also requires a fit with
-/// the full DMA cycles (`Ctx::margin`).
+/// TPU-MLIR moves transfers by its own cycle estimates of each op and transfer (logged
+/// by its layer-group pass with `debugger=3`, a debugger file whose
+/// `conditional_debug_types` list `cycle_slack`, and `--debug-only=cycle_slack`). Where
+/// our cycle model matches them (the chip's `cycles_match_tpu_mlir`) the moves are
+/// timed with our op cycles as they are and our transfer cycles turned into its
+/// estimates ([`crate::options::Timing::tpu_mlir_dma_estimate`]: on bm1684x they are
+/// its profile's cycles, on bm1688 everything but the set-up 1.6× faster). Of the
+/// lifetimes TPU-MLIR logged for the groups of `tests/data/tpumlir_lmem_alloc.json`,
+/// 261 of 269 on bm1684x and 307 of 340 on bm1688 are reproduced
+/// (`tests/tpumlir_alloc.rs`; bm1684x's 30-op ResNet-50 batch-8 group 71 of 77, and a
+/// 32-op bm1684x group and a 6-op bm1688 group it refused are refused).
+/// On a chip without such figures the moves are timed with the plainer op model
+/// ([`crate::cost::op_cycles_as`]) and this fraction of our DMA cycles, fitted on
+/// bm1688 before its estimates were known (294 of its 340 lifetimes then; with full
+/// cycles a group TPU-MLIR allocated did not fit), and `tpusim plan` also requires a
+/// fit with the full DMA cycles (`Ctx::margin`).
 pub(crate) const TPU_MLIR_DMA_ESTIMATE: f64 = 0.25;
 
 impl Ctx<'_> {
@@ -41,7 +45,7 @@ impl Ctx<'_> {
         slices: &[SliceRanges],
         mut blocks: Vec<BlockSpec>,
         mut steps: Steps,
-        dma_estimate: f64,
+        dma_estimate: Option<f64>,
     ) -> Option<Placed> {
         let k = steps.k as usize;
         let sliced = slices.len() > 1;
@@ -128,12 +132,16 @@ impl Ctx<'_> {
             .collect();
         let mut dma_cycles = vec![0i64; blocks.len()];
         for (i, b) in blocks.iter().enumerate() {
-            let c = if b.store_step.is_some() {
-                self.block_store(nsecs, hsecs, s0, b).1
+            let (dir, c) = if b.store_step.is_some() {
+                (Dir::Store, self.block_store(nsecs, hsecs, s0, b).1)
             } else {
-                self.block_load(gt, sliced, s0, b).1
+                (Dir::Load, self.block_load(gt, sliced, s0, b).1)
             };
-            dma_cycles[pos[i]] = (c * dma_estimate).round() as i64;
+            let c = match dma_estimate {
+                Some(f) => c * f,
+                None => self.timing.tpu_mlir_dma_estimate(dir, c),
+            };
+            dma_cycles[pos[i]] = c.round() as i64;
         }
         let bytes: Vec<u64> = perm.iter().map(|&b| blocks[b].size).collect();
         move_by_slack(&mut table, &row_cycles, &dma_cycles, &bytes);

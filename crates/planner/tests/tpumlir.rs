@@ -546,13 +546,14 @@ fn our_op_order_is_tpu_mlir_topo_sort_order() {
 }
 
 #[test]
-fn known_difference_a_group_tpu_mlir_refused_fits_our_reproduction() {
-    // An export of this session (ResNet-18 b4 on bm1688, a variant of the planner that
-    // timed TPU-MLIR's schedule) that TPU-MLIR refused: "local memory allocate failed
-    // for group 2", conv51 .. conv75 with N cut in 4. Our reproduction of its time
-    // steps and allocator fits that group with the lane exactly full: where the
-    // lifetimes differ from TPU-MLIR's (its transfer moves follow its own cycle
-    // estimates) a group at the edge can go either way. Pinned so that a change shows.
+fn a_bm1688_group_tpu_mlir_refused_is_refused_by_our_reproduction() {
+    // An export of an earlier session (ResNet-18 b4 on bm1688, a variant of the planner
+    // that timed TPU-MLIR's schedule) that TPU-MLIR refused: "local memory allocate
+    // failed for group 2", conv51 .. conv75 with N cut in 4. With bm1688's moves timed by
+    // the fitted plainer model our reproduction fitted it, the lane exactly full; timed
+    // as TPU-MLIR estimates them (our op cycles, transfers by the chip's
+    // `tpu_mlir_dma_speedup`) it is refused at that slicing too and fits with H also
+    // cut in 2.
     let g = ordered_cast("resnet18_onnx_b4.graph.json");
     let p = imported(
         &g,
@@ -560,8 +561,7 @@ fn known_difference_a_group_tpu_mlir_refused_fits_our_reproduction() {
         "bm1688",
     );
     let grp = group_from(&p, "conv51");
-    assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (6, 4, 1));
-    assert_eq!(grp.lmem_peak, 131_072);
+    assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (6, 4, 2));
 }
 
 /// Our earlier batch-8 ResNet-50 export held a 32-op group (conv113 .. conv215)

@@ -179,11 +179,11 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
     // with TPU-MLIR's allocator: the group must fit at TPU-MLIR's own slicing (it
     // allocated all of them), and most of the lifetimes our reproduction of its time
     // steps gives (cycle-slack moves timed by our cost model) must equal its logged
-    // ones. The moves follow its cycle estimates of each op and transfer: on bm1684x
-    // ours match them, and 261 of its 269 lifetimes are reproduced; on bm1688 a fitted
-    // plainer timing gives 294 of 340 (see `pipelined::TPU_MLIR_DMA_ESTIMATE`; the rest
-    // are loads and stores moved a step or two differently). 555 of 609 in all (518
-    // with the fitted timing on both chips).
+    // ones. The moves follow its cycle estimates of each op and transfer, which ours
+    // match (bm1688: transfers through the chip's `tpu_mlir_dma_speedup`): 261 of its
+    // 269 lifetimes are reproduced on bm1684x, 307 of 340 on bm1688 (294 with the
+    // plainer timing fitted before, see `pipelined::TPU_MLIR_DMA_ESTIMATE`; the rest are
+    // loads and stores moved a step or two differently). 568 of 609 in all.
     let text = include_str!("data/tpumlir_lmem_alloc.json");
     let v: Value = serde_json::from_str(text).unwrap();
     let (mut equal, mut total) = (0usize, 0usize);
@@ -267,8 +267,10 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
     }
     eprintln!("{equal} of {total} lifetimes as TPU-MLIR logged them; per chip: {per:?}");
     assert_eq!(total, 609);
-    assert!(equal >= 550, "{equal} of {total} lifetimes as TPU-MLIR's");
+    assert!(equal >= 565, "{equal} of {total} lifetimes as TPU-MLIR's");
     // bm1684x, where our cycles are TPU-MLIR's own estimates: nearly all
     let (e, t) = per["bm1684x"];
     assert!(e * 100 >= t * 96, "bm1684x: {e} of {t}");
+    let (e, t) = per["bm1688"];
+    assert!(e * 100 >= t * 90, "bm1688: {e} of {t}");
 }

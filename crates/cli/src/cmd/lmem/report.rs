@@ -30,6 +30,7 @@ struct ChipRow<'a> {
     gdma_small_row_bytes: Option<f64>,
     global_exposed_fraction: Option<f64>,
     cycles_match_tpu_mlir: Option<bool>,
+    tpu_mlir_dma_speedup: Option<f64>,
     macs_per_cycle_per_lane: Option<f64>,
     source: Option<&'a str>,
 }
@@ -55,6 +56,7 @@ fn row(c: &Chip) -> ChipRow<'_> {
         gdma_small_row_bytes: c.gdma_small_row_bytes,
         global_exposed_fraction: c.global_exposed_fraction,
         cycles_match_tpu_mlir: c.cycles_match_tpu_mlir,
+        tpu_mlir_dma_speedup: c.tpu_mlir_dma_speedup,
         macs_per_cycle_per_lane: c.macs_per_cycle_per_lane,
         source: c.source.as_deref(),
     }
@@ -156,6 +158,7 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
         ("gdma_small_plane_factor", c.gdma_small_plane_factor),
         ("gdma_small_row_bytes", c.gdma_small_row_bytes),
         ("global_exposed_fraction", c.global_exposed_fraction),
+        ("tpu_mlir_dma_speedup", c.tpu_mlir_dma_speedup),
         ("macs_per_cycle_per_lane", c.macs_per_cycle_per_lane),
     ] {
         println!("{name:<24} {}", opt(v));
