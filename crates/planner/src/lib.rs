@@ -266,7 +266,7 @@ pub fn plan_with_groups(
             });
         }
         pieces.extend((next..r.first).map(Piece::Global));
-        if r.first == r.last {
+        if r.first == r.last && !group::groups_alone(&graph.ops[r.first].kind, ctx.dtype.bits()) {
             pieces.push(Piece::Global(r.first));
         } else {
             let gt = slicing::GroupTensors::new(graph, &ctx.uses, r.first, r.last);

@@ -1,7 +1,8 @@
 //! Choosing groups: a dynamic program over cuts of the op sequence into runs of
 //! consecutive ops. `best[j]` is the cheapest plan of ops `0..j`; the last piece is
 //! either op `j−1` alone (a global op: full global-memory traffic) or a group
-//! `i..j` of at least two groupable ops placed by [`Ctx::best`]. Candidates are grown
+//! `i..j` of at least two groupable ops (or one that groups alone, see
+//! [`crate::group::groups_alone`]) placed by [`Ctx::best`]. Candidates are grown
 //! from the tail toward the head (as the spec describes); growth stops after
 //! [`GROW_PAST_MISSES`] + 1 lengths in a row that fit at no slicing, at an op that
 //! cannot be grouped, or at `max_group_ops`. Plans are compared by cycles, then by
@@ -14,7 +15,7 @@
 
 use crate::cost::{bytes_of, global_cost, op_cycles};
 use crate::error::Result;
-use crate::group::{groupable, Ctx};
+use crate::group::{groupable, groups_alone, Ctx};
 
 /// How many lengths in a row a candidate keeps growing that fit at no slicing: with
 /// TPU-MLIR's allocator a longer group can fit where a shorter one did not (a block
@@ -91,7 +92,12 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
         let lo = j.saturating_sub(ctx.opts.max_group_ops);
         let mut skip = 0;
         let mut misses = 0;
-        for first in (lo..last).rev() {
+        let from = if groups_alone(&g.ops[last].kind, bits) {
+            last + 1
+        } else {
+            last
+        };
+        for first in (lo..from).rev() {
             if !groupable(&g.ops[first].kind) {
                 break;
             }

@@ -11,7 +11,8 @@
 //!   "CyclePrefixSum": [ { "index": 0, "prefix_end_idx": 28, "cycle_prefix_sum": 591722 } ] }
 //! ```
 //!
-//! Only groups of two or more ops are `GroupLayer`s; `locs` are TPU-MLIR op location
+//! Only groups of two or more TPU-MLIR ops are `GroupLayer`s (our global average pool
+//! alone is one: TPU-MLIR's cast in front goes with it); `locs` are TPU-MLIR op location
 //! names (ONNX output names after its own fusions). On import, a loc is matched to our
 //! op of that name or whose output tensor has that name.
 
@@ -87,7 +88,7 @@ pub struct CachePrefix {
 pub struct Cache {
     /// TPU-MLIR's search option (`opt`): 2 = dynamic programming.
     pub opt: i64,
-    /// Groups of two or more ops.
+    /// Groups of two or more (TPU-MLIR) ops.
     #[serde(rename = "GroupLayer", default)]
     pub group_layer: Vec<CacheGroup>,
     /// Single ops.
@@ -394,12 +395,12 @@ fn group_locs(graph: &Graph, ops: &[String], dtype: &str) -> Vec<String> {
         };
         let loc = op_loc(graph, op, dtype);
         if sixteen_bit && matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool) {
-            let producer = op.inputs.first().and_then(|&t| {
-                graph
-                    .ops
-                    .iter()
-                    .find(|p| p.outputs.contains(&t) && ops.contains(&p.name))
-            });
+            // the cast in front goes with the pool, wherever its producer runs (TPU-MLIR's
+            // own ResNet-18 b1 group: cast, pool, flatten, cast)
+            let producer = op
+                .inputs
+                .first()
+                .and_then(|&t| graph.ops.iter().find(|p| p.outputs.contains(&t)));
             if let Some(p) = producer {
                 locs.push(format!("{}{loc}_f32", loc_name(graph, p)));
             }
@@ -511,7 +512,12 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
             for t in taken.iter_mut().take(b + 1).skip(a) {
                 *t = true;
             }
-            if b > a {
+            // one op: a group only where TPU-MLIR's holds more of its own ops (a global
+            // average pool between its casts; see `group::groups_alone`)
+            let lone_pool = a == b
+                && g.locs.len() > 1
+                && matches!(graph.ops[a].kind, tpusim_graph::OpKind::GlobalAvgPool);
+            if b > a || lone_pool {
                 out.requests.push(GroupRequest {
                     first: a,
                     last: b,
@@ -524,7 +530,7 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
         return Err(PlanError::BadFile {
             what: "TPU-MLIR cache JSON",
             why: format!(
-                "none of its groups maps onto two or more ops of '{}' (unmatched locs: {})",
+                "none of its groups maps onto a group of '{}' (unmatched locs: {})",
                 graph.name,
                 out.unmatched
                     .iter()

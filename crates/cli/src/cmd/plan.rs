@@ -415,11 +415,14 @@ fn summary(p: &Plan) -> String {
         "group", "ops", "first .. last", "nsecs", "hsecs", "lmem peak", "gmem", "cycles"
     );
     for (i, g) in p.groups.iter().enumerate() {
-        let span = format!(
-            "{} .. {}",
-            g.ops.first().map_or("", |x| x),
-            g.ops.last().map_or("", |x| x)
-        );
+        let span = match g.ops.as_slice() {
+            [one] => one.clone(),
+            ops => format!(
+                "{} .. {}",
+                ops.first().map_or("", |x| x),
+                ops.last().map_or("", |x| x)
+            ),
+        };
         let span = if span.chars().count() > 44 {
             format!("{}…", span.chars().take(43).collect::<String>())
         } else {
