@@ -152,8 +152,10 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
 /// `area` input positions: kernel rows (or, when `ic·kh·kw` fits one pass of EU_NUM
 /// channels, the whole kernel) folded into the channels, so the CONV command runs
 /// `kw` taps (or 1) over ⌈ic′ / EU_NUM⌉ passes of EU_NUM channels at the MAC rate;
-/// before it, the input is broadcast over the lanes (`area · (ic + 1) / EU_NUM`) and
-/// laid out folded (`area · ic′ / (6 · EU_NUM)`). Measured on TPU-MLIR 1.30.2's
+/// before it, the input is broadcast over the lanes (`real_area · (ic + 1) / EU_NUM`,
+/// the input positions the slice really reads: no padding rows) and laid out folded
+/// (`area · ic′ / (6 · EU_NUM)`, `area` = the output rows' stride rows; ResNet-18 b4
+/// cut in 2 or 4 H slices per image: `tests/compute.rs`). Measured on TPU-MLIR 1.30.2's
 /// profiles, F16, per image (`tests/compute.rs`): ResNet's 7×7 conv1 on bm1684x
 /// 21,952 + 6,272 + 5,488 cycles (these formulas exactly; 34,516 with 4 small
 /// commands), on bm1688 180,320 + 27,440 + 22,540 in 4 H slices (ours 131,712 +
@@ -166,6 +168,7 @@ fn three_ic_cycles(
     ic: u64,
     row_pos: f64,
     area: f64,
+    real_area: f64,
     t: &Timing,
 ) -> f64 {
     let eu = t.eltwise_per_cycle_per_lane.max(1.0);
@@ -177,7 +180,7 @@ fn three_ic_cycles(
         (ic * kh, kw)
     };
     let conv = row_pos * taps * (folded / eu).ceil() * eu / t.macs_per_cycle_per_lane;
-    conv + area * (ic + 1.0) / eu + area * folded / (6.0 * eu)
+    conv + real_area * (ic + 1.0) / eu + area * folded / (6.0 * eu)
 }
 
 /// Cycles to compute `op` for output batches `n_len` and output rows `h_len` (whole op:
@@ -197,7 +200,26 @@ fn three_ic_cycles(
 /// 61 layer-group ops are within 10 % of TPU-MLIR's estimates (18 before), 25 of
 /// ResNet-18's 30 (18 within 2 %).
 pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t: &Timing) -> f64 {
-    op_cycles_as(graph, op, n_len, h_len, npu_num, t, false)
+    let part = OpPart {
+        n: n_len,
+        h: h_len,
+        in_h: None,
+    };
+    op_cycles_as(graph, op, part, npu_num, t, false)
+}
+
+/// The part of an op computed at once: output batches `n` and rows `h`, and the rows of
+/// its first input behind them where known (a slice's backward range, clipped to the
+/// tensor: padding rows are not there); `None` = `h` times the input's rows per output
+/// row, which is exact for the whole op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpPart {
+    /// Output batches.
+    pub n: u64,
+    /// Output rows.
+    pub h: u64,
+    /// Input rows behind them, if known.
+    pub in_h: Option<u64>,
 }
 
 /// [`op_cycles`], or with `plain` the older, plainer model: MACs at the MAC rate (no
@@ -209,12 +231,12 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
 pub fn op_cycles_as(
     graph: &Graph,
     op: &Op,
-    n_len: u64,
-    h_len: u64,
+    part: OpPart,
     npu_num: u64,
     t: &Timing,
     plain: bool,
 ) -> f64 {
+    let (n_len, h_len) = (part.n, part.h);
     let Some(out) = op.outputs.first().and_then(|&o| graph.tensors.get(o)) else {
         return 0.0;
     };
@@ -237,9 +259,11 @@ pub fn op_cycles_as(
     let pos = (n_len * h_len * y.w) as f64;
     let base = match &op.kind {
         OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
-            // input area (all channels) behind the output rows computed
+            // input area (all channels) behind the output rows computed: the rows a
+            // stride covers (the fold), and the real rows of the slice (the broadcast)
             let area = (n_len * h_len) as f64 * (x.h * x.w) as f64 / y.h.max(1) as f64;
-            three_ic_cycles(p, x.c, rows(y.c) * pos, area, t)
+            let real = part.in_h.map_or(area, |r| (n_len * r * x.w) as f64);
+            three_ic_cycles(p, x.c, rows(y.c) * pos, area, real, t)
         }
         OpKind::Conv(p) => {
             let icg = (x.c / p.groups.max(1)).max(1);

@@ -664,15 +664,18 @@ impl<'a> Ctx<'a> {
             return 0.0;
         };
         let (n, h) = s.ranges[gt.pos[&y]];
-        crate::cost::op_cycles_as(
-            self.graph,
-            op,
-            n[1] - n[0],
-            h[1] - h[0],
-            self.chip.npu_num,
-            &self.timing,
-            plain,
-        )
+        let in_h = op
+            .inputs
+            .first()
+            .and_then(|x| gt.pos.get(x))
+            .map(|&p| s.ranges[p].1)
+            .map(|r| r[1] - r[0]);
+        let part = crate::cost::OpPart {
+            n: n[1] - n[0],
+            h: h[1] - h[0],
+            in_h,
+        };
+        crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, plain)
     }
 
     /// The plan record of a placed group.

@@ -65,6 +65,55 @@ fn first_layer_convs_cost_what_tpu_mlir_profiles() {
     );
 }
 
+/// Sliced in H, a first-layer conv broadcasts only the real input rows of each slice
+/// over the lanes (padding rows are not there), while its fold and CONV command follow
+/// the output rows. TPU-MLIR 1.30.2's profiles of ResNet-18 batch 4 on bm1684x, the
+/// [cast, conv1, pool] group cut in 4 N × 2 H (TPU-MLIR's choice) and 4 N × 4 H (an
+/// export of ours): the conv's TIU commands took 139,940 and 143,692 cycles, 34,985
+/// and 35,923 per image; LANE_BC alone 6,468 and 6,860 per image, 28 cycles per input
+/// row of 224 for the 231 and 245 real rows the slices read.
+#[test]
+fn a_sliced_first_layer_conv_broadcasts_its_real_input_rows() {
+    use tpusim_planner::cost::{op_cycles_as, OpPart};
+    let mut b = GraphBuilder::new("first");
+    let x = b.input("x", Shape4::new(1, 3, 224, 224));
+    let y = b.conv("conv", x, 64, 7, 2, 3, 1, true).unwrap();
+    let op = b.graph().ops.len() - 1;
+    b.set_fused_act(op, tpusim_graph::Activation::Relu);
+    b.output(y);
+    let g = b.finish().unwrap();
+    let chip = Chip::preset("bm1684x").unwrap();
+    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    // (output rows, real input rows) of each slice of one image: the pool's 56 rows
+    // cut in 2 or 4 need these conv rows (one more at an inner cut), which read these
+    // input rows of a 7x7/2 window with 3 rows of padding
+    let image = |parts: &[(u64, u64)]| -> f64 {
+        parts
+            .iter()
+            .map(|&(h, in_h)| {
+                let part = OpPart {
+                    n: 1,
+                    h,
+                    in_h: Some(in_h),
+                };
+                op_cycles_as(&g, &g.ops[0], part, chip.npu_num, &t, false)
+            })
+            .sum()
+    };
+    let two = image(&[(56, 114), (57, 117)]);
+    let four = image(&[(28, 58), (29, 63), (29, 63), (29, 61)]);
+    for (ours, measured) in [(two, 34_985.0), (four, 35_923.0)] {
+        let r = ours / measured;
+        assert!(
+            (r - 1.0).abs() < 0.005,
+            "ours {ours:.0}, TPU-MLIR {measured} ({r:.4}x)"
+        );
+    }
+    // the cost of the finer cut: 938 cycles per image measured
+    let extra = four - two;
+    assert!((800.0..1_000.0).contains(&extra), "{extra:.0}");
+}
+
 /// A global conv pipelines its loads, compute and stores over a few slices, but not
 /// completely: TPU-MLIR's profile of ResNet-50 batch 8's layer-2 shortcut conv (`conv109`,
 /// 1×1/2, 256 → 512 channels) run global on bm1684x: 113,344 TIU and 105,725 GDMA cycles,
