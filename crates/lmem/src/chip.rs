@@ -103,6 +103,12 @@ pub struct Chip {
     /// (for the planner's compute timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub macs_per_cycle_per_lane: Option<f64>,
+    /// Optional: a dense conv computes each plane's output positions this many at a
+    /// time, the last group whole (`None` = 1). bm1684x 4 and bm1688 2: TPU-MLIR
+    /// 1.30.2's estimates of every dense conv on 7×7 maps are 52/49 and 50/49 of the
+    /// plain count (ResNet-18/50, MobileNetV2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conv_position_group: Option<f64>,
     /// Optional: where the figures come from (free text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -169,6 +175,7 @@ impl Chip {
             cycles_match_tpu_mlir: None,
             tpu_mlir_dma_speedup: None,
             macs_per_cycle_per_lane: None,
+            conv_position_group: None,
             source: None,
         }
     }
@@ -179,7 +186,7 @@ impl Chip {
     /// `gdma_store_cycles_per_plane`, `gdma_load_setup_cycles`,
     /// `gdma_store_setup_cycles`, `gdma_small_plane_factor`, `gdma_small_row_bytes`,
     /// `global_exposed_fraction`, `cycles_match_tpu_mlir`, `tpu_mlir_dma_speedup`,
-    /// `macs_per_cycle_per_lane`,
+    /// `macs_per_cycle_per_lane`, `conv_position_group`,
     /// `source`) and validate it.
     pub fn from_toml(text: &str) -> Result<Chip> {
         let chip: Chip = toml::from_str(text)
@@ -254,6 +261,7 @@ impl Chip {
             ("gdma_small_row_bytes", self.gdma_small_row_bytes),
             ("tpu_mlir_dma_speedup", self.tpu_mlir_dma_speedup),
             ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
+            ("conv_position_group", self.conv_position_group),
         ] {
             if let Some(x) = v {
                 if !(x.is_finite() && x > 0.0) {

@@ -196,9 +196,13 @@ fn three_ic_cycles(
 /// 3×3/2 max pool on 64 channels of 56² outputs 2,646 cycles, 4 strided depthwise convs
 /// within 23 %); a depthwise conv on at most EU_NUM channels runs on the CONV unit
 /// instead, one pass of EU_NUM channels (MobileNetV2's first, 32 channels on 112²: 28,224
-/// cycles and 784 for the activation, exactly its 29,008). With these rules 40 of MobileNetV2's
-/// 61 layer-group ops are within 10 % of TPU-MLIR's estimates (18 before), 25 of
-/// ResNet-18's 30 (18 within 2 %).
+/// cycles and 784 for the activation, exactly its 29,008). Positions go in whole groups:
+/// EU_NUM at a time on the execution units, the chip's `conv_position_group` at a time
+/// in a dense conv (a 7×7 map: 64 and 52 positions on bm1684x). With these rules, of the
+/// layer-group ops of TPU-MLIR's own bm1684x groupings 58 of MobileNetV2's 61, 29 of
+/// ResNet-18's 31 and 70 of ResNet-50's 71 are within 2 % of its estimates; the rest
+/// are the global pools, MobileNetV2's first conv (0.83×) and a 1×1 conv TPU-MLIR
+/// merged with the linear 1×1 conv before it (our graph keeps both).
 pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t: &Timing) -> f64 {
     let part = OpPart {
         n: n_len,
@@ -257,6 +261,15 @@ pub fn op_cycles_as(
         }
     };
     let pos = (n_len * h_len * y.w) as f64;
+    // the execution units take a plane's positions EU_NUM at a time, the last group
+    // whole: an add on 7×7 maps costs 64 positions on bm1684x (EU_NUM 32), 56 on bm1688
+    // (EU_NUM 8), as TPU-MLIR estimates it (add, pool, depthwise and activation passes)
+    let eu_pos = if plain {
+        pos
+    } else {
+        let eu = t.eltwise_per_cycle_per_lane.max(1.0);
+        n_len as f64 * ((h_len * y.w) as f64 / eu).ceil() * eu
+    };
     let base = match &op.kind {
         OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
             // input area (all channels) behind the output rows computed: the rows a
@@ -274,7 +287,7 @@ pub fn op_cycles_as(
                     // few channels: on the CONV unit, one pass of EU_NUM channels
                     rows(y.c) * pos * taps * eu / t.macs_per_cycle_per_lane
                 } else {
-                    rows(y.c) * pos * taps / eu * strided(p.stride)
+                    rows(y.c) * eu_pos * taps / eu * strided(p.stride)
                 }
             } else {
                 // input channels go through the MAC array in whole passes of EU_NUM
@@ -284,7 +297,15 @@ pub fn op_cycles_as(
                 } else {
                     (icg as f64 / eu).ceil() * eu
                 };
-                rows(y.c) * pos * ic * taps / t.macs_per_cycle_per_lane
+                // each plane's positions in whole groups (the chip's
+                // `conv_position_group`: bm1684x 4, a 7×7 map as 52 positions)
+                let cpos = if plain {
+                    pos
+                } else {
+                    let grp = t.conv_position_group.max(1.0);
+                    n_len as f64 * ((h_len * y.w) as f64 / grp).ceil() * grp
+                };
+                rows(y.c) * cpos * ic * taps / t.macs_per_cycle_per_lane
             }
         }
         OpKind::Deconv { params: p, .. } => {
@@ -294,24 +315,26 @@ pub fn op_cycles_as(
             rows(y.c) * pos * icg as f64 * taps.max(1.0) / t.macs_per_cycle_per_lane
         }
         OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
-            rows(y.c) * pos * (p.kernel[0] * p.kernel[1]) as f64 / t.eltwise_per_cycle_per_lane
+            rows(y.c) * eu_pos * (p.kernel[0] * p.kernel[1]) as f64 / t.eltwise_per_cycle_per_lane
                 * strided(p.stride)
         }
         OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => {
             rows(x.c) * (n_len * x.h * x.w) as f64 / t.eltwise_per_cycle_per_lane
         }
         // two-input element-wise ops at a quarter of EU_NUM per cycle
-        OpKind::Add | OpKind::Mul if !plain => rows(y.c) * pos * 4.0 / t.eltwise_per_cycle_per_lane,
+        OpKind::Add | OpKind::Mul if !plain => {
+            rows(y.c) * eu_pos * 4.0 / t.eltwise_per_cycle_per_lane
+        }
         OpKind::BatchNorm
         | OpKind::Act(_)
         | OpKind::Add
         | OpKind::Mul
         | OpKind::Concat
-        | OpKind::Upsample { .. } => rows(y.c) * pos / t.eltwise_per_cycle_per_lane,
+        | OpKind::Upsample { .. } => rows(y.c) * eu_pos / t.eltwise_per_cycle_per_lane,
         OpKind::Cast => {
             // at the rate of the wider of the two types (EU_NUM halves per doubling)
             let wide = graph_bits(graph, op).max(t.dtype_bits);
-            rows(y.c) * pos * (wide as f64 / t.dtype_bits.max(1) as f64)
+            rows(y.c) * eu_pos * (wide as f64 / t.dtype_bits.max(1) as f64)
                 / t.eltwise_per_cycle_per_lane
         }
         OpKind::Gemm => {
@@ -325,7 +348,7 @@ pub fn op_cycles_as(
     // (TPU-MLIR's profiles, bm1684x F16: a ResNet-18 3×3 conv with ReLU 14,308 cycles,
     // the same conv without 14,112, i.e. + 3,136 positions / 16)
     let act = if !plain && op.fused_act.is_some() {
-        rows(y.c) * pos * 2.0 / t.eltwise_per_cycle_per_lane
+        rows(y.c) * eu_pos * 2.0 / t.eltwise_per_cycle_per_lane
     } else {
         0.0
     };

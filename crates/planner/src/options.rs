@@ -127,6 +127,9 @@ pub struct Timing {
     pub small_coeff_bytes: u64,
     /// Dense conv/gemm multiply-accumulates per cycle per lane at the plan's dtype.
     pub macs_per_cycle_per_lane: f64,
+    /// A dense conv takes each plane's output positions this many at a time (the
+    /// chip's `conv_position_group`, 1 if unset).
+    pub conv_position_group: f64,
     /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
     /// EU_NUM, one per execution unit.
     pub eltwise_per_cycle_per_lane: f64,
@@ -168,6 +171,7 @@ impl Timing {
                 gdma_store_setup_cycles: chip.gdma_store_setup_cycles.unwrap_or(0.0),
                 small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: (macs * scale).max(1.0),
+                conv_position_group: chip.conv_position_group.unwrap_or(1.0),
                 eltwise_per_cycle_per_lane: eu_num,
                 dtype_bits: dtype.bits(),
                 source: chip.source.clone().unwrap_or_else(|| {
@@ -189,6 +193,7 @@ impl Timing {
                 gdma_store_setup_cycles: 0.0,
                 small_coeff_bytes: chip.eu_bytes,
                 macs_per_cycle_per_lane: eu_num,
+                conv_position_group: 1.0,
                 eltwise_per_cycle_per_lane: eu_num,
                 dtype_bits: dtype.bits(),
                 source: format!(
@@ -218,6 +223,7 @@ impl Timing {
             gdma_store_setup_cycles: used.gdma_store_setup_cycles,
             small_coeff_bytes: eu_bytes,
             macs_per_cycle_per_lane: used.macs_per_cycle_per_lane,
+            conv_position_group: 1.0,
             eltwise_per_cycle_per_lane: eu_num,
             dtype_bits,
             source: used.source.clone(),

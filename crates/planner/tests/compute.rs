@@ -173,3 +173,99 @@ fn a_global_average_pool_pays_its_f32_cast() {
     let r = cycles as f64 / 18_558.0;
     assert!((0.95..1.05).contains(&r), "ours {cycles} ({r:.3}x)");
 }
+
+/// The execution units take each plane's positions EU_NUM at a time, the last group
+/// whole, and a dense conv its output positions in groups of the chip's
+/// `conv_position_group`. TPU-MLIR 1.30.2's own estimates (its layer-group
+/// `cycle_slack` log, `bench/plan-tpumlir-debug.sh … estimates`) of ResNet-18 ops on
+/// 14×14 and 7×7 maps, and its profile of a 3×3/2 max pool cut to 14 output rows.
+#[test]
+fn positions_go_in_whole_groups_as_tpu_mlir_estimates() {
+    use tpusim_graph::{Activation, OpKind};
+    let cycles = |chip: &str, build: &dyn Fn(&mut GraphBuilder) -> u64| {
+        let chip = Chip::preset(chip).unwrap();
+        let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+        let mut b = GraphBuilder::new("one");
+        let h = build(&mut b);
+        let g = b.finish().unwrap();
+        op_cycles(&g, g.ops.last().unwrap(), 1, h, chip.npu_num, &t)
+    };
+    let add = |c: u64, hw: u64| {
+        move |b: &mut GraphBuilder| {
+            let x = b.input("x", Shape4::new(1, c, hw, hw));
+            let z = b.input("z", Shape4::new(1, c, hw, hw));
+            let y = b.add_op("add", OpKind::Add, &[x, z], &[]).unwrap();
+            b.set_fused_act(0, Activation::Relu);
+            b.output(y);
+            hw
+        }
+    };
+    let conv = |c_in: u64, c_out: u64, hw: u64, k: u64, s: u64, relu: bool| {
+        move |b: &mut GraphBuilder| {
+            let x = b.input("x", Shape4::new(1, c_in, hw, hw));
+            let y = b.conv("conv", x, c_out, k, s, k / 2, 1, true).unwrap();
+            if relu {
+                b.set_fused_act(0, Activation::Relu);
+            }
+            b.output(y);
+            hw / s
+        }
+    };
+    for (chip, what, ours, theirs) in [
+        // add + ReLU: 196 positions as 224 (EU_NUM 32) or 200 (EU_NUM 8), 49 as 64 or 56
+        (
+            "bm1684x",
+            "add 256 x 14x14",
+            cycles("bm1684x", &add(256, 14)),
+            168.0,
+        ),
+        (
+            "bm1684x",
+            "add 512 x 7x7",
+            cycles("bm1684x", &add(512, 7)),
+            96.0,
+        ),
+        (
+            "bm1688",
+            "add 256 x 14x14",
+            cycles("bm1688", &add(256, 14)),
+            1_200.0,
+        ),
+        (
+            "bm1688",
+            "add 512 x 7x7",
+            cycles("bm1688", &add(512, 7)),
+            672.0,
+        ),
+        // dense convs on 7×7: 49 positions as 52 (groups of 4) or 50 (groups of 2)
+        (
+            "bm1684x",
+            "conv 3x3 512->512",
+            cycles("bm1684x", &conv(512, 512, 7, 3, 1, false)),
+            14_976.0,
+        ),
+        (
+            "bm1684x",
+            "conv 1x1/2 256->512",
+            cycles("bm1684x", &conv(256, 512, 14, 1, 2, false)),
+            832.0,
+        ),
+        (
+            "bm1688",
+            "conv 1x1/2 256->512",
+            cycles("bm1688", &conv(256, 512, 14, 1, 2, false)),
+            6_400.0,
+        ),
+    ] {
+        assert_eq!(ours, theirs, "{chip} {what}");
+    }
+    // ResNet-18 b4's 3×3/2 max pool cut to 14 output rows (784 positions = 24.5 groups
+    // of 32): 675 cycles per slice in TPU-MLIR's profile
+    let pool = cycles("bm1684x", &|b: &mut GraphBuilder| {
+        let x = b.input("x", Shape4::new(1, 64, 112, 112));
+        let y = b.maxpool("pool", x, 3, 2, 1).unwrap();
+        b.output(y);
+        14
+    });
+    assert_eq!(pool, 675.0);
+}

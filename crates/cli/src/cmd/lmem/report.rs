@@ -32,6 +32,7 @@ struct ChipRow<'a> {
     cycles_match_tpu_mlir: Option<bool>,
     tpu_mlir_dma_speedup: Option<f64>,
     macs_per_cycle_per_lane: Option<f64>,
+    conv_position_group: Option<f64>,
     source: Option<&'a str>,
 }
 
@@ -58,6 +59,7 @@ fn row(c: &Chip) -> ChipRow<'_> {
         cycles_match_tpu_mlir: c.cycles_match_tpu_mlir,
         tpu_mlir_dma_speedup: c.tpu_mlir_dma_speedup,
         macs_per_cycle_per_lane: c.macs_per_cycle_per_lane,
+        conv_position_group: c.conv_position_group,
         source: c.source.as_deref(),
     }
 }
@@ -160,6 +162,7 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
         ("global_exposed_fraction", c.global_exposed_fraction),
         ("tpu_mlir_dma_speedup", c.tpu_mlir_dma_speedup),
         ("macs_per_cycle_per_lane", c.macs_per_cycle_per_lane),
+        ("conv_position_group", c.conv_position_group),
     ] {
         println!("{name:<24} {}", opt(v));
     }
