@@ -5,7 +5,8 @@
 # re-run the same way as the baseline.
 # Needs /work/peers/tpumlir-venv and TPU-MLIR's own runs of each model for the chip:
 # /work/peers/tpumlir-work/<model>/lg (bm1684x) or <model>/<chip>_lg (other chips), made
-# as /work/peers/tpumlir-work/README.md says (model_deploy.py --chip <chip>).
+# as /work/peers/tpumlir-work/README.md says (bench/lmem_tpumlir_run.sh, _run_shape.sh for
+# batch 4/8, _run_chip.sh for bm1688).
 # Output: one line per model and grouping.
 # Usage: bench/plan-tpumlir-ours.sh   (TPUSIM=path/to/tpusim picks the binary,
 #        CHIP=bm1688 the chip; default bm1684x)
@@ -27,7 +28,9 @@ compile() {
 }
 
 for spec in "resnet18|resnet18.onnx|" "resnet18_b4|resnet18.onnx|--batch 4" "mini_mbv2|mini_mbv2.onnx|" \
-            "resnet50|resnet50.onnx|" "mobilenetv2|mobilenetv2.onnx|" "resnet50_b8|resnet50.onnx|--batch 8"; do
+            "resnet50|resnet50.onnx|" "mobilenetv2|mobilenetv2.onnx|" "resnet50_b8|resnet50.onnx|--batch 8" \
+            "mobilenetv2_b4|mobilenetv2.onnx|--batch 4" "resnet50_b4|resnet50.onnx|--batch 4" \
+            "mini_mbv2_b4|mini_mbv2.onnx|--batch 4"; do
   IFS='|' read -r m onnx extra <<< "$spec"
   [ -d $W/$m/${P}lg ] || { echo "== $m: no $W/$m/${P}lg (TPU-MLIR's own run for $CHIP), skipped"; continue; }
   echo "== $m ($CHIP)"

@@ -10,15 +10,31 @@
 //!   Relu6); the activation op is dropped. Other activations (sigmoid, leaky relu, …)
 //!   stay separate ops, as they do in TPU-MLIR.
 //!
+//! - **A linear 1×1 conv into the conv after it** (TPU-MLIR 1.30.2's
+//!   `Conv1x1Convkxk2dMerge` canonicalization): conv A with a 1×1 kernel, stride 1, no
+//!   padding, one group and no activation, whose output only conv B reads, B with no
+//!   padding and one group. B then reads A's input with a merged filter
+//!   `(B's out channels, A's in channels, kh, kw)`, keeps its bias (or gains one of its
+//!   out channels from A's), and A is dropped. MobileNetV2's last bottleneck conv
+//!   (960 → 320) merges into the 1×1 conv after it (320 → 1280) as a 960 → 1280 conv of
+//!   2.4 MB of f16 weights, and the first block's projection (32 → 16) into the next
+//!   expansion (16 → 96); TPU-MLIR's layer-group caches list neither dropped conv.
+//!
 //! Unused tensors (the folded intermediates, BN scales) are removed and ids renumbered;
 //! the result passes the validator.
 
 use crate::error::Result;
-use crate::ir::{Activation, Graph, Op, OpKind, TensorId};
+use crate::ir::{Activation, Graph, Op, OpKind, Shape4, Tensor, TensorId};
 
-/// Returns `g` with batch-norms and Relu/Relu6 folded into their producers (see the
-/// module docs). `g` must be valid; the result is validated.
+/// Returns `g` with batch-norms and Relu/Relu6 folded into their producers and linear
+/// 1×1 convs merged into the conv after them (see the module docs). `g` must be valid;
+/// the result is validated.
 pub fn fuse(g: &Graph) -> Result<Graph> {
+    merge_linear_1x1(&fold(g)?)
+}
+
+/// Batch-norm and activation folding alone.
+fn fold(g: &Graph) -> Result<Graph> {
     crate::validate::validate(g)?;
     let n = g.tensors.len();
     let mut uses = vec![0usize; n];
@@ -78,6 +94,81 @@ pub fn fuse(g: &Graph) -> Result<Graph> {
         .map(|(o, _)| o)
         .collect();
     compact(g, ops)
+}
+
+/// Merges each linear 1×1 conv into the one conv that reads its output (see the module
+/// docs), repeatedly, so a chain of them merges into its last conv.
+fn merge_linear_1x1(g: &Graph) -> Result<Graph> {
+    let mut g = g.clone();
+    loop {
+        let n = g.tensors.len();
+        let mut uses = vec![0usize; n];
+        for op in &g.ops {
+            for &t in &op.inputs {
+                uses[t] += 1;
+            }
+        }
+        for &t in &g.outputs {
+            uses[t] += 1;
+        }
+        let mut producer: Vec<Option<usize>> = vec![None; n];
+        for (i, op) in g.ops.iter().enumerate() {
+            producer[op.outputs[0]] = Some(i);
+        }
+        let linear_1x1 = |op: &Op| match &op.kind {
+            OpKind::Conv(p) => {
+                p.kernel == [1, 1]
+                    && p.stride == [1, 1]
+                    && p.pad == [0; 4]
+                    && p.groups == 1
+                    && op.fused_act.is_none()
+            }
+            _ => false,
+        };
+        let pair = g.ops.iter().enumerate().find_map(|(b, op)| {
+            let OpKind::Conv(p) = &op.kind else {
+                return None;
+            };
+            if p.pad != [0; 4] || p.groups != 1 {
+                return None;
+            }
+            let &x = op.inputs.first()?;
+            let a = producer[x]?;
+            (uses[x] == 1 && linear_1x1(&g.ops[a])).then_some((a, b))
+        });
+        let Some((a, b)) = pair else {
+            return compact(&g, g.ops.clone());
+        };
+        let (opa, opb) = (g.ops[a].clone(), g.ops[b].clone());
+        let fb = g.tensors[opb.weights[0]].clone();
+        let c_in = g.tensors[opa.inputs[0]].shape.c;
+        let filter = Tensor {
+            name: format!("{}_merge_filter_weight", opb.name),
+            shape: Shape4::new(fb.shape.n, c_in, fb.shape.h, fb.shape.w),
+            ..fb
+        };
+        let mut weights = vec![g.tensors.len()];
+        g.tensors.push(filter);
+        match (opb.weights.get(1), opa.weights.get(1)) {
+            (Some(&bias), _) => weights.push(bias),
+            (None, Some(&ba)) => {
+                let bias = Tensor {
+                    name: format!("{}_merge_bias_weight", opb.name),
+                    shape: Shape4::new(1, g.tensors[opb.weights[0]].shape.n, 1, 1),
+                    ..g.tensors[ba].clone()
+                };
+                weights.push(g.tensors.len());
+                g.tensors.push(bias);
+            }
+            (None, None) => {}
+        }
+        g.ops[b] = Op {
+            inputs: opa.inputs.clone(),
+            weights,
+            ..opb
+        };
+        g.ops.remove(a);
+    }
 }
 
 /// Rebuilds `g` with `ops`, dropping tensors no op or graph input/output references and
@@ -174,6 +265,53 @@ mod tests {
             ]
         );
         assert_eq!(g.tensors[g.ops[0].weights[1]].name, "c.bias");
+    }
+
+    #[test]
+    fn a_linear_1x1_conv_merges_into_the_conv_after_it() {
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", Shape4::new(1, 960, 7, 7));
+        let y = b.conv("proj", x, 320, 1, 1, 0, 1, true).unwrap();
+        let y = b.batchnorm("bn", y).unwrap();
+        let y = b.conv("last", y, 1280, 1, 1, 0, 1, false).unwrap();
+        let y = b.act("relu6", y, Activation::Relu6).unwrap();
+        b.output(y);
+        let g = fuse(&b.finish().unwrap()).unwrap();
+        assert_eq!(g.ops.len(), 1);
+        let op = &g.ops[0];
+        assert_eq!(
+            (op.name.as_str(), op.fused_act),
+            ("last", Some(Activation::Relu6))
+        );
+        assert_eq!(g.tensors[op.inputs[0]].name, "x");
+        assert_eq!(g.tensors[op.weights[0]].shape, Shape4::new(1280, 960, 1, 1));
+        // the projection's bias becomes one of the merged conv's out channels
+        assert_eq!(g.tensors[op.weights[1]].shape, Shape4::new(1, 1280, 1, 1));
+        assert_eq!(g.tensors[op.outputs[0]].shape, Shape4::new(1, 1280, 7, 7));
+    }
+
+    #[test]
+    fn convs_merge_only_when_linear_unpadded_and_alone() {
+        let build = |act: bool, pad: u64, stride: u64, twice: bool| {
+            let mut b = GraphBuilder::new("t");
+            let x = b.input("x", Shape4::new(1, 32, 8, 8));
+            let mut y = b.conv("a", x, 16, 1, stride, 0, 1, false).unwrap();
+            if act {
+                y = b.act("r", y, Activation::Relu).unwrap();
+            }
+            let z = b.conv("b", y, 64, 3, 1, pad, 1, false).unwrap();
+            if twice {
+                let w = b.conv("c", y, 64, 1, 1, 0, 1, false).unwrap();
+                b.output(w);
+            }
+            b.output(z);
+            fuse(&b.finish().unwrap()).unwrap().ops.len()
+        };
+        assert_eq!(build(false, 0, 1, false), 1); // 3x3 unpadded after it: merged
+        assert_eq!(build(true, 0, 1, false), 2); // an activation between
+        assert_eq!(build(false, 1, 1, false), 2); // the second conv pads
+        assert_eq!(build(false, 0, 2, false), 2); // the 1x1 conv strides
+        assert_eq!(build(false, 0, 1, true), 3); // two readers
     }
 
     #[test]

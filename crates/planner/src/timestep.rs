@@ -207,7 +207,19 @@ pub fn buffer_size(
             let ew = (w - 1).saturating_mul(params.stride[1]) + 1;
             Ok(Some(lane_size(chip, dtype, n, c, eh, ew)?))
         }
-        OpKind::AvgPool(_) | OpKind::GlobalAvgPool if dtype.bits() < 32 => {
+        OpKind::GlobalAvgPool if dtype.bits() < 32 => {
+            // TPU-MLIR runs it on an f32 copy of its input made by a cast in front (a
+            // tensor of its own there, held with the input by the cast and with the
+            // result by the pool; ours: held at the pool's step with both), and
+            // accumulates in f32
+            let (n, c, h, w) = out_nch;
+            let (xn, xc, xh, xw) = in_nch;
+            let copy = lane_size(chip, ElementType::F32, xn, xc, xh, xw)?;
+            Ok(Some(
+                lane_size(chip, ElementType::F32, n, c, h, w)?.saturating_add(copy),
+            ))
+        }
+        OpKind::AvgPool(_) if dtype.bits() < 32 => {
             let (n, c, h, w) = out_nch;
             Ok(Some(lane_size(chip, ElementType::F32, n, c, h, w)?))
         }
