@@ -140,12 +140,12 @@ impl<'a> Ctx<'a> {
     /// A group of two or more ops placed as TPU-MLIR places it ([`crate::pipelined`]):
     /// when sliced, weights stay resident unless together they fill the lane (then
     /// every slice reloads them), as TPU-MLIR decides. Also returns the schedule our
-    /// cost model times for an unsliced group: where our cycles match TPU-MLIR's own
-    /// estimates (the chip's `cycles_match_tpu_mlir`), TPU-MLIR's schedule as
-    /// reproduced, its loads and stores moved by cycle slack (bm1684x: MobileNetV2's
-    /// 63-op group 522k cycles in our model, 518k compiled; our balancer said 513k,
-    /// which made that group look better than TPU-MLIR's 50 + 13, 12,932 cycles faster
-    /// compiled); elsewhere the same blocks with the loads moved to earlier steps with
+    /// cost model times: where our cycles match TPU-MLIR's own estimates (the chip's
+    /// `cycles_match_tpu_mlir`), TPU-MLIR's schedule as reproduced, its loads and
+    /// stores moved by cycle slack, sliced or not (bm1684x: MobileNetV2's 63-op group
+    /// 522k cycles in our model, 518k compiled; our balancer said 513k, which made that
+    /// group look better than TPU-MLIR's 50 + 13, 12,932 cycles faster compiled);
+    /// elsewhere, unsliced, the same blocks with the loads moved to earlier steps with
     /// DMA time to spare by our own balancer ([`crate::balance`]). Should TPU-MLIR's
     /// placement ever break a rule of our
     /// verifier, the group is placed by our own allocator with every pipelined
@@ -188,8 +188,12 @@ impl<'a> Ctx<'a> {
             }
             return Ok((placed, None));
         }
-        if exact && !sliced {
-            // the cost model times TPU-MLIR's reproduced schedule: the placement itself
+        if exact {
+            // the cost model times TPU-MLIR's reproduced schedule, its stage-1 transfers
+            // moved by slack: the placement itself (sliced too: ResNet-50 b4 on bm1684x,
+            // TPU-MLIR's 33-op group cut in 2 compiles in 1,038,271 cycles; our own
+            // balancer of the unmoved steps said 1,142,499, this says 1,068,054, and the
+            // search now finds TPU-MLIR's own grouping, 1.1 % faster compiled)
             return Ok((Some(p), None));
         }
         let (cb, cs) = if sliced {
@@ -282,22 +286,17 @@ impl<'a> Ctx<'a> {
             Search::Dp => 0,
             Search::DpBestSlicing => 4,
         };
-        Ok(self.best_from(first, last, 0, extra)?.map(|(a, _)| a))
+        self.best_with(first, last, extra)
     }
 
-    /// Like [`Ctx::best`], starting at position `skip` of the slicing sequence (the
-    /// search passes the position that fitted the previous, one-op-shorter candidate:
-    /// a group grown by an op mostly needs at least as many slices, so smaller ones are
-    /// not retried, except the unsliced one). After the first fitting slicing, `extra`
-    /// more are tried and the cheapest kept. Returns the attempt and the position of the
-    /// first slicing that fitted.
-    pub fn best_from(
-        &self,
-        first: OpId,
-        last: OpId,
-        skip: usize,
-        extra: usize,
-    ) -> Result<Option<(Attempt, usize)>> {
+    /// Like [`Ctx::best`]: the slicings in order, unsliced first; after the first that
+    /// fits, `extra` more are tried and the cheapest kept. Every candidate group starts
+    /// from the unsliced one: TPU-MLIR's allocation is not monotone in the group's
+    /// length, so a longer group can fit with fewer slices than a shorter one needed
+    /// (ResNet-50 b1 on bm1688: its 16-op layer-1 group fits cut in 2 H slices where
+    /// the group one op shorter needed 3; starting the longer one's search at 3 missed
+    /// it, 6,179,566 cycles in our model against 6,156,079, and 0.4 % slower compiled).
+    pub fn best_with(&self, first: OpId, last: OpId, extra: usize) -> Result<Option<Attempt>> {
         let gt = GroupTensors::new(self.graph, &self.uses, first, last);
         let (mut nmax, mut hmax) = (u64::MAX, u64::MAX);
         for &t in &gt.escaping {
@@ -309,16 +308,8 @@ impl<'a> Ctx<'a> {
             return Ok(None);
         }
         let mut best: Option<Attempt> = None;
-        let mut first_fit = None;
         let mut after_first = 0;
-        let seq = slicing_sequence(nmax, hmax.min(512));
-        // unsliced first even when skipping: TPU-MLIR's allocation is not monotone in
-        // the group's length, so a longer group can fit whole where a shorter one
-        // needed slices (ResNet-50 batch 8: its 30-op layer-3 group)
-        let skip = skip.min(seq.len().saturating_sub(1));
-        let order = (0..usize::from(skip > 0)).chain(skip..seq.len());
-        for i in order {
-            let (n, h) = seq[i];
+        for (n, h) in slicing_sequence(nmax, hmax.min(512)) {
             if best.is_some() {
                 if after_first >= extra {
                     break;
@@ -326,13 +317,12 @@ impl<'a> Ctx<'a> {
                 after_first += 1;
             }
             if let Some(a) = self.attempt(&gt, n, h)? {
-                first_fit.get_or_insert(i);
                 if best.as_ref().map_or(true, |b| a.cycles < b.cycles) {
                     best = Some(a);
                 }
             }
         }
-        Ok(best.zip(first_fit))
+        Ok(best)
     }
 
     /// Lane addresses of `blocks` (and which transfers are exposed), or `None` if they

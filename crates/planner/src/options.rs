@@ -13,9 +13,8 @@ pub enum Search {
     /// default. The baseline.
     Dp,
     /// The same dynamic program, then each chosen group also tries its first few
-    /// fitting slicings and keeps the cheapest (more slices can pipeline better, and
-    /// the search's first fit skips slicings a shorter candidate needed). Never worse
-    /// than [`Search::Dp`]. The default.
+    /// fitting slicings and keeps the cheapest (more slices can pipeline better).
+    /// Never worse than [`Search::Dp`]. The default.
     DpBestSlicing,
 }
 

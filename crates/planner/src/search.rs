@@ -90,7 +90,6 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
             continue;
         }
         let lo = j.saturating_sub(ctx.opts.max_group_ops);
-        let mut skip = 0;
         let mut misses = 0;
         let from = if groups_alone(&g.ops[last].kind, bits) {
             last + 1
@@ -107,7 +106,7 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
             if best[first].0 as f64 + comp_lb.max(dma_lb) > best[j].0 as f64 {
                 continue;
             }
-            let Some((a, fit)) = ctx.best_from(first, last, skip, 0)? else {
+            let Some(a) = ctx.best_with(first, last, 0)? else {
                 misses += 1;
                 if misses > GROW_PAST_MISSES {
                     break;
@@ -115,7 +114,6 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
                 continue;
             };
             misses = 0;
-            skip = fit;
             let c = add(best[first], (a.cycles, a.gmem));
             if c < best[j] {
                 best[j] = c;
