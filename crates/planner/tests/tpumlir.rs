@@ -599,3 +599,47 @@ fn resnet50_b8_32_op_group_fits_where_tpu_mlir_fitted_it() {
     let grp = group_from(&p, "conv113");
     assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (32, 3, 1));
 }
+
+/// Held out (TPU-MLIR's run made after the cost model was fitted): ResNet-50 batch 4 on
+/// bm1684x. Its 33-op group cut in 2 N slices spans 1,038,271 cycles of its profile;
+/// timed on TPU-MLIR's reproduced schedule we say within 5 % of that (our own balancer
+/// of the unmoved steps said 1,142,499, +10 %), and our search picks TPU-MLIR's own
+/// grouping (compiled 2,690,652 cycles either way; our earlier cut was 1.1 % slower).
+#[test]
+fn held_out_resnet50_b4_plans_to_tpu_mlir_grouping() {
+    let g = ordered_cast("resnet50_onnx_b4.graph.json");
+    let p = imported(&g, "resnet50_b4.tpumlir_cache.json", "bm1684x");
+    let grp = group_from(&p, "conv19");
+    assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (33, 2, 1));
+    let r = grp.cycles as f64 / 1_038_271.0;
+    assert!((0.95..1.05).contains(&r), "ours {} ({r:.3}x)", grp.cycles);
+    let mine = plan(
+        &g,
+        &Chip::preset("bm1684x").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let cut = |p: &tpusim_planner::Plan| -> Vec<(usize, u64, u64)> {
+        p.groups
+            .iter()
+            .map(|x| (x.ops.len(), x.nsecs, x.hsecs))
+            .collect()
+    };
+    assert_eq!(cut(&mine), cut(&p));
+}
+
+/// Every candidate's slicing search starts unsliced: ResNet-50 b1 on bm1688 plans
+/// TPU-MLIR's 16-op layer-1 group cut in 2 H slices (the group one op shorter needs 3;
+/// searching the longer one from 3 on missed it).
+#[test]
+fn resnet50_bm1688_layer1_group_fits_in_two_h_slices() {
+    let g = ordered_cast("resnet50_onnx_b1.graph.json");
+    let mine = plan(
+        &g,
+        &Chip::preset("bm1688").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let grp = group_from(&mine, "conv19");
+    assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (16, 1, 2));
+}
