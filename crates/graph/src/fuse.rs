@@ -33,23 +33,24 @@ pub fn fuse(g: &Graph) -> Result<Graph> {
     merge_linear_1x1(&fold(g)?)
 }
 
-/// Batch-norm and activation folding alone.
-fn fold(g: &Graph) -> Result<Graph> {
-    crate::validate::validate(g)?;
+/// How many times each tensor is read (graph outputs count once) and which op writes it.
+fn uses_and_producers(g: &Graph) -> (Vec<usize>, Vec<Option<usize>>) {
     let n = g.tensors.len();
     let mut uses = vec![0usize; n];
-    for op in &g.ops {
-        for &t in &op.inputs {
-            uses[t] += 1;
-        }
-    }
-    for &t in &g.outputs {
+    for &t in g.ops.iter().flat_map(|op| &op.inputs).chain(&g.outputs) {
         uses[t] += 1;
     }
     let mut producer: Vec<Option<usize>> = vec![None; n];
     for (i, op) in g.ops.iter().enumerate() {
         producer[op.outputs[0]] = Some(i);
     }
+    (uses, producer)
+}
+
+/// Batch-norm and activation folding alone.
+fn fold(g: &Graph) -> Result<Graph> {
+    crate::validate::validate(g)?;
+    let (uses, mut producer) = uses_and_producers(g);
     let mut ops: Vec<Op> = g.ops.clone();
     let mut removed = vec![false; ops.len()];
     for i in 0..ops.len() {
@@ -101,20 +102,7 @@ fn fold(g: &Graph) -> Result<Graph> {
 fn merge_linear_1x1(g: &Graph) -> Result<Graph> {
     let mut g = g.clone();
     loop {
-        let n = g.tensors.len();
-        let mut uses = vec![0usize; n];
-        for op in &g.ops {
-            for &t in &op.inputs {
-                uses[t] += 1;
-            }
-        }
-        for &t in &g.outputs {
-            uses[t] += 1;
-        }
-        let mut producer: Vec<Option<usize>> = vec![None; n];
-        for (i, op) in g.ops.iter().enumerate() {
-            producer[op.outputs[0]] = Some(i);
-        }
+        let (uses, producer) = uses_and_producers(&g);
         let linear_1x1 = |op: &Op| match &op.kind {
             OpKind::Conv(p) => {
                 p.kernel == [1, 1]
