@@ -89,7 +89,8 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value = "tpu-mlir")]
     allocator: AllocatorArg,
     /// Plan the graph as written, without folding batch-norm and ReLU into the
-    /// producing conv (TPU-MLIR plans the folded form; so do we by default).
+    /// producing conv or merging a linear 1×1 conv into the conv that alone reads it
+    /// (TPU-MLIR plans the folded, merged form; so do we by default).
     #[arg(long)]
     no_fuse: bool,
 }
