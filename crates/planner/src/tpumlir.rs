@@ -507,7 +507,11 @@ pub fn import(graph: &Graph, cache: &Cache) -> Result<Imported> {
                 out.cut_at.push(graph.ops[w[1].0].name.clone());
             }
         }
-        let whole = runs.len() == 1 && runs[0] == (first, last);
+        // one run from the first op to the last, or up to a trailing view that our
+        // export lists in the group too (a flatten after a pool): TPU-MLIR's slicing
+        let whole = runs.len() == 1
+            && runs[0].0 == first
+            && (runs[0].1 + 1..=last).all(|o| crate::cost::is_view(&graph.ops[o]));
         for (a, b) in runs {
             for t in taken.iter_mut().take(b + 1).skip(a) {
                 *t = true;
