@@ -261,15 +261,19 @@ pub fn op_cycles_as(
         }
     };
     let pos = (n_len * h_len * y.w) as f64;
+    // each plane's positions in whole groups of `unit` (not in the plain model)
+    let grouped = |unit: f64| {
+        if plain {
+            pos
+        } else {
+            let unit = unit.max(1.0);
+            n_len as f64 * ((h_len * y.w) as f64 / unit).ceil() * unit
+        }
+    };
     // the execution units take a plane's positions EU_NUM at a time, the last group
     // whole: an add on 7×7 maps costs 64 positions on bm1684x (EU_NUM 32), 56 on bm1688
     // (EU_NUM 8), as TPU-MLIR estimates it (add, pool, depthwise and activation passes)
-    let eu_pos = if plain {
-        pos
-    } else {
-        let eu = t.eltwise_per_cycle_per_lane.max(1.0);
-        n_len as f64 * ((h_len * y.w) as f64 / eu).ceil() * eu
-    };
+    let eu_pos = grouped(t.eltwise_per_cycle_per_lane);
     let base = match &op.kind {
         OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
             // input area (all channels) behind the output rows computed: the rows a
@@ -299,12 +303,7 @@ pub fn op_cycles_as(
                 };
                 // each plane's positions in whole groups (the chip's
                 // `conv_position_group`: bm1684x 4, a 7×7 map as 52 positions)
-                let cpos = if plain {
-                    pos
-                } else {
-                    let grp = t.conv_position_group.max(1.0);
-                    n_len as f64 * ((h_len * y.w) as f64 / grp).ceil() * grp
-                };
+                let cpos = grouped(t.conv_position_group);
                 rows(y.c) * cpos * ic * taps / t.macs_per_cycle_per_lane
             }
         }

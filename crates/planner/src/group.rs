@@ -295,7 +295,7 @@ impl<'a> Ctx<'a> {
     /// length, so a longer group can fit with fewer slices than a shorter one needed
     /// (ResNet-50 b1 on bm1688: its 16-op layer-1 group fits cut in 2 H slices where
     /// the group one op shorter needed 3; starting the longer one's search at 3 missed
-    /// it, 6,179,566 cycles in our model against 6,156,079, and 0.4 % slower compiled).
+    /// it, 6,179,566 cycles in our model against 6,156,079, and 1.0 % slower compiled).
     pub fn best_with(&self, first: OpId, last: OpId, extra: usize) -> Result<Option<Attempt>> {
         let gt = GroupTensors::new(self.graph, &self.uses, first, last);
         let (mut nmax, mut hmax) = (u64::MAX, u64::MAX);

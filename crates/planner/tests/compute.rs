@@ -27,20 +27,53 @@ fn data_graph(file: &str) -> tpusim_graph::Graph {
 fn global_cycles(file: &str, name: &str) -> u64 {
     let g = data_graph(file);
     let op = g.ops.iter().find(|o| o.name == name).unwrap();
-    let chip = Chip::preset("bm1684x").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let (chip, t) = f16("bm1684x");
     tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t).1
 }
 
-fn first_conv_cycles(chip: &str, k: u64, c_out: u64) -> f64 {
-    let mut b = GraphBuilder::new("first");
-    let x = b.input("x", Shape4::new(1, 3, 224, 224));
-    let y = b.conv("conv", x, c_out, k, 2, k / 2, 1, true).unwrap();
-    b.output(y);
-    let g = b.finish().unwrap();
+/// The chip preset `chip` and its F16 timing.
+fn f16(chip: &str) -> (Chip, Timing) {
     let chip = Chip::preset(chip).unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
-    op_cycles(&g, &g.ops[0], 1, 112, chip.npu_num, &t)
+    (chip, t)
+}
+
+/// A graph of one conv (bias, padding `k / 2`) of `c_in` → `c_out` channels on a
+/// `hw`² map, ReLU fused if `relu`.
+fn one_conv(c_in: u64, c_out: u64, hw: u64, k: u64, s: u64, relu: bool) -> tpusim_graph::Graph {
+    let mut b = GraphBuilder::new("one");
+    let x = b.input("x", Shape4::new(1, c_in, hw, hw));
+    let y = b.conv("conv", x, c_out, k, s, k / 2, 1, true).unwrap();
+    if relu {
+        b.set_fused_act(0, tpusim_graph::Activation::Relu);
+    }
+    b.output(y);
+    b.finish().unwrap()
+}
+
+/// A graph of one add of two `c`-channel `hw`² maps, ReLU fused if `relu`.
+fn one_add(c: u64, hw: u64, relu: bool) -> tpusim_graph::Graph {
+    let mut b = GraphBuilder::new("one");
+    let x = b.input("x", Shape4::new(1, c, hw, hw));
+    let z = b.input("z", Shape4::new(1, c, hw, hw));
+    let y = b
+        .add_op("add", tpusim_graph::OpKind::Add, &[x, z], &[])
+        .unwrap();
+    if relu {
+        b.set_fused_act(0, tpusim_graph::Activation::Relu);
+    }
+    b.output(y);
+    b.finish().unwrap()
+}
+
+/// Our cycles for the last op of `g` computing `h` output rows of one image on `chip`.
+fn cycles_on(chip: &str, g: &tpusim_graph::Graph, h: u64) -> f64 {
+    let (chip, t) = f16(chip);
+    op_cycles(g, g.ops.last().unwrap(), 1, h, chip.npu_num, &t)
+}
+
+fn first_conv_cycles(chip: &str, k: u64, c_out: u64) -> f64 {
+    cycles_on(chip, &one_conv(3, c_out, 224, k, 2, false), 112)
 }
 
 #[test]
@@ -75,15 +108,8 @@ fn first_layer_convs_cost_what_tpu_mlir_profiles() {
 #[test]
 fn a_sliced_first_layer_conv_broadcasts_its_real_input_rows() {
     use tpusim_planner::cost::{op_cycles_as, OpPart};
-    let mut b = GraphBuilder::new("first");
-    let x = b.input("x", Shape4::new(1, 3, 224, 224));
-    let y = b.conv("conv", x, 64, 7, 2, 3, 1, true).unwrap();
-    let op = b.graph().ops.len() - 1;
-    b.set_fused_act(op, tpusim_graph::Activation::Relu);
-    b.output(y);
-    let g = b.finish().unwrap();
-    let chip = Chip::preset("bm1684x").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let g = one_conv(3, 64, 224, 7, 2, true);
+    let (chip, t) = f16("bm1684x");
     // (output rows, real input rows) of each slice of one image: the pool's 56 rows
     // cut in 2 or 4 need these conv rows (one more at an inner cut), which read these
     // input rows of a 7x7/2 window with 3 rows of padding
@@ -132,36 +158,15 @@ fn a_global_conv_leaves_part_of_its_dma_exposed() {
 /// of EU_NUM (32), two-input adds at EU_NUM / 4, a fused ReLU as a pass at EU_NUM / 2.
 #[test]
 fn dense_convs_adds_and_fused_activations_cost_what_tpu_mlir_estimates() {
-    use tpusim_graph::Activation;
-    let chip = Chip::preset("bm1684x").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
-    let cycles = |c_in: u64, c_out: u64, hw: u64, k: u64, relu: bool| {
-        let mut b = GraphBuilder::new("one");
-        let x = b.input("x", Shape4::new(1, c_in, hw, hw));
-        let y = b.conv("conv", x, c_out, k, 1, k / 2, 1, false).unwrap();
-        if relu {
-            let op = b.graph().ops.len() - 1;
-            b.set_fused_act(op, Activation::Relu);
-        }
-        b.output(y);
-        let g = b.finish().unwrap();
-        op_cycles(&g, &g.ops[0], 1, hw, chip.npu_num, &t)
-    };
+    let conv =
+        |c_in, c_out, hw, k, relu| cycles_on("bm1684x", &one_conv(c_in, c_out, hw, k, 1, relu), hw);
     // MobileNetV2 conv33: 1×1, 144 → 24 channels on 56² (144 channels as 5 passes)
-    assert_eq!(cycles(144, 24, 56, 1, false), 3_920.0);
+    assert_eq!(conv(144, 24, 56, 1, false), 3_920.0);
     // ResNet-18 conv12 and relu9: 3×3, 64 → 64 on 56², without and with ReLU
-    assert_eq!(cycles(64, 64, 56, 3, false), 14_112.0);
-    assert_eq!(cycles(64, 64, 56, 3, true), 14_308.0);
+    assert_eq!(conv(64, 64, 56, 3, false), 14_112.0);
+    assert_eq!(conv(64, 64, 56, 3, true), 14_308.0);
     // MobileNetV2 add34: 24 channels on 56²
-    let mut b = GraphBuilder::new("add");
-    let x = b.input("x", Shape4::new(1, 24, 56, 56));
-    let z = b.input("z", Shape4::new(1, 24, 56, 56));
-    let y = b
-        .add_op("add", tpusim_graph::OpKind::Add, &[x, z], &[])
-        .unwrap();
-    b.output(y);
-    let g = b.finish().unwrap();
-    assert_eq!(op_cycles(&g, &g.ops[0], 1, 56, chip.npu_num, &t), 392.0);
+    assert_eq!(cycles_on("bm1684x", &one_add(24, 56, false), 56), 392.0);
 }
 
 /// A global average pool in an F16 network runs in f32 in TPU-MLIR: a global cast of its
@@ -181,91 +186,54 @@ fn a_global_average_pool_pays_its_f32_cast() {
 /// 14×14 and 7×7 maps, and its profile of a 3×3/2 max pool cut to 14 output rows.
 #[test]
 fn positions_go_in_whole_groups_as_tpu_mlir_estimates() {
-    use tpusim_graph::{Activation, OpKind};
-    let cycles = |chip: &str, build: &dyn Fn(&mut GraphBuilder) -> u64| {
-        let chip = Chip::preset(chip).unwrap();
-        let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
-        let mut b = GraphBuilder::new("one");
-        let h = build(&mut b);
-        let g = b.finish().unwrap();
-        op_cycles(&g, g.ops.last().unwrap(), 1, h, chip.npu_num, &t)
-    };
-    let add = |c: u64, hw: u64| {
-        move |b: &mut GraphBuilder| {
-            let x = b.input("x", Shape4::new(1, c, hw, hw));
-            let z = b.input("z", Shape4::new(1, c, hw, hw));
-            let y = b.add_op("add", OpKind::Add, &[x, z], &[]).unwrap();
-            b.set_fused_act(0, Activation::Relu);
-            b.output(y);
-            hw
-        }
-    };
-    let conv = |c_in: u64, c_out: u64, hw: u64, k: u64, s: u64, relu: bool| {
-        move |b: &mut GraphBuilder| {
-            let x = b.input("x", Shape4::new(1, c_in, hw, hw));
-            let y = b.conv("conv", x, c_out, k, s, k / 2, 1, true).unwrap();
-            if relu {
-                b.set_fused_act(0, Activation::Relu);
-            }
-            b.output(y);
-            hw / s
-        }
-    };
-    for (chip, what, ours, theirs) in [
+    for (chip, what, g, h, theirs) in [
         // add + ReLU: 196 positions as 224 (EU_NUM 32) or 200 (EU_NUM 8), 49 as 64 or 56
         (
             "bm1684x",
             "add 256 x 14x14",
-            cycles("bm1684x", &add(256, 14)),
+            one_add(256, 14, true),
+            14,
             168.0,
         ),
-        (
-            "bm1684x",
-            "add 512 x 7x7",
-            cycles("bm1684x", &add(512, 7)),
-            96.0,
-        ),
+        ("bm1684x", "add 512 x 7x7", one_add(512, 7, true), 7, 96.0),
         (
             "bm1688",
             "add 256 x 14x14",
-            cycles("bm1688", &add(256, 14)),
+            one_add(256, 14, true),
+            14,
             1_200.0,
         ),
-        (
-            "bm1688",
-            "add 512 x 7x7",
-            cycles("bm1688", &add(512, 7)),
-            672.0,
-        ),
+        ("bm1688", "add 512 x 7x7", one_add(512, 7, true), 7, 672.0),
         // dense convs on 7×7: 49 positions as 52 (groups of 4) or 50 (groups of 2)
         (
             "bm1684x",
             "conv 3x3 512->512",
-            cycles("bm1684x", &conv(512, 512, 7, 3, 1, false)),
+            one_conv(512, 512, 7, 3, 1, false),
+            7,
             14_976.0,
         ),
         (
             "bm1684x",
             "conv 1x1/2 256->512",
-            cycles("bm1684x", &conv(256, 512, 14, 1, 2, false)),
+            one_conv(256, 512, 14, 1, 2, false),
+            7,
             832.0,
         ),
         (
             "bm1688",
             "conv 1x1/2 256->512",
-            cycles("bm1688", &conv(256, 512, 14, 1, 2, false)),
+            one_conv(256, 512, 14, 1, 2, false),
+            7,
             6_400.0,
         ),
     ] {
-        assert_eq!(ours, theirs, "{chip} {what}");
+        assert_eq!(cycles_on(chip, &g, h), theirs, "{chip} {what}");
     }
     // ResNet-18 b4's 3×3/2 max pool cut to 14 output rows (784 positions = 24.5 groups
     // of 32): 675 cycles per slice in TPU-MLIR's profile
-    let pool = cycles("bm1684x", &|b: &mut GraphBuilder| {
-        let x = b.input("x", Shape4::new(1, 64, 112, 112));
-        let y = b.maxpool("pool", x, 3, 2, 1).unwrap();
-        b.output(y);
-        14
-    });
-    assert_eq!(pool, 675.0);
+    let mut b = GraphBuilder::new("one");
+    let x = b.input("x", Shape4::new(1, 64, 112, 112));
+    let y = b.maxpool("pool", x, 3, 2, 1).unwrap();
+    b.output(y);
+    assert_eq!(cycles_on("bm1684x", &b.finish().unwrap(), 14), 675.0);
 }
