@@ -17,57 +17,8 @@ use rayon::prelude::*;
 use std::hint::black_box;
 use tpusim_layout::{parse_array, tpu_default, ElementType, Relayout, TpuGen};
 
-/// A zeroed buffer of `n + 64` bytes and the offset at which its 64-byte-aligned `n`
-/// bytes start.
-fn aligned(n: usize) -> (Vec<u8>, usize) {
-    let v = vec![0u8; n + 64];
-    let off = v.as_ptr().align_offset(64);
-    (v, off)
-}
-
-/// A fresh anonymous private mapping of `len` bytes (zero pages until first written),
-/// optionally advised MADV_HUGEPAGE; unmapped on drop.
-struct Anon {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Anon {
-    fn new(len: usize, thp: bool) -> Anon {
-        // SAFETY: a new anonymous mapping; the result is checked before use.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert!(p != libc::MAP_FAILED, "mmap of {len} bytes failed");
-        if thp {
-            // SAFETY: advising our own fresh mapping.
-            unsafe { libc::madvise(p, len, libc::MADV_HUGEPAGE) };
-        }
-        Anon {
-            ptr: p as *mut u8,
-            len,
-        }
-    }
-
-    fn as_mut(&mut self) -> &mut [u8] {
-        // SAFETY: the mapping is `len` bytes, readable and writable, and ours alone.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for Anon {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the mapping created in `new`, exactly once.
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
-    }
-}
+mod support;
+use support::{aligned, Anon};
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("convert_8192x8192");

@@ -18,13 +18,8 @@ use std::hint::black_box;
 use std::time::Instant;
 use tpusim_layout::{parse_array, Relayout};
 
-/// A zeroed buffer of `n + 64` bytes and the offset at which its 64-byte-aligned `n`
-/// bytes start.
-fn aligned(n: usize) -> (Vec<u8>, usize) {
-    let v = vec![1u8; n + 64];
-    let off = v.as_ptr().align_offset(64);
-    (v, off)
-}
+mod support;
+use support::aligned;
 
 fn secs(f: impl FnOnce()) -> f64 {
     let t = Instant::now();

@@ -307,11 +307,48 @@ fn runs(s: &[u64], d: &[u64]) -> Vec<Run> {
     out
 }
 
+/// Destination bytes of one row written back to back before the kernel moves on to the
+/// next row of the group, when rows are not contiguous in the destination (untiling):
+/// 2 KiB (four 512-byte f32 tile rows) measured 5–10 % faster than one tile row at a
+/// time, and than whole rows, for f32[8192,8192] `T(8,128)` → row-major
+/// (`examples/relayout_time`, 2026-11-22, see BENCHMARKS.md).
+const ROW_CHUNK_BYTES: usize = 2048;
+
+/// When every run is unit-stride on both sides but the rows of the group are not
+/// contiguous in the destination, the runs cut into chunks of destination-adjacent runs
+/// of up to [`ROW_CHUNK_BYTES`] per row: copied chunk by chunk, row by row within a
+/// chunk. `None` keeps the run-by-run order (which writes a tile row sequentially when
+/// the rows interleave in the destination, as in tiling).
+fn row_chunks<'a, const N: usize>(bases: &[(u64, u64)], runs: &'a [Run]) -> Option<Vec<&'a [Run]>> {
+    let first = runs.first()?;
+    if bases.len() < 2
+        || runs.iter().any(|r| r.src_step != 1 || r.dst_step != 1)
+        || bases
+            .windows(2)
+            .all(|w| w[1].1 == w[0].1 + first.len as u64)
+    {
+        return None;
+    }
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (k, r) in runs.iter().enumerate() {
+        let adjacent = k > start && runs[k - 1].d0 + runs[k - 1].len as u64 == r.d0;
+        if k > start && (!adjacent || bytes >= ROW_CHUNK_BYTES) {
+            out.push(&runs[start..k]);
+            (start, bytes) = (k, 0);
+        }
+        bytes += r.len * N;
+    }
+    out.push(&runs[start..]);
+    Some(out)
+}
+
 /// Copy one group of rows: `bases` are the (src, dst) element offsets of each row.
 /// Unit-stride runs are copied with `memcpy`, run by run across the rows of the group
-/// (so a tile row is written sequentially); runs that interleave P rows on one side
-/// (the `(P,1)` packing tiles) use an interleave/de-interleave kernel; anything else
-/// copies element by element.
+/// (so a tile row is written sequentially), or, when the rows are apart in the
+/// destination, in row chunks of a few runs (see [`row_chunks`]); runs that interleave
+/// P rows on one side (the `(P,1)` packing tiles) use an interleave/de-interleave
+/// kernel; anything else copies element by element.
 ///
 /// # Safety
 /// Every offset reached must be inside its buffer (offsets are element indices, times
@@ -323,6 +360,19 @@ unsafe fn copy_group<const N: usize>(
     runs: &[Run],
     stream: Stream,
 ) {
+    if let Some(chunks) = row_chunks::<N>(bases, runs) {
+        let st = stream.ok(false);
+        for ch in chunks {
+            for &(sb, db) in bases {
+                for r in ch {
+                    let so = (sb + r.s0) as usize * N;
+                    let d_o = (db + r.d0) as usize * N;
+                    simd::copy_bytes(src.add(so), dst.add(d_o), r.len * N, st, stream.isa);
+                }
+            }
+        }
+        return;
+    }
     for r in runs {
         if r.src_step == 1 && r.dst_step == 1 {
             let seq = bases.windows(2).all(|w| w[1].1 == w[0].1 + r.len as u64);
