@@ -38,6 +38,25 @@ fn info_fields() {
     let v = json(&["layout", "info", "f32[<=4,3]{1,0:T(d,2)}"]);
     assert_eq!(v["dims"], serde_json::json!(["<=4", 3]));
     assert_eq!(v["tiles"], serde_json::json!([["d", 2]]));
+    // An unbounded '?' dim: the canonical text and what is known; no sizes exist.
+    let v = json(&["layout", "info", "BF16[?, 3]{1,0:D(C,C)T(8,128)(2,1)}"]);
+    assert_eq!(v["shape"], "bf16[?,3]{1,0:T(8,128)(2,1)}");
+    assert_eq!(v["dims"], serde_json::json!(["?", 3]));
+    assert_eq!(v["tiles"], serde_json::json!([[8, 128], [2, 1]]));
+    for field in [
+        "physical_shape",
+        "logical_bytes",
+        "array_size_bytes",
+        "expansion",
+    ] {
+        assert!(v[field].is_null(), "{field}: {}", v[field]);
+    }
+    assert!(v["warnings"][0].as_str().unwrap().contains("unbounded"));
+    tpusim()
+        .args(["layout", "info", "f32[?]"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("allocated bytes  unknown"));
 }
 
 #[test]
@@ -366,6 +385,7 @@ fn bad_input_is_one_line_exit_2() {
         (vec!["layout", "index", "f32[3,5]", "3,0"], "out of range"),
         (vec!["layout", "index", "f32[3,5]", "1,x"], "'x'"),
         (vec!["layout", "unindex", "f32[3,5]", "15"], "beyond"),
+        (vec!["layout", "index", "f32[?,5]", "0,0"], "unbounded"),
         (vec!["layout", "hlo", "/nonexistent.hlo"], "cannot read"),
     ] {
         let out = tpusim()

@@ -33,6 +33,6 @@ pub use error::{LayoutError, Result};
 pub use geometry::Geometry;
 pub use parse::{parse_array, parse_shape, parse_shape_prefix};
 pub use shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
-pub use size::{sizes, Sizes};
+pub use size::{element_bits, sizes, Sizes};
 pub use tpu::{doc_default, tpu_default, TpuGen, MAX_DEFAULT_RANK};
 pub use validate::{parse_valid, validate};

@@ -181,22 +181,32 @@ struct Info {
     dims: Vec<serde_json::Value>,
     minor_to_major: Vec<u64>,
     tiles: Vec<Vec<serde_json::Value>>,
-    physical_shape: Vec<u64>,
-    logical_bytes: u64,
-    array_size_bytes: u64,
-    exact_size_bytes: u64,
-    expansion: f64,
+    /// The size fields are null for a shape with an unbounded `?` dim: XLA allocates no
+    /// size for it and it has no index mapping.
+    physical_shape: Option<Vec<u64>>,
+    logical_bytes: Option<u64>,
+    array_size_bytes: Option<u64>,
+    exact_size_bytes: Option<u64>,
+    expansion: Option<f64>,
     warnings: Vec<String>,
 }
 
 fn info_of(a: &ArrayShape) -> Result<Info> {
-    let s = sizes(a)?;
-    let g = Geometry::new(a)?;
     let l = a.layout_or_default();
+    let unbounded = a.dims.iter().any(|d| d.allocated().is_none());
+    let (s, g) = if unbounded {
+        (None, None)
+    } else {
+        (Some(sizes(a)?), Some(Geometry::new(a)?))
+    };
+    let mut warnings = s.as_ref().map_or_else(Vec::new, |s| s.warnings.clone());
+    if unbounded {
+        warnings.push("an unbounded '?' dim: no allocation size or index mapping exists".into());
+    }
     Ok(Info {
         shape: a.to_string(),
         element_type: a.element_type.name().to_string(),
-        element_bits: s.element_bits,
+        element_bits: tpusim_layout::element_bits(a),
         dims: a
             .dims
             .iter()
@@ -219,12 +229,12 @@ fn info_of(a: &ArrayShape) -> Result<Info> {
                     .collect()
             })
             .collect(),
-        physical_shape: g.physical_dims().to_vec(),
-        logical_bytes: s.logical_bytes,
-        array_size_bytes: s.array_size_bytes,
-        exact_size_bytes: s.exact_size_bytes,
-        expansion: s.expansion,
-        warnings: s.warnings,
+        physical_shape: g.map(|g| g.physical_dims().to_vec()),
+        logical_bytes: s.as_ref().map(|s| s.logical_bytes),
+        array_size_bytes: s.as_ref().map(|s| s.array_size_bytes),
+        exact_size_bytes: s.as_ref().map(|s| s.exact_size_bytes),
+        expansion: s.map(|s| s.expansion),
+        warnings,
     })
 }
 
@@ -253,7 +263,12 @@ fn info(text: &str, json: bool) -> Result<()> {
                 format!("({})", v.join(","))
             })
             .collect();
-        let phys: Vec<String> = inf.physical_shape.iter().map(u64::to_string).collect();
+        let unknown = || "unknown".to_string();
+        let phys = inf.physical_shape.as_ref().map_or_else(unknown, |p| {
+            let v: Vec<String> = p.iter().map(u64::to_string).collect();
+            format!("[{}]", v.join(","))
+        });
+        let bytes = |b: Option<u64>| b.map_or_else(unknown, |b| b.to_string());
         println!("shape            {}", inf.shape);
         println!(
             "element          {} ({} bits in memory)",
@@ -274,14 +289,20 @@ fn info(text: &str, json: bool) -> Result<()> {
                 tiles
             }
         );
-        println!("physical shape   [{}]", phys.join(","));
-        println!("logical bytes    {}", inf.logical_bytes);
-        println!("allocated bytes  {} (XLA ArraySize)", inf.array_size_bytes);
+        println!("physical shape   {phys}");
+        println!("logical bytes    {}", bytes(inf.logical_bytes));
+        println!(
+            "allocated bytes  {} (XLA ArraySize)",
+            bytes(inf.array_size_bytes)
+        );
         println!(
             "exact bytes      {} (fully expanded tiling)",
-            inf.exact_size_bytes
+            bytes(inf.exact_size_bytes)
         );
-        println!("expansion        {:.3}x", inf.expansion);
+        println!(
+            "expansion        {}",
+            inf.expansion.map_or_else(unknown, |e| format!("{e:.3}x"))
+        );
         for w in &inf.warnings {
             println!("warning          {w}");
         }
