@@ -18,7 +18,7 @@ use std::hint::black_box;
 use tpusim_layout::{parse_array, tpu_default, ElementType, Relayout, TpuGen};
 
 mod support;
-use support::{aligned, Anon};
+use support::{aligned, fill_pattern, Anon};
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("convert_8192x8192");
@@ -43,9 +43,7 @@ fn bench(c: &mut Criterion) {
         // Buffers start on a 64-byte cache line, as the CLI's memory-mapped files do.
         let mut src_buf = aligned(n);
         let src = &mut src_buf.0[src_buf.1..src_buf.1 + n];
-        src.iter_mut()
-            .enumerate()
-            .for_each(|(i, x)| *x = (i % 253) as u8);
+        fill_pattern(src);
         let src: &[u8] = src;
         // Pre-fault: write every page of both destinations before any timing.
         let (mut dst_buf, mut back_buf) = (aligned(to.dst_bytes() as usize), aligned(n));

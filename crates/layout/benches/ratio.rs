@@ -19,7 +19,7 @@ use std::time::Instant;
 use tpusim_layout::{parse_array, Relayout};
 
 mod support;
-use support::aligned;
+use support::{aligned, fill_pattern};
 
 fn secs(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
@@ -57,9 +57,7 @@ fn main() {
         let n = to.src_bytes() as usize;
         let (mut sb, so) = aligned(n);
         let src = &mut sb[so..so + n];
-        src.iter_mut()
-            .enumerate()
-            .for_each(|(i, x)| *x = (i % 253) as u8);
+        fill_pattern(src);
         let src: &[u8] = src;
         let (mut tb, to_off) = aligned(n);
         let tiled_buf = &mut tb[to_off..to_off + n];

@@ -20,7 +20,7 @@ use tpusim_layout::{parse_array, Relayout};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
-use support::{aligned, Anon};
+use support::{aligned, fill_pattern, Anon};
 
 fn secs(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
@@ -50,9 +50,7 @@ fn main() {
     let (ns, nd) = (plan.src_bytes() as usize, plan.dst_bytes() as usize);
     let (mut sb, so) = aligned(ns);
     let src = &mut sb[so..so + ns];
-    src.iter_mut()
-        .enumerate()
-        .for_each(|(i, x)| *x = (i % 253) as u8);
+    fill_pattern(src);
     let src: &[u8] = src;
     let (mut db, d_o) = aligned(nd);
     let dst = &mut db[d_o..d_o + nd];

@@ -12,6 +12,14 @@ pub fn aligned(n: usize) -> (Vec<u8>, usize) {
     (v, off)
 }
 
+/// Fill a source buffer with a byte pattern that repeats every 253 bytes (prime, so no
+/// tile or row size lines up with it and a misplaced element shows).
+pub fn fill_pattern(buf: &mut [u8]) {
+    buf.iter_mut()
+        .enumerate()
+        .for_each(|(i, x)| *x = (i % 253) as u8);
+}
+
 /// A fresh anonymous private mapping of `len` bytes (zero pages until first written),
 /// optionally advised MADV_HUGEPAGE (what numpy does for every allocation of 4 MiB or
 /// more on Linux); unmapped on drop.
