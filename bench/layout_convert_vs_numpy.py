@@ -31,9 +31,9 @@ Default N = 8192: f32[N,N] -> {1,0:T(8,128)} and bf16[N,N] (as uint16) ->
   file to file: np.load + literal pipeline + tofile vs the whole `tpusim layout convert`
   process (best of 3), and tpusim's own `relayout_seconds` (kernel + faults of the new
   memory-mapped output file).
-Needs numpy; writes scratch files to a temporary folder.
+Needs numpy; writes scratch files (up to 768 MiB) to a temporary folder, removed at the end.
 """
-import json, os, subprocess, sys, tempfile, time
+import json, os, shutil, subprocess, sys, tempfile, time
 import numpy as np
 
 TPUSIM = sys.argv[1] if len(sys.argv) > 1 else "target/release/tpusim"
@@ -107,7 +107,8 @@ def tpusim(frm, to, i, o):
     return json.loads(out)["relayout_seconds"]
 
 def in_memory(name, direction, variants, frm, to):
-    """ROUNDS interleaved rounds: each numpy variant once, then tpusim's kernel; returns
+    """ROUNDS interleaved rounds: each numpy variant (best of BEST_OF), then tpusim's
+    kernel (the same); returns
     a table row of per-round ratio medians (and ranges) plus median seconds."""
     t = {k: [] for k in list(variants) + ["pre", "fresh"]}
     for _ in range(ROUNDS):
@@ -125,6 +126,12 @@ def in_memory(name, direction, variants, frm, to):
 
 def main():
     d = tempfile.mkdtemp(dir=os.environ.get("TMPDIR", "/tmp"))
+    try:
+        run(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+def run(d):
     mem_rows, file_rows = [], []
     for name, dtype, xla, pack in [("f32", np.float32, "f32", 1), ("bf16", np.uint16, "bf16", 2)]:
         x = (np.arange(N * N, dtype=np.uint32) % 65521).astype(dtype).reshape(N, N)

@@ -48,6 +48,9 @@ fn main() {
     let (from, to) = (shape(&args[0]), shape(&args[1]));
     let plan = Relayout::new(&from, &to).unwrap_or_else(|e| fail(e));
     let (ns, nd) = (plan.src_bytes() as usize, plan.dst_bytes() as usize);
+    if ns == 0 || nd == 0 {
+        fail("nothing to time: the array has no bytes");
+    }
     let (mut sb, so) = aligned(ns);
     let src = &mut sb[so..so + ns];
     fill_pattern(src);

@@ -309,9 +309,9 @@ fn runs(s: &[u64], d: &[u64]) -> Vec<Run> {
 
 /// Destination bytes of one row written back to back before the kernel moves on to the
 /// next row of the group, when rows are not contiguous in the destination (untiling):
-/// 2 KiB (four 512-byte f32 tile rows) measured 5–10 % faster than one tile row at a
-/// time, and than whole rows, for f32[8192,8192] `T(8,128)` → row-major
-/// (`examples/relayout_time`, 2026-11-22, see BENCHMARKS.md).
+/// 2 KiB (four 512-byte f32 tile rows). For f32[8192,8192] `T(8,128)` → row-major it
+/// was 1.08× and 1.20× as fast as one tile row at a time (per-pair medians of two A/B
+/// runs, `bench/layout_kernel_ab.py`) and faster than whole rows (BENCHMARKS.md).
 const ROW_CHUNK_BYTES: usize = 2048;
 
 /// When every run is unit-stride on both sides but the rows of the group are not
