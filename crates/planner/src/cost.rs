@@ -61,6 +61,12 @@ pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) ->
     setup + (bytes as f64 / rate).max(units * per_plane)
 }
 
+/// DMA cycles of `bytes` moved as one flat byte range (no per-plane floor): the set-up
+/// plus the bytes at the direction's rate.
+pub fn flat_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
+    dma_cycles(t, dir, bytes, 0, false)
+}
+
 /// How many planes' floor a transfer of `planes` small planes and `bytes` bytes pays:
 /// they move in ⌈bytes / row⌉ rows of at most the chip's `gdma_small_row_bytes` (one
 /// row where it has none), each of ⌈planes / rows⌉ planes at the small-plane factor,
@@ -252,6 +258,7 @@ pub fn op_cycles_as(
         .map(|t| t.shape)
         .unwrap_or(y);
     let rows = |c: u64| c.div_ceil(npu_num.max(1)) as f64;
+    let eu = t.eltwise_per_cycle_per_lane.max(1.0);
     // window ops on the pooling unit with a stride take 3× as long
     let strided = |s: [u64; 2]| {
         if !plain && s.iter().any(|&x| x > 1) {
@@ -286,7 +293,6 @@ pub fn op_cycles_as(
             let icg = (x.c / p.groups.max(1)).max(1);
             let taps = (p.kernel[0] * p.kernel[1]) as f64;
             if icg == 1 && p.groups > 1 {
-                let eu = t.eltwise_per_cycle_per_lane.max(1.0);
                 if !plain && (y.c as f64) <= eu {
                     // few channels: on the CONV unit, one pass of EU_NUM channels
                     rows(y.c) * pos * taps * eu / t.macs_per_cycle_per_lane
@@ -295,7 +301,6 @@ pub fn op_cycles_as(
                 }
             } else {
                 // input channels go through the MAC array in whole passes of EU_NUM
-                let eu = t.eltwise_per_cycle_per_lane.max(1.0);
                 let ic = if plain {
                     icg as f64
                 } else {
@@ -397,10 +402,7 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
             let e = x.shape.elements().unwrap_or(u64::MAX);
             let (from, to) = (bytes_of(e, x.bits.unwrap_or(bits)), bytes_of(e, 32));
             bytes = bytes.saturating_add(from).saturating_add(to);
-            cast += t.gdma_load_setup_cycles
-                + from as f64 / t.gdma_bytes_per_cycle
-                + t.gdma_store_setup_cycles
-                + to as f64 / t.gdma_store_bytes_per_cycle;
+            cast += flat_dma_cycles(t, Dir::Load, from) + flat_dma_cycles(t, Dir::Store, to);
         }
     }
     for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
@@ -420,8 +422,8 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
             bytes = bytes.saturating_add(b);
             let (n, h) = ([0, s.n], [0, s.h]);
             dma += match kind {
-                0 | 1 if flat => t.gdma_load_setup_cycles + b as f64 / t.gdma_bytes_per_cycle,
-                _ if flat => t.gdma_store_setup_cycles + b as f64 / t.gdma_store_bytes_per_cycle,
+                0 | 1 if flat => flat_dma_cycles(t, Dir::Load, b),
+                _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 0 => act_dma_cycles(t, Dir::Load, s, n, h, bits),
                 1 => weight_load_cycles(t, s, bits),
                 _ => act_dma_cycles(t, Dir::Store, s, n, h, bits),
