@@ -124,6 +124,18 @@ pub struct Peak {
     pub origin: String,
 }
 
+/// Where a TOML error points, as ` (line L, column C)`; None when the span is the whole
+/// document (a missing field), where a position would mean nothing.
+fn text_position(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    if span.start == 0 && span.end >= text.len() {
+        return None;
+    }
+    let before = text.get(..span.start)?;
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some(format!(" (line {line}, column {column})"))
+}
+
 impl Chip {
     /// Parse and validate one chip description in the TOML schema; `origin` names
     /// the text's source in error messages.
@@ -133,7 +145,8 @@ impl Chip {
             // toml's messages span lines ("invalid string\nexpected ..."): one line.
             message: e.message().trim().replace('\n', "; ")
                 + &e.span()
-                    .map(|s| format!(" (at byte {})", s.start))
+                    .filter(|_| !e.message().starts_with("missing field"))
+                    .and_then(|s| text_position(text, s))
                     .unwrap_or_default(),
         })?;
         chip.validate()?;

@@ -11,7 +11,7 @@
 //! ReduceScatter costs an AllGather; AllReduce is both (twice the time and hops);
 //! AllToAll moves a quarter of the AllGather's bytes on a ring (half on a line).
 
-use crate::error::{non_negative, positive, ChipError, Result};
+use crate::error::{computed, non_negative, positive, ChipError, Result};
 use crate::slice::Slice;
 use serde::Serialize;
 
@@ -136,7 +136,11 @@ pub fn collective(
         hops *= 2;
         bandwidth_s *= 2.0;
     }
-    let latency_s = hops as f64 * hop_latency_s;
+    computed("the transfer time (bytes / bandwidth)", bandwidth_s)?;
+    let latency_s = computed(
+        "the latency (hops × hop latency)",
+        hops as f64 * hop_latency_s,
+    )?;
     Ok(CollectiveEstimate {
         time_s: latency_s.max(bandwidth_s),
         regime: if latency_s >= bandwidth_s && hops > 0 {

@@ -96,6 +96,9 @@ pub enum ChipError {
     /// An integer size computation overflowed u64.
     #[error("size overflow computing {0} (beyond 2^64)")]
     Overflow(String),
+    /// A computed real figure left f64's range (user numbers at its edges).
+    #[error("{0} overflows: the numbers given put it beyond f64's range (about 1.8e308); check their units")]
+    FloatOverflow(String),
 }
 
 /// Result alias of this crate.
@@ -114,6 +117,15 @@ pub(crate) fn positive(what: &str, v: f64) -> Result<f64> {
     }
 }
 
+/// Check that a figure computed from user numbers is finite (`1e308 / 1e-300` is not).
+pub(crate) fn computed(what: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(ChipError::FloatOverflow(what.to_string()))
+    }
+}
+
 /// Check that a user-given real number is finite and not negative.
 pub(crate) fn non_negative(what: &str, v: f64) -> Result<f64> {
     if v.is_finite() && v >= 0.0 {
@@ -124,5 +136,19 @@ pub(crate) fn non_negative(what: &str, v: f64) -> Result<f64> {
             expected: "a finite number >= 0".into(),
             given: format!("{v}"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn computed_refuses_what_left_f64() {
+        assert_eq!(computed("t", 1.5).unwrap(), 1.5);
+        for v in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e308 / 1e-300] {
+            let e = computed("the compute time", v).unwrap_err().to_string();
+            assert!(e.starts_with("the compute time overflows"), "{e}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::chip::Chip;
 use crate::dtype::{bytes_per_element, packed_bytes, RateClass};
-use crate::error::{non_negative, positive, ChipError, Result};
+use crate::error::{computed, non_negative, positive, ChipError, Result};
 use serde::Serialize;
 use tpusim_layout::ElementType;
 
@@ -166,8 +166,15 @@ pub fn estimate(flops: f64, executed_flops: f64, bytes: f64, roofs: &Roofs) -> R
     non_negative("FLOPs", flops)?;
     non_negative("executed FLOPs", executed_flops)?;
     non_negative("bytes", bytes)?;
-    let t_math_s = executed_flops / roofs.peak_flops_per_s;
-    let t_comms_s = bytes / roofs.bandwidth_bytes_per_s;
+    let t_math_s = computed(
+        "the compute time (FLOPs / peak)",
+        executed_flops / roofs.peak_flops_per_s,
+    )?;
+    let t_comms_s = computed(
+        "the transfer time (bytes / bandwidth)",
+        bytes / roofs.bandwidth_bytes_per_s,
+    )?;
+    computed("the time without overlap", t_math_s + t_comms_s)?;
     let bound = if t_math_s >= t_comms_s && executed_flops > 0.0 {
         "compute".to_string()
     } else {

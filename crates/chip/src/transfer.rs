@@ -6,7 +6,7 @@
 //! bandwidth term (latency overlaps with streaming); the sum is reported as an upper
 //! bound where it differs.
 
-use crate::error::{non_negative, positive, Result};
+use crate::error::{computed, non_negative, positive, Result};
 use crate::slice::Slice;
 use serde::Serialize;
 
@@ -56,12 +56,19 @@ pub fn p2p(
             }
         })
         .sum();
-    let first_byte_s = hops as f64 * hop_latency_s;
+    let first_byte_s = computed(
+        "the first-byte time (hops × hop latency)",
+        hops as f64 * hop_latency_s,
+    )?;
     let bandwidth_s = if ports == 0 {
         0.0
     } else {
-        bytes / (f64::from(ports) * link_bytes_per_s)
+        computed(
+            "the transfer time (bytes / bandwidth)",
+            bytes / (f64::from(ports) * link_bytes_per_s),
+        )?
     };
+    computed("the time without overlap", first_byte_s + bandwidth_s)?;
     Ok(P2p {
         hops,
         ports,
@@ -95,7 +102,10 @@ pub fn host_load(slice: &Slice, bytes: f64, pcie_bytes_per_s: f64) -> Result<Hos
     positive("PCIe bandwidth", pcie_bytes_per_s)?;
     let chips = slice.chips();
     Ok(HostLoad {
-        time_s: bytes / (chips as f64 * pcie_bytes_per_s),
+        time_s: computed(
+            "the load time (bytes / PCIe bandwidth)",
+            bytes / (chips as f64 * pcie_bytes_per_s),
+        )?,
         chips,
         hosts: slice.hosts(),
         bytes_per_chip: bytes / chips as f64,
@@ -107,7 +117,10 @@ pub fn host_load(slice: &Slice, bytes: f64, pcie_bytes_per_s: f64) -> Result<Hos
 pub fn host_to_chip(bytes: f64, pcie_bytes_per_s: f64) -> Result<f64> {
     non_negative("bytes", bytes)?;
     positive("PCIe bandwidth", pcie_bytes_per_s)?;
-    Ok(bytes / pcie_bytes_per_s)
+    computed(
+        "the transfer time (bytes / PCIe bandwidth)",
+        bytes / pcie_bytes_per_s,
+    )
 }
 
 /// Gathering every shard into one chip, or scattering from it.
@@ -145,11 +158,17 @@ pub fn gather(
     let hops = slice.eccentricity(target)?;
     let chips = slice.chips() as f64;
     let bytes_moved = bytes * (chips - 1.0) / chips;
-    let latency_s = hops as f64 * hop_latency_s;
+    let latency_s = computed(
+        "the latency (hops × hop latency)",
+        hops as f64 * hop_latency_s,
+    )?;
     let bandwidth_s = if ports == 0 {
         0.0
     } else {
-        bytes_moved / (f64::from(ports) * link_bytes_per_s)
+        computed(
+            "the transfer time (bytes / bandwidth)",
+            bytes_moved / (f64::from(ports) * link_bytes_per_s),
+        )?
     };
     Ok(Gather {
         time_s: latency_s.max(bandwidth_s),
@@ -195,8 +214,15 @@ pub fn dcn(slice: &Slice, bytes: f64, pcie_bytes_per_s: f64, dcn_bytes_per_s: f6
     positive("DCN bandwidth", dcn_bytes_per_s)?;
     let chips = slice.chips();
     let per_chip = bytes / chips as f64;
-    let pcie_s = per_chip / pcie_bytes_per_s;
-    let dcn_s = per_chip / dcn_bytes_per_s;
+    let pcie_s = computed(
+        "the PCIe time (bytes / PCIe bandwidth)",
+        per_chip / pcie_bytes_per_s,
+    )?;
+    let dcn_s = computed(
+        "the DCN time (bytes / DCN bandwidth)",
+        per_chip / dcn_bytes_per_s,
+    )?;
+    computed("the time without overlap", 2.0 * pcie_s + dcn_s)?;
     Ok(Dcn {
         time_s: pcie_s.max(dcn_s),
         t_upper_s: 2.0 * pcie_s + dcn_s,

@@ -6,6 +6,8 @@
 //! internal failure (see [`util::exit_code`]).
 
 mod cmd;
+mod input;
+mod output;
 mod util;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +47,21 @@ enum Area {
     Plan(cmd::plan::PlanArgs),
     /// End to end: time a network on a chip and show where time and memory go
     Report(cmd::report::ReportArgs),
+    /// Shell completions: `tpusim completions bash > /etc/bash_completion.d/tpusim`
+    ///
+    /// Shells: bash, zsh, fish, elvish, powershell. For zsh, write it to a folder on
+    /// $fpath as `_tpusim`; for fish, to ~/.config/fish/completions/tpusim.fish.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// The manual page: `tpusim man | man -l -`, or `tpusim man --out DIR` for one page
+    /// per verb (tpusim.1, tpusim-report.1, …) to install under a man1 folder.
+    Man {
+        /// Write every page into this folder instead of printing the main one.
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() {
@@ -60,11 +77,38 @@ fn main() {
         Area::Systolic(c) => cmd::systolic::run(c),
         Area::Plan(a) => cmd::plan::run(a),
         Area::Report(a) => cmd::report::run(a),
+        Area::Completions { shell } => {
+            cmd::docs::completions(shell, <Cli as clap::CommandFactory>::command())
+        }
+        Area::Man { out } => {
+            cmd::docs::man(out.as_deref(), <Cli as clap::CommandFactory>::command())
+        }
     };
     if let Err(e) = result {
-        eprintln!("error: {e:#}");
-        std::process::exit(util::exit_code(&e));
+        fail(&format!("{e:#}"), util::exit_code(&e));
     }
+}
+
+/// End the process on an error: one line `error: …` on stderr (control characters
+/// escaped, long words cut: [`util::shown`]) and, under `--json`, one JSON object
+/// `{"error": …, "kind": "bad_input" | "internal"}` on stdout. Exit code 2 for bad
+/// input, 1 for an internal failure.
+fn fail(message: &str, code: i32) -> ! {
+    let message = util::shown(message);
+    if json_requested() {
+        let kind = if code == 1 { "internal" } else { "bad_input" };
+        println!("{}", serde_json::json!({ "error": message, "kind": kind }));
+    }
+    eprintln!("error: {message}");
+    std::process::exit(code);
+}
+
+/// True when the command line asks for JSON output (`--json` before any `--`).
+fn json_requested() -> bool {
+    std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
 }
 
 /// Help and version requests print as clap prints them; a command line clap rejects
@@ -94,8 +138,29 @@ fn usage_error(e: clap::Error) -> ! {
         line.push_str(part);
     }
     let line = line.strip_prefix("error: ").unwrap_or(&line);
-    eprintln!("error: {line} (see --help)");
-    std::process::exit(2);
+    fail(&format!("{} (see --help)", usage_tip(line)), 2);
+}
+
+/// clap's tip for a value that starts with `-` (`use '-- -1'`) does not work for an
+/// option's value: name the form that does (`--batch=-1`), or drop the tip.
+fn usage_tip(line: &str) -> String {
+    let Some((before, tip)) = line.split_once("; tip: to pass '") else {
+        return line.to_string();
+    };
+    let Some((value, _)) = tip.split_once("' as a value") else {
+        return line.to_string();
+    };
+    let args: Vec<String> = std::env::args().collect();
+    let option = args
+        .windows(2)
+        .find(|w| w[1] == value && w[0].starts_with("--"))
+        .map(|w| w[0].clone());
+    match option {
+        Some(o) => {
+            format!("{before}; tip: to give '{value}' as the value of {o}, write {o}={value}")
+        }
+        None => before.to_string(),
+    }
 }
 
 /// Rust ignores SIGPIPE, so `tpusim … | head` would panic on the first write after the

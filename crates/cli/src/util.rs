@@ -1,9 +1,7 @@
 //! Helpers every subcommand shares: exit-code classification, size/rate parsing,
 //! atomic file output and JSON printing. Only the `cli` crate talks to the user.
 
-use anyhow::{anyhow, Context, Result};
-use std::io::Write;
-use std::path::Path;
+use anyhow::{anyhow, Result};
 
 /// Marks an error as an internal failure (exit code 1) rather than bad input (exit
 /// code 2, the default for every other error).
@@ -81,47 +79,104 @@ pub fn parse_bytes(text: &str) -> Result<u64> {
     Ok(v as u64)
 }
 
-/// Write `bytes` to `path` atomically: a temporary file in the same folder, then a
-/// rename, so a failed run never leaves a partial file behind.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, |w| w.write_all(bytes).map_err(Into::into))
+pub use crate::output::write_atomic;
+
+/// Bytes a memory-hungry computation may use: three quarters of the memory the machine
+/// has available (`MemAvailable`), or of the process's address-space limit when that is
+/// smaller (`ulimit -v`); 4 GiB when neither can be read.
+pub fn memory_budget() -> u64 {
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb.saturating_mul(1024))
+    });
+    let limit = address_space_limit();
+    let known = [available, limit].into_iter().flatten().min();
+    known.map_or(4 << 30, |b| b / 4 * 3)
 }
 
-/// Like [`write_atomic`], with a callback that streams into the temporary file.
-pub fn write_atomic_with(
-    path: &Path,
-    fill: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> Result<()>,
-) -> Result<()> {
-    let mut tmp = temp_file_beside(path)?;
-    {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        fill(&mut w)?;
-        w.flush()
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-    }
-    tmp.persist(path)
-        .map_err(|e| anyhow!("cannot write '{}': {}", path.display(), e.error))?;
-    Ok(())
-}
-
-/// A temporary file in the folder of `path`, to be renamed onto `path` once complete.
-/// Created readable by others (mode 0644 on Unix, like a file the shell would write)
-/// rather than tempfile's private 0600, since it becomes the user's output file.
-pub fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+/// The soft RLIMIT_AS, when one is set.
+fn address_space_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".tpusim-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    // SAFETY: getrlimit fills the struct we own.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
+    // rlim_t is u64 here but may be narrower elsewhere
+    #[allow(clippy::unnecessary_cast)]
+    let cur = r.rlim_cur as u64;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
+}
+
+/// Longest run of non-space characters shown whole in a message; longer ones (a pasted
+/// file, a 100 kB argument) are cut in the middle.
+const MAX_SHOWN_WORD: usize = 160;
+/// Longest message shown whole.
+const MAX_SHOWN_CHARS: usize = 4096;
+
+/// Text from input files or arguments made safe to print on a terminal line: control
+/// characters (newlines, escape sequences) and bidirectional overrides appear escaped
+/// (`\n`, `\x1b`, `\u{202e}`), over-long words and messages are cut in the middle
+/// with a count of what was left out. Every error, note and warning goes through this.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(MAX_SHOWN_CHARS + 64));
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let chars: Vec<char> = word.chars().collect();
+        if chars.len() > MAX_SHOWN_WORD {
+            let (head, tail) = (MAX_SHOWN_WORD * 2 / 3, MAX_SHOWN_WORD / 4);
+            push_escaped(&mut out, chars[..head].iter().copied());
+            let cut = chars.len() - head - tail;
+            out.push_str(&format!("…[{cut} chars cut]…"));
+            push_escaped(&mut out, chars[chars.len() - tail..].iter().copied());
+        } else {
+            push_escaped(&mut out, chars.into_iter());
+        }
     }
-    builder
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a file in '{}'", dir.display()))
+    let n = out.chars().count();
+    if n > MAX_SHOWN_CHARS {
+        let head: String = out.chars().take(MAX_SHOWN_CHARS).collect();
+        return format!("{head}…[{} chars cut]", n - MAX_SHOWN_CHARS);
+    }
+    out
+}
+
+/// [`shown`] applied line by line to a table or report (line breaks kept).
+pub fn shown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        out.push_str(&shown(body));
+        out.push_str(end);
+    }
+    out
+}
+
+fn push_escaped(out: &mut String, chars: impl Iterator<Item = char>) {
+    for c in chars {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() || is_bidi_control(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// Unicode's bidirectional formatting characters, which reorder what a terminal shows.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c as u32, 0x200e | 0x200f | 0x202a..=0x202e | 0x2066..=0x2069)
 }
 
 /// Print one JSON document (pretty, newline-terminated) on stdout.
@@ -147,5 +202,23 @@ mod tests {
         assert!(parse_quantity("abc").is_err());
         assert_eq!(parse_bytes("2KiB").unwrap(), 2048);
         assert!(parse_bytes("1.5").is_err());
+    }
+
+    #[test]
+    fn shown_escapes_controls_and_cuts_long_words() {
+        assert_eq!(shown("a\nerror: all good"), "a\\nerror: all good");
+        assert_eq!(
+            shown("\x1b[2J\x1b]0;title\x07"),
+            "\\x1b[2J\\x1b]0;title\\x07"
+        );
+        assert_eq!(shown("x\u{202e}y\u{85}"), "x\\u{202e}y\\u{85}");
+        assert_eq!(shown("plain 'name' ünïcode"), "plain 'name' ünïcode");
+        let long = "z".repeat(120_000);
+        let s = shown(&format!("bad '{long}' value"));
+        assert!(s.len() < 400, "{}", s.len());
+        assert!(s.contains("chars cut") && s.ends_with("' value"), "{s}");
+        assert_eq!(shown_text("a\x1bb\nc\n"), "a\\x1bb\nc\n");
+        let many = "word ".repeat(5000);
+        assert!(shown(&many).chars().count() < 4200);
     }
 }

@@ -294,7 +294,7 @@ fn convert_npy_to_tiled_and_back() {
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("array_size_bytes"));
+        .stderr(predicate::str::contains("is named .npy but --from"));
     assert!(!dir.path().join("x.npy").exists());
 }
 

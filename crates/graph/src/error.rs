@@ -42,7 +42,7 @@ pub enum GraphError {
     #[error("bad model option: {0}")]
     BadOption(String),
     /// The ONNX bytes do not decode as an ONNX model.
-    #[error("not a valid ONNX model: {0}")]
+    #[error("not a usable ONNX model: {0}")]
     OnnxDecode(String),
     /// The ONNX model uses an op type we do not import.
     #[error("unsupported ONNX op '{op_type}' (node '{node}')")]

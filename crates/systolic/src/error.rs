@@ -28,6 +28,14 @@ pub enum SystolicError {
         /// The largest accepted value.
         limit: u64,
     },
+    /// A cycle-accurate run would need more memory than its caller can give it.
+    #[error("the cycle engine would need {needed} bytes ({:.2} GiB) for this run, more than the {budget} bytes ({:.2} GiB) available to it; use the analytic mode or a smaller shape", *needed as f64 / 1073741824.0, *budget as f64 / 1073741824.0)]
+    OutOfMemory {
+        /// Bytes the run needs.
+        needed: u64,
+        /// Bytes the caller can give it.
+        budget: u64,
+    },
     /// A convolution whose filter (after dilation) does not fit the padded input, or
     /// whose channels/filters do not divide by the group count.
     #[error("invalid convolution: {0}")]

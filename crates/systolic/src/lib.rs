@@ -64,8 +64,9 @@ pub use analytic::{analyze, RunOptions, Stats, MAX_ANALYTIC_FOLDS};
 pub use conv::{conv_reference, im2col, run_conv, weights_to_gemm, ConvRun};
 pub use element::{Acc, Element};
 pub use engine::{
-    check_conv_engine_limits, check_engine_limits, max_abs_diff, run_gemm, trace_ws, EngineRun,
-    Snapshot, Traced, MAX_ENGINE_ELEMS, MAX_ENGINE_MACS, MAX_ENGINE_MACS_PER_PE, MAX_ENGINE_SIDE,
+    check_conv_engine_limits, check_engine_limits, check_engine_memory, conv_run_bytes,
+    engine_gemm_bytes, gemm_run_bytes, max_abs_diff, run_gemm, trace_ws, EngineRun, Snapshot,
+    Traced, MAX_ENGINE_ELEMS, MAX_ENGINE_MACS, MAX_ENGINE_MACS_PER_PE, MAX_ENGINE_SIDE,
 };
 pub use error::{Result, SystolicError};
 pub use fold::{fold_count, fold_timing, folds, FoldShape, FoldTiming};

@@ -87,9 +87,12 @@ pub enum LayoutCmd {
     },
     /// Convert array data between two layouts of the same array.
     ///
-    /// A side whose layout is untiled row-major is a .npy file (any numpy dtype of the
-    /// element's byte size; bf16 is written as uint16); any other side is the raw
-    /// physical bytes of that layout (exactly array_size_bytes long). Padding is zero.
+    /// A side whose layout is untiled row-major is a .npy file (the element's numpy
+    /// dtype; bf16 and f8 types as uint of their size, or void as ml_dtypes saves them);
+    /// any other side is the raw physical bytes of that layout (exactly
+    /// array_size_bytes long), and a file named .npy is refused for it. Padding is zero.
+    /// Outputs are created with the shell's mode (0644 under the usual umask); an
+    /// existing output keeps its mode, a symlink is written through.
     ///
     /// Example: tpusim layout convert --from 'f32[300,500]' --to 'f32[300,500]{1,0:T(8,128)}' in.npy out.bin
     Convert {
@@ -110,6 +113,10 @@ pub enum LayoutCmd {
         /// along dim 0 (dim 0 not major, L(n) padding) always convert in one piece.
         #[arg(long, value_name = "BYTES")]
         piece_bytes: Option<String>,
+        /// Take an input .npy whose dtype only matches in size (float16 data for a bf16
+        /// layout, uint32 for s32) as raw bits instead of refusing it.
+        #[arg(long)]
+        reinterpret: bool,
         /// Print a JSON summary.
         #[arg(long)]
         json: bool,
@@ -152,6 +159,7 @@ pub fn run(cmd: LayoutCmd) -> Result<()> {
             input,
             output,
             piece_bytes,
+            reinterpret,
             json,
         } => {
             let piece_bytes = piece_bytes
@@ -159,7 +167,7 @@ pub fn run(cmd: LayoutCmd) -> Result<()> {
                 .map(crate::util::parse_bytes)
                 .transpose()
                 .context("--piece-bytes")?;
-            convert::run(&from, &to, &input, &output, piece_bytes, json)
+            convert::run(&from, &to, &input, &output, piece_bytes, reinterpret, json)
         }
         LayoutCmd::Hlo { file, top, json } => hlo::run(&file, top, json),
     }

@@ -1,6 +1,7 @@
 //! One module per area; each owns its clap types and its `run` functions.
 
 pub mod chip;
+pub mod docs;
 pub mod layout;
 pub mod lmem;
 pub mod plan;

@@ -1,7 +1,9 @@
 //! `tpusim plan`: layer groups — plan a network into NPU local memory (TPU-MLIR style),
 //! verify plan files, list the built-in models, and exchange groupings with TPU-MLIR.
 
-use crate::util::{print_json, write_atomic, Internal};
+use crate::input::{read_input, InputKind};
+use crate::output::Outputs;
+use crate::util::{print_json, Internal};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -177,41 +179,50 @@ pub fn run(args: PlanArgs) -> Result<()> {
         },
         ..PlanOptions::default()
     };
+    // Notes about an import are printed only once the plan exists: a failing command
+    // prints its one error line and nothing else.
+    let mut notes = Vec::new();
     let plan = match &args.import_tpu_mlir {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read '{}'", path.display()))?;
+            let text = read_input(path, InputKind::TpuMlirCache)?;
             let cache = tpusim_planner::tpumlir::parse(&text)?;
             let imported = tpusim_planner::tpumlir::import(&graph, &cache)?;
-            if !args.json && (!imported.unmatched.is_empty() || !imported.split_at.is_empty()) {
-                eprintln!(
-                    "note: {} TPU-MLIR loc(s) match no op here (e.g. its casts); groups split at {} op(s) we run globally",
+            if !imported.unmatched.is_empty() || !imported.split_at.is_empty() {
+                notes.push(format!(
+                    "{} TPU-MLIR loc(s) match no op here (e.g. its casts); groups split at {} op(s) we run globally",
                     imported.unmatched.len(),
                     imported.split_at.len()
-                );
+                ));
             }
-            if !args.json && !imported.cut_at.is_empty() {
-                eprintln!(
-                    "note: groups longer than {} ops cut before {}",
+            if !imported.cut_at.is_empty() {
+                notes.push(format!(
+                    "groups longer than {} ops cut before {}",
                     tpusim_planner::options::MAX_GROUP_OPS,
                     imported.cut_at.join(", ")
-                );
+                ));
             }
             tpusim_planner::plan_with_groups(&graph, &chip, &opts, &imported.requests)?
         }
         None => tpusim_planner::plan(&graph, &chip, &opts).map_err(planner_error)?,
     };
+    if !args.json {
+        for note in &notes {
+            eprintln!("note: {}", crate::util::shown(note));
+        }
+    }
+    let mut outputs = Outputs::default();
     if let Some(path) = &args.svg {
-        write_atomic(path, tpusim_planner::svg::render(&plan).as_bytes())?;
+        outputs.add(path, tpusim_planner::svg::render(&plan).into_bytes());
     }
     if let Some(path) = &args.export_tpu_mlir {
         let cache = tpusim_planner::tpumlir::export(&plan);
-        write_atomic(path, tpusim_planner::tpumlir::to_text(&cache).as_bytes())?;
+        outputs.add(path, tpusim_planner::tpumlir::to_text(&cache).into_bytes());
     }
+    outputs.commit()?;
     if args.json {
         print_json(&plan)
     } else {
-        print!("{}", summary(&plan));
+        print!("{}", crate::util::shown_text(&summary(&plan)));
         Ok(())
     }
 }
@@ -229,8 +240,7 @@ fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
 fn load_chip(args: &PlanArgs) -> Result<Chip> {
     match &args.chip_file {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read '{}'", p.display()))?;
+            let text = read_input(p, InputKind::ChipToml)?;
             Ok(Chip::from_toml(&text)?)
         }
         None => Ok(Chip::preset(&args.chip)?),
@@ -270,15 +280,15 @@ fn load_graph(
         .map(str::to_ascii_lowercase);
     let g = match ext.as_deref() {
         Some("onnx") => {
-            let bytes = std::fs::read(path).with_context(|| format!("cannot read '{model}'"))?;
-            tpusim_graph::from_onnx_bytes(&bytes, batch, res)?
+            let bytes = crate::input::read_bytes(path, InputKind::Onnx)?;
+            tpusim_graph::from_onnx_bytes(&bytes, batch, res)
+                .with_context(|| format!("'{model}'"))?
         }
         Some("csv") => {
             if res.is_some() {
                 bail!("--resolution does not apply to a topology CSV (its rows give every layer's size)");
             }
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read '{model}'"))?;
+            let text = read_input(path, InputKind::Topology)?;
             let stem = path
                 .file_stem()
                 .and_then(|s| s.to_str())
@@ -319,8 +329,7 @@ fn list(json: bool) -> Result<()> {
 }
 
 fn verify(file: &Path, json: bool) -> Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read '{}'", file.display()))?;
+    let text = read_input(file, InputKind::PlanJson)?;
     let plan: Plan = serde_json::from_str(&text)
         .map_err(|e| anyhow!("'{}' is not a plan JSON: {e}", file.display()))?;
     let result = tpusim_planner::verify::verify(&plan);

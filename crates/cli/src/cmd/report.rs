@@ -104,15 +104,13 @@ fn model_source(model: &str) -> Result<ModelSource> {
             .unwrap_or_else(|| model.to_string())
     };
     if lower.ends_with(".onnx") {
-        let bytes =
-            std::fs::read(model).with_context(|| format!("cannot read ONNX file '{model}'"))?;
+        let bytes = crate::input::read_bytes(Path::new(model), crate::input::InputKind::Onnx)?;
         Ok(ModelSource::Onnx {
             name: stem(),
             bytes,
         })
     } else if lower.ends_with(".csv") {
-        let text = std::fs::read_to_string(model)
-            .with_context(|| format!("cannot read topology CSV '{model}'"))?;
+        let text = crate::input::read_input(Path::new(model), crate::input::InputKind::Topology)?;
         Ok(ModelSource::Topology { name: stem(), text })
     } else {
         Ok(ModelSource::Builtin(model.to_string()))
@@ -153,23 +151,29 @@ pub fn run(args: ReportArgs) -> Result<()> {
     spinner.enable_steady_tick(Duration::from_millis(120));
     let result = tpusim_report::report(&req);
     spinner.finish_and_clear();
-    let r = result?;
+    let from_file = [".onnx", ".csv"]
+        .iter()
+        .any(|e| model.to_ascii_lowercase().ends_with(e));
+    let r = if from_file {
+        result.with_context(|| format!("'{model}'"))?
+    } else {
+        result?
+    };
     if let Some(path) = &args.html {
         write_atomic(path, html::render(&r).as_bytes())?;
     }
     if args.json {
         print_json(&r)?;
     } else if args.summary {
-        print!("{}", terminal::summary(&r));
+        print!("{}", crate::util::shown_text(&terminal::summary(&r)));
     } else {
-        print!("{}", terminal::render(&r));
+        print!("{}", crate::util::shown_text(&terminal::render(&r)));
     }
     Ok(())
 }
 
 fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read sweep file '{}'", file.display()))?;
+    let text = crate::input::read_input(file, crate::input::InputKind::SweepToml)?;
     let spec = SweepSpec::parse(&text).with_context(|| format!("'{}'", file.display()))?;
     let resolution = parse_resolution(args.resolution.as_deref())?;
     let vmem_bytes = vmem(args)?;

@@ -144,9 +144,15 @@ impl Importer {
 /// Imports an ONNX model from its protobuf bytes. The graph is named after the ONNX
 /// graph (or `onnx` when unnamed) and is unfused (see [`crate::fuse::fuse`]).
 pub fn from_onnx_bytes(bytes: &[u8], opts: &OnnxOptions) -> Result<Graph> {
-    let model =
-        ModelProto::parse_from_bytes(bytes).map_err(|e| GraphError::OnnxDecode(e.to_string()))?;
+    let model = ModelProto::parse_from_bytes(bytes).map_err(|e| {
+        GraphError::OnnxDecode(format!("its bytes do not decode as an ONNX protobuf ({e})"))
+    })?;
     let Some(graph) = model.graph.as_ref() else {
+        if model.ir_version == 0 && model.opset_import.is_empty() {
+            return Err(GraphError::OnnxDecode(
+                "no graph, ir_version or opset_import in it: is it an ONNX file?".into(),
+            ));
+        }
         return Err(GraphError::OnnxDecode("the model has no graph".into()));
     };
     if graph.node.is_empty() {

@@ -7,10 +7,12 @@
 //! Independent column blocks of folds run in parallel (rayon); within a block the K
 //! folds run in order and accumulate (ws/is).
 
+mod memory;
 mod output;
 mod simd;
 mod stationary;
 
+pub use memory::{check_engine_memory, conv_run_bytes, engine_gemm_bytes, gemm_run_bytes};
 pub use stationary::Snapshot;
 
 /// One column block's results: (first column, width, block values, fold timings).

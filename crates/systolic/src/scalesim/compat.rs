@@ -292,6 +292,13 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
             dram: [Access::default(); 3],
         });
     }
+    // every replay below is bounded by the demand rows: check them first
+    if total > MAX_REPLAY_ROWS {
+        return Err(unsupported(
+            l,
+            format!("{total} demand rows to replay (limit {MAX_REPLAY_ROWS})"),
+        ));
+    }
     // DRAM reads: closed form while an operand fits the active half of its SRAM,
     // otherwise SCALE-Sim's refetching read buffer replayed (demand.rs, *_refetch.rs)
     let map = Mapping::new(l, cfg.dataflow, r, c)?;
@@ -386,12 +393,6 @@ fn report(cfg: &ScaleConfig, l: &TopoLayer, full: bool) -> Result<LayerReport> {
     };
     if obw == 0 {
         return Err(unsupported(l, "OFMAP bandwidth 0".into()));
-    }
-    if total > MAX_REPLAY_ROWS {
-        return Err(unsupported(
-            l,
-            format!("{total} demand rows to replay (limit {MAX_REPLAY_ROWS})"),
-        ));
     }
     // OFMAP writes per demand row
     let pfx = match cfg.dataflow {

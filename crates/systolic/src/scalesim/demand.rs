@@ -187,17 +187,29 @@ impl<'a> Mapping<'a> {
     /// USER mode's prefetch matrix of `op`, flattened in the order SCALE-Sim fetches
     /// it: `f(Some(addr))` for an element, `f(None)` for padding. Returns the element
     /// count, padding included.
+    /// The prefetch matrix of `op`: (rows, columns, read in anti-diagonal order).
+    fn prefetch_dims(&self, op: Operand) -> (u64, u64, bool) {
+        let (r, c) = (self.r, self.c);
+        match (self.df, op) {
+            (Dataflow::Ws, Operand::Ifmap) => (self.rf.saturating_mul(self.t), r, true),
+            (Dataflow::Ws, Operand::Filter) => (self.cf.saturating_mul(self.k), c, false),
+            (Dataflow::Os, Operand::Ifmap) => (self.rf.saturating_mul(self.k), r, true),
+            (Dataflow::Os, Operand::Filter) => (self.cf.saturating_mul(self.k), c, true),
+            (Dataflow::Is, Operand::Ifmap) => (self.cf.saturating_mul(self.k), c, false),
+            (Dataflow::Is, Operand::Filter) => (self.rf.saturating_mul(self.n), r, true),
+        }
+    }
+
+    /// Elements of `op`'s prefetch matrix, padding included (what
+    /// [`Mapping::for_prefetch`] steps through), saturating at `u64::MAX`.
+    pub(crate) fn prefetch_elems(&self, op: Operand) -> u64 {
+        let (rows, cols, _) = self.prefetch_dims(op);
+        rows.saturating_mul(cols)
+    }
+
     pub(crate) fn for_prefetch(&self, op: Operand, mut f: impl FnMut(Option<u64>)) -> u64 {
         let (r, c) = (self.r, self.c);
-        // (rows, cols, diagonal order, element)
-        let (rows, cols, diag): (u64, u64, bool) = match (self.df, op) {
-            (Dataflow::Ws, Operand::Ifmap) => (self.rf * self.t, r, true),
-            (Dataflow::Ws, Operand::Filter) => (self.cf * self.k, c, false),
-            (Dataflow::Os, Operand::Ifmap) => (self.rf * self.k, r, true),
-            (Dataflow::Os, Operand::Filter) => (self.cf * self.k, c, true),
-            (Dataflow::Is, Operand::Ifmap) => (self.cf * self.k, c, false),
-            (Dataflow::Is, Operand::Filter) => (self.rf * self.n, r, true),
-        };
+        let (rows, cols, diag) = self.prefetch_dims(op);
         let elem = |i: u64, j: u64| -> Option<u64> {
             match (self.df, op) {
                 (Dataflow::Ws, Operand::Ifmap) => self.ifmap_addr(i % self.t, (i / self.t) * r + j),

@@ -26,6 +26,9 @@ use super::report::Access;
 
 /// Largest address space and prefetch matrix replayed (4 bytes per entry each).
 pub(crate) const MAX_ELEMS: u64 = 1 << 26;
+/// Most prefetch-matrix elements, padding included, walked to build the buffer (each
+/// walk of 2^28 takes about a second).
+pub(crate) const MAX_PADDED_ELEMS: u64 = 1 << 28;
 
 /// The state of one operand's USER-mode read buffer.
 pub(crate) struct UserReadBuffer {
@@ -53,6 +56,14 @@ impl UserReadBuffer {
         if eps == 0 || bw == 0 || drain == 0 {
             return Err(format!(
                 "a {bytes}-byte SRAM with {bw}-word lines has no room to refetch"
+            ));
+        }
+        // the prefetch matrix is walked twice, padding included: bound that walk first
+        // (an array side of 2^32 pads a small layer to billions of elements)
+        let padded = map.prefetch_elems(op);
+        if padded > MAX_PADDED_ELEMS {
+            return Err(format!(
+                "its prefetch matrix of {padded} elements (padding to the array included) exceeds the replay limit ({MAX_PADDED_ELEMS})"
             ));
         }
         let space = map.space(op);

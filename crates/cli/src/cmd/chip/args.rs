@@ -22,8 +22,7 @@ impl ChipFile {
     /// The chip called `name`: the user's file first (when given), then the built-ins.
     pub fn resolve(&self, name: &str) -> Result<Chip> {
         if let Some(path) = &self.chip_file {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read chip file '{}'", path.display()))?;
+            let text = crate::input::read_input(path, crate::input::InputKind::ChipToml)?;
             let chip = Chip::from_toml_str(&text, &path.display().to_string())?;
             if chip.answers_to(name) {
                 return Ok(chip);

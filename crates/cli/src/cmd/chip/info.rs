@@ -100,7 +100,13 @@ pub fn run(cmd: ChipCmd) -> Result<()> {
                         .as_ref()
                         .map(|p| p.display().to_string())
                         .unwrap_or_default();
-                    print!("{}", std::fs::read_to_string(&path)?);
+                    print!(
+                        "{}",
+                        crate::input::read_input(
+                            std::path::Path::new(&path),
+                            crate::input::InputKind::ChipToml
+                        )?
+                    );
                 } else {
                     print!("{}", tpusim_chip::database::builtin_toml(&c.name)?);
                 }

@@ -14,6 +14,7 @@
 //! `MADV_POPULATE_WRITE` call before the kernel writes them.
 
 use super::array;
+use crate::output;
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use std::fs::File;
@@ -106,8 +107,43 @@ fn npy_shape_overflows(bytes: &[u8]) -> bool {
     false
 }
 
+/// Refuse a .npy dtype that only matches the element type in size (float16 for bf16,
+/// uint32 for s32, …) unless the user asked to reinterpret the bytes. bf16 and the f8
+/// types have no numpy dtype: their bits come as unsigned ints (as we write them) or
+/// raw void (`V`, as ml_dtypes saves them).
+fn check_npy_kind(descr: &str, t: ElementType, path: &Path, reinterpret: bool) -> Result<()> {
+    let want = npy_descr(t);
+    let kind = |d: &str| d.chars().nth(1).unwrap_or('?');
+    let no_numpy_dtype = t.name() == "bf16" || t.name().starts_with("f8");
+    let ok = kind(descr) == kind(&want) || (no_numpy_dtype && kind(descr) == 'V');
+    if ok || reinterpret {
+        return Ok(());
+    }
+    bail!(
+        "'{}' holds dtype '{descr}' but {t} is stored as '{want}': the sizes match, the \
+         meaning does not; pass --reinterpret to take the bytes as they are",
+        path.display()
+    )
+}
+
+/// A file named `.npy` must be one: refuse a side whose layout is not row-major.
+fn check_npy_name(path: &Path, side: &ArrayShape, flag: &str) -> Result<()> {
+    let named_npy = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    if named_npy && !is_npy(side) {
+        bail!(
+            "'{}' is named .npy but {flag} '{side}' is not an untiled row-major layout, so \
+             its bytes are not an array numpy can load; name the file .bin for raw \
+             physical bytes, or use a row-major layout",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Check an .npy header against the array; return the data offset in bytes.
-fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path) -> Result<usize> {
+fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path, reinterpret: bool) -> Result<usize> {
     if npy_shape_overflows(bytes) {
         bail!(
             "'{}' has a .npy shape whose element count overflows 64 bits",
@@ -151,6 +187,7 @@ fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path) -> Result<usize> {
             a.element_type.storage_bytes()
         );
     }
+    check_npy_kind(&ts.to_string(), a.element_type, path, reinterpret)?;
     if size > 1 && ts.to_string().starts_with('>') {
         bail!(
             "'{}' is big-endian ({ts}); convert it to little-endian first",
@@ -195,6 +232,7 @@ pub fn run(
     input: &Path,
     output: &Path,
     piece_bytes: Option<u64>,
+    reinterpret: bool,
     json: bool,
 ) -> Result<()> {
     if piece_bytes == Some(0) {
@@ -202,6 +240,8 @@ pub fn run(
     }
     let a = array(from).context("--from")?;
     let b = array(to).context("--to")?;
+    check_npy_name(input, &a, "--from")?;
+    check_npy_name(output, &b, "--to")?;
     let plan = Relayout::new(&a, &b)?;
     let file = File::open(input).with_context(|| format!("cannot open '{}'", input.display()))?;
     // SAFETY: the file is mapped read-only; concurrent modification by another process
@@ -209,7 +249,7 @@ pub fn run(
     let map = unsafe { memmap2::Mmap::map(&file) }
         .with_context(|| format!("cannot map '{}'", input.display()))?;
     let src: &[u8] = if is_npy(&a) {
-        let off = npy_data_offset(&map, &a, input)?;
+        let off = npy_data_offset(&map, &a, input, reinterpret)?;
         let end = off
             .checked_add(plan.src_bytes() as usize)
             .filter(|&e| e <= map.len())
@@ -233,15 +273,18 @@ pub fn run(
         Vec::new()
     };
     let total = header.len() as u64 + plan.dst_bytes();
-    let dir = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a file in '{}'", dir.display()))?;
+    let target = output::resolve(output)?;
+    if let output::Target::Special(_) = target {
+        bail!(
+            "'{}' is not a regular file: layout convert writes a regular file it can memory-map",
+            output.display()
+        );
+    }
+    let dir = output::folder_of(target.path()).to_path_buf();
+    let tmp = output::Staged::create(output, target)?;
     // A tiny input can ask for an enormous padded output (f32[1,1] → T(1048576,1048576)
     // is 4 TiB): refuse before writing what cannot fit instead of filling the disk.
-    if let Some(free) = free_bytes(tmp.as_file()) {
+    if let Some(free) = free_bytes(tmp.file()) {
         if total > free {
             bail!(
                 "the output needs {total} bytes but '{}' has only {free} bytes free",
@@ -249,7 +292,7 @@ pub fn run(
             );
         }
     }
-    tmp.as_file()
+    tmp.file()
         .set_len(total)
         .with_context(|| format!("cannot size '{}' to {total} bytes", output.display()))?;
     let pieces = match piece_bytes {
@@ -264,7 +307,7 @@ pub fn run(
     let mut relayout_seconds = 0.0;
     if total > 0 {
         // SAFETY: the temporary file is ours alone until it is persisted.
-        let mut out = unsafe { memmap2::MmapMut::map_mut(tmp.as_file()) }
+        let mut out = unsafe { memmap2::MmapMut::map_mut(tmp.file()) }
             .with_context(|| format!("cannot map '{}'", output.display()))?;
         out[..header.len()].copy_from_slice(&header);
         match &pieces {
@@ -283,7 +326,7 @@ pub fn run(
             Some(pieces) => {
                 let io = PieceIo {
                     input: &file,
-                    output: tmp.as_file(),
+                    output: tmp.file(),
                     src_file_offset: (src.as_ptr() as usize - map.as_ptr() as usize) as u64,
                     dst_file_offset: header.len() as u64,
                 };
@@ -294,8 +337,7 @@ pub fn run(
             .with_context(|| format!("cannot write '{}'", output.display()))?;
     }
     let seconds = start.elapsed().as_secs_f64();
-    tmp.persist(output)
-        .map_err(|e| anyhow!("cannot write '{}': {}", output.display(), e.error))?;
+    tmp.publish()?;
     if json {
         return print_json(&serde_json::json!({
             "from": a.to_string(), "to": b.to_string(),

@@ -7,7 +7,7 @@
 //! registers/VMEM, not in separate buffers.
 
 use crate::util::print_json;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 use std::path::Path;
 use tpusim_layout::{parse_shape_prefix, sizes, validate, Shape};
@@ -50,8 +50,7 @@ fn leaves(shape: &Shape, name: &str, out: &mut Vec<(String, Shape)>) {
 
 /// Run the report.
 pub fn run(file: &Path, top: usize, json: bool) -> Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read HLO file '{}'", file.display()))?;
+    let text = crate::input::read_input(file, crate::input::InputKind::Hlo)?;
     let mut inner = std::collections::HashSet::new();
     for line in text.lines() {
         for key in ["calls=", "to_apply="] {
@@ -167,7 +166,11 @@ pub fn run(file: &Path, top: usize, json: bool) -> Result<()> {
     for r in &report.arrays {
         println!(
             "{:>14} {:>14} {:>8.2}x  {:<24} {}",
-            r.array_size_bytes, r.logical_bytes, r.expansion, r.name, r.shape
+            r.array_size_bytes,
+            r.logical_bytes,
+            r.expansion,
+            crate::util::shown(&r.name),
+            r.shape
         );
     }
     println!(
@@ -179,7 +182,7 @@ pub fn run(file: &Path, top: usize, json: bool) -> Result<()> {
         report.total_waste_bytes
     );
     for s in &report.skipped {
-        eprintln!("note: skipped {s}");
+        eprintln!("note: skipped {}", crate::util::shown(s));
     }
     Ok(())
 }

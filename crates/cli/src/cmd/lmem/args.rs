@@ -37,8 +37,7 @@ impl ChipArgs {
     pub fn resolve(&self) -> Result<Chip> {
         let mut chip = match (&self.chip, &self.chip_file) {
             (_, Some(path)) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read chip file '{}'", path.display()))?;
+                let text = crate::input::read_input(path, crate::input::InputKind::ChipToml)?;
                 Chip::from_toml(&text)
                     .with_context(|| format!("in chip file '{}'", path.display()))?
             }

@@ -65,6 +65,16 @@ fn go<E: sy::Element>(
     Ok((run.stats, sy::max_abs_diff(&run.c, &reference), dt))
 }
 
+/// Refuse a check whose operands, engine run and reference product need more memory
+/// than the machine can give.
+fn check_memory<E: sy::Element>(arr: sy::ArraySpec, o: sy::RunOptions, g: sy::Gemm) -> Result<()> {
+    let needed = sy::gemm_run_bytes::<E>(arr, o.dataflow, g, true);
+    Ok(sy::check_engine_memory(
+        needed,
+        crate::util::memory_budget(),
+    )?)
+}
+
 pub fn run(a: CheckArgs) -> Result<()> {
     let g = sy::Gemm::new(
         parse_count(&a.m, "m")?,
@@ -77,24 +87,28 @@ pub fn run(a: CheckArgs) -> Result<()> {
     let mut rng = Rng(a.seed);
     let (stats, err, dt, tol) = match a.dtype.as_str() {
         "i8" => {
+            check_memory::<i8>(arr, o, g)?;
             let am = sy::Matrix::from_fn(m, k, |_, _| rng.i8());
             let wm = sy::Matrix::from_fn(k, n, |_, _| rng.i8());
             let (s, e, t) = go(arr, o, &am, &wm)?;
             (s, e, t, 0.0)
         }
         "i32" => {
+            check_memory::<i32>(arr, o, g)?;
             let am = sy::Matrix::from_fn(m, k, |_, _| rng.next() as i32);
             let wm = sy::Matrix::from_fn(k, n, |_, _| rng.next() as i32);
             let (s, e, t) = go(arr, o, &am, &wm)?;
             (s, e, t, 0.0)
         }
         "bf16" => {
+            check_memory::<sy::bf16>(arr, o, g)?;
             let am = sy::Matrix::from_fn(m, k, |_, _| sy::bf16::from_f32(rng.unit()));
             let wm = sy::Matrix::from_fn(k, n, |_, _| sy::bf16::from_f32(rng.unit()));
             let (s, e, t) = go(arr, o, &am, &wm)?;
             (s, e, t, 1e-5 * k as f64)
         }
         "f32" => {
+            check_memory::<f32>(arr, o, g)?;
             let am = sy::Matrix::from_fn(m, k, |_, _| rng.unit());
             let wm = sy::Matrix::from_fn(k, n, |_, _| rng.unit());
             let (s, e, t) = go(arr, o, &am, &wm)?;

@@ -358,6 +358,8 @@ pub fn run_gemm(a: GemmArgs) -> Result<()> {
         Mode::Analytic => sy::analyze(arr, &sy::Workload::from_gemm(g), o)?,
         Mode::Cycle => {
             sy::check_engine_limits(arr, g)?;
+            let needed = sy::gemm_run_bytes::<i8>(arr, o.dataflow, g, false);
+            sy::check_engine_memory(needed, crate::util::memory_budget())?;
             let mut rng = Rng(a.seed);
             let am = sy::Matrix::from_fn(g.m as usize, g.k as usize, |_, _| rng.i8());
             let wm = sy::Matrix::from_fn(g.k as usize, g.n as usize, |_, _| rng.i8());
@@ -423,6 +425,8 @@ pub fn run_conv(a: ConvArgs) -> Result<()> {
         Mode::Analytic => sy::analyze(arr, &wl, o)?,
         Mode::Cycle => {
             sy::check_conv_engine_limits(arr, &conv)?;
+            let needed = sy::conv_run_bytes::<i8>(arr, o.dataflow, &conv)?;
+            sy::check_engine_memory(needed, crate::util::memory_budget())?;
             let mut rng = Rng(a.seed);
             let input: Vec<i8> = (0..conv.input_elems()).map(|_| rng.i8()).collect();
             let filter: Vec<i8> = (0..conv.filter_elems()).map(|_| rng.i8()).collect();

@@ -1,6 +1,8 @@
 //! `tpusim systolic run`: SCALE-Sim-style topology runs.
 
-use crate::util::{print_json, write_atomic};
+use crate::input::{read_input, InputKind};
+use crate::output::Outputs;
+use crate::util::print_json;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
@@ -65,20 +67,22 @@ struct RunJson {
     layers: Vec<LayerJson>,
 }
 
-fn read(path: &PathBuf) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read '{}'", path.display()))
-}
-
 pub fn run(a: RunArgs) -> Result<()> {
-    let cfg = ScaleConfig::parse(&read(&a.config)?, &a.config.display().to_string())?;
+    let cfg = ScaleConfig::parse(
+        &read_input(&a.config, InputKind::ScaleSimConfig)?,
+        &a.config.display().to_string(),
+    )?;
     let fmt = match a.input_type.as_deref() {
         None => None,
         Some("gemm") => Some(topology::TopoFormat::Gemm),
         Some("conv") => Some(topology::TopoFormat::Conv),
         Some(o) => bail!("-i '{o}' must be gemm or conv"),
     };
-    let (_, layers) =
-        topology::parse_topology(&read(&a.topology)?, &a.topology.display().to_string(), fmt)?;
+    let (_, layers) = topology::parse_topology(
+        &read_input(&a.topology, InputKind::Topology)?,
+        &a.topology.display().to_string(),
+        fmt,
+    )?;
     let mut reps = Vec::with_capacity(layers.len());
     for l in &layers {
         let r = if a.scalesim_compat {
@@ -90,18 +94,20 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     let dir = a.out.join(&cfg.run_name);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
-    write_atomic(
+    let mut outputs = Outputs::default();
+    outputs.add(
         &dir.join("COMPUTE_REPORT.csv"),
-        report::compute_csv(&reps).as_bytes(),
-    )?;
-    write_atomic(
+        report::compute_csv(&reps).into_bytes(),
+    );
+    outputs.add(
         &dir.join("BANDWIDTH_REPORT.csv"),
-        report::bandwidth_csv(&reps).as_bytes(),
-    )?;
-    write_atomic(
+        report::bandwidth_csv(&reps).into_bytes(),
+    );
+    outputs.add(
         &dir.join("DETAILED_ACCESS_REPORT.csv"),
-        report::detail_csv(&reps).as_bytes(),
-    )?;
+        report::detail_csv(&reps).into_bytes(),
+    );
+    outputs.commit()?;
     let model = if a.scalesim_compat {
         "scalesim-compat"
     } else {
@@ -150,7 +156,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     for r in &reps {
         println!(
             "  {:<16} {:>12} {:>12} {:>8} {:>9.2} {:>9.2} {:>9.2}",
-            r.name,
+            crate::util::shown(&r.name),
             r.cycles_incl_prefetch,
             r.total_cycles,
             r.stall_cycles,
