@@ -242,13 +242,14 @@ pub fn build(
     let nsteps = (k + 2) as usize;
     let step_of = |op: OpId| (op - gt.first) as u64 + 1;
     let mut blocks: Vec<BlockSpec> = Vec::new();
-    // largest slice extent of each activation tensor
-    let max_ext = |i: usize| -> (u64, u64) {
-        slices.iter().fold((0, 0), |(a, b), s| {
-            let (n, h) = s.ranges[i];
-            (a.max(n[1] - n[0]), b.max(h[1] - h[0]))
-        })
-    };
+    // largest slice extent of each activation tensor, in one pass over the slices
+    let mut ext = vec![(0u64, 0u64); gt.all.len()];
+    for s in slices {
+        for (e, (n, h)) in ext.iter_mut().zip(&s.ranges) {
+            *e = (e.0.max(n[1] - n[0]), e.1.max(h[1] - h[0]));
+        }
+    }
+    let max_ext = |i: usize| ext[i];
     let mut block_of_tensor: std::collections::HashMap<TensorId, usize> = Default::default();
     // activations
     for (i, &t) in gt.all.iter().enumerate() {
