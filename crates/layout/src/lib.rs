@@ -21,6 +21,8 @@ pub mod convert;
 pub mod element_type;
 pub mod error;
 pub mod geometry;
+pub mod hlo;
+pub mod npy;
 pub mod parse;
 pub mod shape;
 pub mod size;

@@ -18,10 +18,10 @@ use crate::output;
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use std::fs::File;
-use std::io::Cursor;
 use std::path::Path;
 use std::time::Instant;
-use tpusim_layout::{split_major, ArrayShape, ElementType, Piece, Relayout};
+use tpusim_layout::npy::{self, is_npy, npy_header};
+use tpusim_layout::{split_major, ArrayShape, Piece, Relayout};
 
 /// Input + output bytes from which a conversion goes piece by piece (1 GiB).
 const PIECEWISE_MIN_BYTES: u64 = 1 << 30;
@@ -29,102 +29,6 @@ const PIECEWISE_MIN_BYTES: u64 = 1 << 30;
 /// Bytes per piece of the larger side (256 MiB): large enough that the rayon tasks and
 /// the disk both see long runs, small enough that a few pieces fit in any machine's RAM.
 const PIECE_BYTES: u64 = 256 << 20;
-
-/// True when this side is stored as a `.npy` file: untiled, row-major, no attributes.
-fn is_npy(a: &ArrayShape) -> bool {
-    let l = a.layout_or_default();
-    l.is_plain() && l.minor_to_major == (0..a.rank() as u64).rev().collect::<Vec<_>>()
-}
-
-/// numpy dtype written for an element type (bf16 and f8 types as unsigned ints).
-fn npy_descr(t: ElementType) -> String {
-    let n = t.storage_bytes();
-    let kind = if t == ElementType::Pred {
-        'b'
-    } else if t.name() == "c64" || t.name() == "c128" {
-        'c'
-    } else if matches!(t.name(), "f16" | "f32" | "f64") {
-        'f'
-    } else if t.name().starts_with('s') {
-        'i'
-    } else {
-        'u'
-    };
-    let endian = if n == 1 { '|' } else { '<' };
-    format!("{endian}{kind}{n}")
-}
-
-fn npy_header(t: ElementType, dims: &[u64]) -> Vec<u8> {
-    let shape = match dims.len() {
-        0 => "()".to_string(),
-        1 => format!("({},)", dims[0]),
-        _ => format!(
-            "({})",
-            dims.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let mut dict = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
-        npy_descr(t)
-    );
-    let total = 10 + dict.len() + 1;
-    dict.push_str(&" ".repeat(total.next_multiple_of(64) - total));
-    dict.push('\n');
-    let mut h = b"\x93NUMPY\x01\x00".to_vec();
-    h.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    h.extend_from_slice(dict.as_bytes());
-    h
-}
-
-/// True when the header's `'shape': (…)` tuple multiplies past u64 (npyz multiplies it
-/// unchecked: a panic in builds with overflow checks). Unparsable headers are left to
-/// npyz to report.
-fn npy_shape_overflows(bytes: &[u8]) -> bool {
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1 << 16)]);
-    let Some(rest) = head.split_once("'shape'").map(|(_, r)| r) else {
-        return false;
-    };
-    let Some(tuple) = rest
-        .split_once('(')
-        .and_then(|(_, r)| r.split_once(')'))
-        .map(|(t, _)| t)
-    else {
-        return false;
-    };
-    let mut elements = 1u64;
-    for t in tuple.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let Ok(d) = t.parse::<u64>() else {
-            return false;
-        };
-        match elements.checked_mul(d) {
-            Some(e) => elements = e,
-            None => return true,
-        }
-    }
-    false
-}
-
-/// Refuse a .npy dtype that only matches the element type in size (float16 for bf16,
-/// uint32 for s32, …) unless the user asked to reinterpret the bytes. bf16 and the f8
-/// types have no numpy dtype: their bits come as unsigned ints (as we write them) or
-/// raw void (`V`, as ml_dtypes saves them).
-fn check_npy_kind(descr: &str, t: ElementType, path: &Path, reinterpret: bool) -> Result<()> {
-    let want = npy_descr(t);
-    let kind = |d: &str| d.chars().nth(1).unwrap_or('?');
-    let no_numpy_dtype = t.name() == "bf16" || t.name().starts_with("f8");
-    let ok = kind(descr) == kind(&want) || (no_numpy_dtype && kind(descr) == 'V');
-    if ok || reinterpret {
-        return Ok(());
-    }
-    bail!(
-        "'{}' holds dtype '{descr}' but {t} is stored as '{want}': the sizes match, the \
-         meaning does not; pass --reinterpret to take the bytes as they are",
-        path.display()
-    )
-}
 
 /// A file named `.npy` must be one: refuse a side whose layout is not row-major.
 fn check_npy_name(path: &Path, side: &ArrayShape, flag: &str) -> Result<()> {
@@ -140,69 +44,6 @@ fn check_npy_name(path: &Path, side: &ArrayShape, flag: &str) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Check an .npy header against the array; return the data offset in bytes.
-fn npy_data_offset(bytes: &[u8], a: &ArrayShape, path: &Path, reinterpret: bool) -> Result<usize> {
-    if npy_shape_overflows(bytes) {
-        bail!(
-            "'{}' has a .npy shape whose element count overflows 64 bits",
-            path.display()
-        );
-    }
-    // npyz's header errors draw the parse position over several lines: keep the first.
-    let npy = npyz::NpyFile::new(Cursor::new(bytes)).map_err(|e| {
-        let e = e.to_string();
-        let first = e.lines().next().unwrap_or_default().trim_end();
-        anyhow!("'{}' is not a .npy file: {first}", path.display())
-    })?;
-    let dims: Vec<u64> = a.dims.iter().filter_map(|d| d.allocated()).collect();
-    if npy.shape() != dims.as_slice() {
-        bail!(
-            "'{}' has shape {:?} but {a} has dims {:?}",
-            path.display(),
-            npy.shape(),
-            dims
-        );
-    }
-    if npy.order() == npyz::Order::Fortran && dims.iter().filter(|&&d| d > 1).count() > 1 {
-        bail!(
-            "'{}' is in Fortran order; save it C-contiguous (np.ascontiguousarray)",
-            path.display()
-        );
-    }
-    let npyz::DType::Plain(ts) = npy.dtype() else {
-        bail!(
-            "'{}' has a structured dtype; a plain numeric dtype is needed",
-            path.display()
-        );
-    };
-    let size = ts.size_field();
-    if size != a.element_type.storage_bytes() {
-        bail!(
-            "'{}' has {}-byte elements ({ts}) but {} needs {} bytes per element",
-            path.display(),
-            size,
-            a.element_type,
-            a.element_type.storage_bytes()
-        );
-    }
-    check_npy_kind(&ts.to_string(), a.element_type, path, reinterpret)?;
-    if size > 1 && ts.to_string().starts_with('>') {
-        bail!(
-            "'{}' is big-endian ({ts}); convert it to little-endian first",
-            path.display()
-        );
-    }
-    // Data starts after the header: v1 has a u16 header length at byte 8, v2/v3 a u32.
-    let offset = match bytes.get(6) {
-        Some(1) if bytes.len() >= 10 => 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize,
-        Some(2 | 3) if bytes.len() >= 12 => {
-            12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize
-        }
-        _ => bail!("'{}': unknown .npy format version", path.display()),
-    };
-    Ok(offset)
 }
 
 /// Bytes available to this user on the file system holding `f` (None when unknown).
@@ -249,7 +90,8 @@ pub fn run(
     let map = unsafe { memmap2::Mmap::map(&file) }
         .with_context(|| format!("cannot map '{}'", input.display()))?;
     let src: &[u8] = if is_npy(&a) {
-        let off = npy_data_offset(&map, &a, input, reinterpret)?;
+        let off = npy::data_offset(&map, &a, reinterpret)
+            .map_err(|e| anyhow!("'{}' {e}", input.display()))?;
         let end = off
             .checked_add(plan.src_bytes() as usize)
             .filter(|&e| e <= map.len())
