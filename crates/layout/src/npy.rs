@@ -107,10 +107,49 @@ fn check_npy_kind(descr: &str, t: ElementType, reinterpret: bool) -> Result<(), 
     )))
 }
 
+/// Largest header accepted (numpy's own `np.load` refuses headers over 10,000 bytes
+/// unless told otherwise).
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// Where the header of the .npy file `bytes` ends (the data's offset), checked to lie
+/// within the bytes and under [`MAX_HEADER_BYTES`] before anything reads the header: a
+/// version-2 header length is a u32, and npyz allocates it whole.
+fn header_end(bytes: &[u8]) -> Result<usize, NpyError> {
+    if !bytes.starts_with(b"\x93NUMPY") {
+        return Err(NpyError(
+            "is not a .npy file: it does not start with \\x93NUMPY".into(),
+        ));
+    }
+    // v1 has a u16 header length at byte 8, v2/v3 a u32
+    let (prefix, len) = match bytes.get(6) {
+        Some(1) if bytes.len() >= 10 => (10, u16::from_le_bytes([bytes[8], bytes[9]]) as usize),
+        Some(2 | 3) if bytes.len() >= 12 => (
+            12,
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+        ),
+        _ => return Err(NpyError("has an unknown .npy format version".into())),
+    };
+    if len > MAX_HEADER_BYTES {
+        return Err(NpyError(format!(
+            "has a {len}-byte .npy header (limit {MAX_HEADER_BYTES})"
+        )));
+    }
+    let end = prefix + len;
+    if end > bytes.len() {
+        return Err(NpyError(format!(
+            "is shorter ({} bytes) than its {len}-byte .npy header",
+            bytes.len()
+        )));
+    }
+    Ok(end)
+}
+
 /// Check the .npy file `bytes` (at least its header) against array `a`; return the
 /// offset of its data. A dtype that only matches `a`'s element type in size is refused
 /// unless `reinterpret`.
 pub fn data_offset(bytes: &[u8], a: &ArrayShape, reinterpret: bool) -> Result<usize, NpyError> {
+    let offset = header_end(bytes)?;
+    let bytes = &bytes[..offset];
     if npy_shape_overflows(bytes) {
         return Err(NpyError(
             "has a .npy shape whose element count overflows 64 bits".into(),
@@ -155,13 +194,25 @@ pub fn data_offset(bytes: &[u8], a: &ArrayShape, reinterpret: bool) -> Result<us
             "is big-endian ({ts}); convert it to little-endian first"
         )));
     }
-    // Data starts after the header: v1 has a u16 header length at byte 8, v2/v3 a u32.
-    let offset = match bytes.get(6) {
-        Some(1) if bytes.len() >= 10 => 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize,
-        Some(2 | 3) if bytes.len() >= 12 => {
-            12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize
-        }
-        _ => return Err(NpyError("has an unknown .npy format version".into())),
-    };
     Ok(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse_array;
+
+    #[test]
+    fn a_huge_v2_header_length_is_refused_before_reading() {
+        // fuzz/regressions/npy/v2_header_length_3_5_GB: npyz allocated the header whole
+        let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+        bytes.extend_from_slice(&0xd8df_d3d9u32.to_le_bytes());
+        bytes.extend_from_slice(b"{'descr': '<f4', }");
+        let a = parse_array("f32[3,5]").unwrap();
+        let e = data_offset(&bytes, &a, false).unwrap_err().to_string();
+        assert!(e.contains("limit"), "{e}");
+        bytes[8..12].copy_from_slice(&1000u32.to_le_bytes());
+        let e = data_offset(&bytes, &a, false).unwrap_err().to_string();
+        assert!(e.contains("shorter"), "{e}");
+    }
 }

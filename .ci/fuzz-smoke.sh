@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Fuzz smoke: every fuzz target replays its committed corpus, then fuzzes for a few
+# seconds (libFuzzer via cargo-fuzz on the stable toolchain, RUSTC_BOOTSTRAP=1). Fails
+# on any crash, panic, hang over 1 s or allocation over 1 GiB.
+#   .ci/fuzz-smoke.sh [SECONDS_PER_TARGET]      (default 5)
+# Installs cargo-fuzz when missing. The corpus is not changed: new inputs go to a
+# scratch folder.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+secs=${1:-5}
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "fuzz-smoke: installing cargo-fuzz" >&2
+  cargo install --locked cargo-fuzz@0.13.2 >/dev/null 2>&1
+fi
+export RUSTC_BOOTSTRAP=1
+# No AddressSanitizer here: the targets are safe Rust and the smoke is about panics,
+# hangs and allocations; the long runs in FUZZING.md use the default (ASan) build.
+cargo fuzz build -O -s none >/dev/null
+scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
+targets=$(sed -n 's/^name = "\(.*\)"/\1/p' Cargo.toml | grep -v '^tpusim-fuzz$')
+n=0
+for t in $targets; do
+  mkdir -p "$scratch/$t"
+  if ! cargo fuzz run -O -s none "$t" "$scratch/$t" "corpus/$t" -- -max_total_time="$secs" \
+      -timeout=1 -rss_limit_mb=1024 -malloc_limit_mb=1024 -close_fd_mask=3 \
+      -artifact_prefix="$scratch/" >"$scratch/$t.log" 2>&1; then
+    echo "fuzz-smoke: $t FAILED"; grep -E 'ERROR|panicked|Test unit' "$scratch/$t.log" | head -5
+    exit 1
+  fi
+  n=$((n + 1))
+done
+echo "fuzz smoke: all $n targets ran clean"

@@ -1,0 +1,73 @@
+//! What tpusim prints in a format it also reads parses back to the same value: plan
+//! JSON (`plan --json` → `plan verify`), TPU-MLIR caches (`--export-tpu-mlir` →
+//! `--import-tpu-mlir`), NPU preset TOML (`lmem show --toml` → `--chip-file`), chip TOML
+//! (`chip show --toml` → `--chip-file`) and canonical layout text.
+
+use proptest::prelude::*;
+use tpusim_planner::{tpumlir, Chip, Plan, PlanOptions};
+
+fn planned(model: &str, chip: &str, batch: u64, res: u64) -> Plan {
+    let g = tpusim_graph::load(model, batch, (res, res)).unwrap();
+    let g = tpusim_graph::fuse::fuse(&g).unwrap();
+    let chip = Chip::preset(chip).unwrap();
+    tpusim_planner::plan(&g, &chip, &PlanOptions::default()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn plans_and_caches_parse_back(
+        model in prop::sample::select(vec!["resnet18", "mobilenetv2"]),
+        chip in prop::sample::select(vec!["bm1684x", "bm1688", "cv183x"]),
+        batch in 1u64..4,
+        res in prop::sample::select(vec![32u64, 48, 64]),
+    ) {
+        let plan = planned(model, chip, batch, res);
+        let text = serde_json::to_string_pretty(&plan).unwrap();
+        let back: Plan = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(&back, &plan);
+        prop_assert!(tpusim_planner::verify::verify(&back).is_ok());
+        let cache = tpumlir::export(&plan);
+        let parsed = tpumlir::parse(&tpumlir::to_text(&cache)).unwrap();
+        prop_assert_eq!(parsed, cache);
+    }
+
+    #[test]
+    fn canonical_layout_text_is_a_fixed_point(
+        ty in prop::sample::select(vec!["pred", "s4", "s8", "bf16", "f32", "c64"]),
+        dims in prop::collection::vec(1u64..300, 0..4),
+        tile in prop::collection::vec(1u64..260, 0..3),
+    ) {
+        let order: Vec<String> = (0..dims.len()).rev().map(|d| d.to_string()).collect();
+        let tiles = if tile.is_empty() {
+            String::new()
+        } else {
+            format!(":T({})", tile.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+        };
+        let text = format!(
+            "{ty}[{}]{{{}{tiles}}}",
+            dims.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            order.join(",")
+        );
+        if let Ok(s) = tpusim_layout::parse_valid(&text) {
+            let canonical = s.to_string();
+            let again = tpusim_layout::parse_valid(&canonical).unwrap();
+            prop_assert_eq!(again.to_string(), canonical);
+            prop_assert_eq!(again, s);
+        }
+    }
+}
+
+#[test]
+fn preset_and_chip_toml_parse_back() {
+    for chip in tpusim_lmem::Chip::presets() {
+        let back = tpusim_lmem::Chip::from_toml(&chip.to_toml()).unwrap();
+        assert_eq!(back, chip, "{}", chip.name);
+    }
+    for chip in tpusim_chip::database::builtin().unwrap() {
+        let text = tpusim_chip::database::builtin_toml(&chip.name).unwrap();
+        let back = tpusim_chip::Chip::from_toml_str(text, &chip.name).unwrap();
+        assert_eq!(back, chip, "{}", chip.name);
+    }
+}
