@@ -128,9 +128,13 @@ fn mib(bytes: u64) -> String {
 /// Read a whole file of format `kind`, refusing one larger than the format's limit.
 pub fn read_bytes(path: &Path, kind: InputKind) -> Result<Vec<u8>> {
     let limit = kind.limit();
-    let too_large = || {
+    let too_large = |size: Option<u64>| {
+        let given = size.map_or_else(
+            || format!("holds more than {} bytes", limit),
+            |s| format!("is {s} bytes"),
+        );
         anyhow::anyhow!(
-            "'{}' is larger than {} can be (limit {}); is it the right file?",
+            "'{}' {given}, larger than {} can be (limit {}); is it the right file?",
             path.display(),
             kind.name(),
             mib(limit)
@@ -143,7 +147,7 @@ pub fn read_bytes(path: &Path, kind: InputKind) -> Result<Vec<u8>> {
         bail!("cannot read '{}': it is a folder", path.display());
     }
     if meta.is_file() && meta.len() > limit {
-        return Err(too_large());
+        return Err(too_large(Some(meta.len())));
     }
     let mut bytes = Vec::with_capacity(if meta.is_file() {
         meta.len() as usize
@@ -159,7 +163,7 @@ pub fn read_bytes(path: &Path, kind: InputKind) -> Result<Vec<u8>> {
         .map_err(|why| anyhow::anyhow!("'{}' is not {}: {why}", path.display(), kind.name()))?;
     reader.read_to_end(&mut bytes).with_context(read_err)?;
     if bytes.len() as u64 > limit {
-        return Err(too_large());
+        return Err(too_large(None));
     }
     Ok(bytes)
 }
@@ -214,7 +218,10 @@ mod tests {
         let p = d.path().join("big.toml");
         std::fs::write(&p, vec![b'#'; (1 << 20) + 1]).unwrap();
         let e = read_input(&p, InputKind::ChipToml).unwrap_err().to_string();
-        assert!(e.contains("big.toml") && e.contains("limit 1 MiB"), "{e}");
+        assert!(
+            e.contains("big.toml") && e.contains("is 1048577 bytes") && e.contains("limit 1 MiB"),
+            "{e}"
+        );
         std::fs::write(&p, vec![b'#'; 1 << 20]).unwrap();
         assert_eq!(read_input(&p, InputKind::ChipToml).unwrap().len(), 1 << 20);
     }

@@ -141,7 +141,35 @@ fn header_end(bytes: &[u8]) -> Result<usize, NpyError> {
             bytes.len()
         )));
     }
+    let depth = nesting_depth(&bytes[prefix..end]);
+    if depth > MAX_HEADER_NESTING {
+        return Err(NpyError(format!(
+            "has a .npy header nested {depth} brackets deep (limit {MAX_HEADER_NESTING})"
+        )));
+    }
     Ok(end)
+}
+
+/// Deepest bracket nesting a header may have: numpy writes at most four (`{` `[` `(`
+/// `(` for a structured dtype with sub-array fields); npyz's header parser takes time
+/// exponential in the depth (18 levels: 9 s), so deeper headers are refused unread.
+pub const MAX_HEADER_NESTING: usize = 8;
+
+/// How deep `(`, `[` and `{` nest in `header` (quotes not considered: a deeper count
+/// only refuses more).
+fn nesting_depth(header: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for &b in header {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Check the .npy file `bytes` (at least its header) against array `a`; return the
@@ -214,5 +242,30 @@ mod tests {
         bytes[8..12].copy_from_slice(&1000u32.to_le_bytes());
         let e = data_offset(&bytes, &a, false).unwrap_err().to_string();
         assert!(e.contains("shorter"), "{e}");
+    }
+
+    #[test]
+    fn deeply_nested_headers_are_refused_before_parsing() {
+        // fuzz/regressions/npy/nested_brackets_exponential_parse: npyz's parser took
+        // time exponential in the depth (18 levels: 9 s, 22: over a minute)
+        let header = |depth: usize| {
+            let mut d = format!("{{'descr':{} '<f1', ", "[".repeat(depth));
+            d.push_str(&" ".repeat(63 - (10 + d.len()) % 64));
+            d.push('\n');
+            let mut v = b"\x93NUMPY\x01\x00".to_vec();
+            v.extend_from_slice(&(d.len() as u16).to_le_bytes());
+            v.extend_from_slice(d.as_bytes());
+            v
+        };
+        let a = parse_array("bf16[3,2]").unwrap();
+        let t0 = std::time::Instant::now();
+        let e = data_offset(&header(100), &a, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nested 101 brackets deep (limit 8)"), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_millis(100));
+        // a real structured header stays within the limit (and is refused for its dtype)
+        let e = data_offset(&header(2), &a, false).unwrap_err().to_string();
+        assert!(!e.contains("nested"), "{e}");
     }
 }
