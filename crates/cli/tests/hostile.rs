@@ -352,15 +352,8 @@ fn a_killed_convert_leaves_the_old_file_or_the_new_one() {
     {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
         use std::io::Write;
-        let mut dict =
-            format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-        while (10 + dict.len() + 1) % 64 != 0 {
-            dict.push(' ');
-        }
-        dict.push('\n');
-        f.write_all(b"\x93NUMPY\x01\x00").unwrap();
-        f.write_all(&(dict.len() as u16).to_le_bytes()).unwrap();
-        f.write_all(dict.as_bytes()).unwrap();
+        f.write_all(&common::npy_header("<f4", &format!("({rows}, {cols})")))
+            .unwrap();
         let row: Vec<u8> = (0..cols).flat_map(|x| (x as f32).to_le_bytes()).collect();
         for _ in 0..rows {
             f.write_all(&row).unwrap();
@@ -414,15 +407,7 @@ fn convert_writes_real_npy_or_refuses() {
     use std::os::unix::fs::PermissionsExt;
     let d = tempfile::tempdir().unwrap();
     let p = |n: &str| d.path().join(n).to_str().unwrap().to_string();
-    let mut dict = "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }".to_string();
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
-    npy.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    npy.extend_from_slice(dict.as_bytes());
-    npy.extend_from_slice(&[0u8; 12]);
+    let npy = common::npy("<f2", "(2, 3)", &[0u8; 12]);
     std::fs::write(p("h.npy"), &npy).unwrap();
     // float16 data is not bf16
     let out = tpusim()

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::tpusim;
+use common::{npy, tpusim};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -166,20 +166,6 @@ fn default_layouts() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("'v9'"));
-}
-
-/// A .npy file written by hand (independent of tpusim's writer).
-fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut v = b"\x93NUMPY\x01\x00".to_vec();
-    v.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    v.extend_from_slice(dict.as_bytes());
-    v.extend_from_slice(data);
-    v
 }
 
 #[test]

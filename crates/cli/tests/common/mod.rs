@@ -23,3 +23,25 @@ pub fn bad_input(out: &std::process::Output, needles: &[&str]) -> String {
     }
     err
 }
+
+/// A .npy (version 1.0) header written by hand, independent of tpusim's writer.
+#[allow(dead_code)]
+pub fn npy_header(descr: &str, shape: &str) -> Vec<u8> {
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut v = b"\x93NUMPY\x01\x00".to_vec();
+    v.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    v.extend_from_slice(dict.as_bytes());
+    v
+}
+
+/// A whole .npy file: [`npy_header`] then `data`.
+#[allow(dead_code)]
+pub fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut v = npy_header(descr, shape);
+    v.extend_from_slice(data);
+    v
+}
