@@ -13,15 +13,16 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install --locked cargo-fuzz@0.13.2 >/dev/null 2>&1
 fi
 export RUSTC_BOOTSTRAP=1
-# No AddressSanitizer here: the targets are safe Rust and the smoke is about panics,
-# hangs and allocations; the long runs in FUZZING.md use the default (ASan) build.
-cargo fuzz build -O -s none >/dev/null
+# cargo-fuzz's default build: optimised, with debug assertions and overflow checks, so
+# an unchecked overflow is a crash. No AddressSanitizer here (the targets are safe Rust
+# and the smoke is about panics, hangs and allocations); fuzz/run.sh uses it.
+cargo fuzz build -s none >/dev/null
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
 targets=$(sed -n 's/^name = "\(.*\)"/\1/p' Cargo.toml | grep -v '^tpusim-fuzz$')
 n=0
 for t in $targets; do
   mkdir -p "$scratch/$t"
-  if ! cargo fuzz run -O -s none "$t" "$scratch/$t" "corpus/$t" -- -max_total_time="$secs" \
+  if ! cargo fuzz run -s none "$t" "$scratch/$t" "corpus/$t" -- -max_total_time="$secs" \
       -timeout=1 -rss_limit_mb=1024 -malloc_limit_mb=1024 -close_fd_mask=3 \
       -artifact_prefix="$scratch/" >"$scratch/$t.log" 2>&1; then
     echo "fuzz-smoke: $t FAILED"; grep -E 'ERROR|panicked|Test unit' "$scratch/$t.log" | head -5
