@@ -11,7 +11,9 @@
 //!   input of `K` channels and `M` rows (`batch × K × M × 1` → `batch × N × M × 1`), so a
 //!   planner can slice it along H (= M).
 //!
-//! Chaining: a layer reads the previous layer's output when its channels match and the
+//! Chaining (conv rows only; every GEMM row is an independent layer with its own input
+//! `<layer>.input`, as SCALE-Sim and `tpusim systolic run` take them): a layer reads the
+//! previous layer's output when its channels match and the
 //! CSV's (padded) size exceeds the previous output by less than the kernel in each
 //! direction — that difference becomes symmetric zero padding (extra row/column at the
 //! bottom/right). Otherwise (pooling or other layers the CSV leaves out) the layer reads a
@@ -36,6 +38,8 @@ struct Layer {
     filters: u64,
     stride: u64,
     depthwise: bool,
+    /// A GEMM row: an independent layer, never chained to the row before.
+    gemm: bool,
 }
 
 fn field(fields: &[&str], i: usize, line: usize, what: &str) -> Result<u64> {
@@ -116,6 +120,7 @@ fn parse(text: &str) -> Result<Vec<Layer>> {
                 filters: n,
                 stride: 1,
                 depthwise: false,
+                gemm: true,
             }
         } else {
             let l = Layer {
@@ -129,6 +134,7 @@ fn parse(text: &str) -> Result<Vec<Layer>> {
                 filters: field(&fields, 6, line, "Num Filter")?,
                 stride: field(&fields, 7, line, "Strides")?,
                 depthwise: name.contains("DP"),
+                gemm: false,
             };
             if l.kh > l.h || l.kw > l.w {
                 return Err(GraphError::Topology {
@@ -173,7 +179,9 @@ pub fn from_topology_csv(text: &str, name: &str, batch: u64) -> Result<Graph> {
             },
             other => other,
         };
-        let chained = prev.and_then(|p| {
+        // GEMM rows are independent layers, as SCALE-Sim runs them: chaining one into
+        // the next would let the 1×1-conv merge fold `fc1` and `fc2` into one layer
+        let chained = prev.filter(|_| !l.gemm).and_then(|p| {
             let s = b.shape(p);
             let ok = s.n == batch
                 && s.c == l.c
@@ -288,7 +296,9 @@ mod tests {
     fn gemm_topology() {
         let csv = "Layer,M,N,K,\ng1,30,20,19,\ng2,30,8,20,\ng3,16,8,8,\n";
         let g = from_topology_csv(csv, "t", 1).unwrap();
-        assert_eq!(g.inputs.len(), 2); // g2 reads g1's 30x20 output; g3 does not fit
+        // every row is its own layer, even g2 whose K matches g1's N
+        assert_eq!(g.inputs.len(), 3);
+        assert_eq!(g.outputs.len(), 3);
         assert_eq!(
             g.tensors[g.ops[1].outputs[0]].shape,
             Shape4::new(1, 8, 30, 1)
@@ -296,6 +306,14 @@ mod tests {
         assert_eq!(
             graph_cost(&g).unwrap().macs,
             30 * 20 * 19 + 30 * 8 * 20 + 16 * 8 * 8
+        );
+        // and stay so after fusion: an MLP's up and down projections are not merged
+        let csv = "Layer,M,N,K,\nfc1,2048,14336,4096,\nfc2,2048,4096,14336,\n";
+        let g = crate::fuse::fuse(&from_topology_csv(csv, "mlp", 1).unwrap()).unwrap();
+        assert_eq!(g.ops.len(), 2);
+        assert_eq!(
+            graph_cost(&g).unwrap().macs,
+            2048 * 14336 * 4096 + 2048 * 4096 * 14336
         );
     }
 

@@ -46,10 +46,11 @@ impl ModelSource {
         }
     }
 
-    /// Build the network for `batch` images of `resolution`, fused (batch-norm and
-    /// activations folded into their producers, as the planner expects) and in
-    /// TPU-MLIR's op order (`tpusim_planner::tpu_mlir_order`).
-    pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
+    /// Build the network for `batch` images of `resolution`, fused when `fuse`
+    /// (batch-norm and activations folded into their producers, a linear 1×1 conv merged
+    /// into the conv that alone reads it, as TPU-MLIR compiles it) and in TPU-MLIR's op
+    /// order (`tpusim_planner::tpu_mlir_order`).
+    pub fn graph(&self, batch: u64, resolution: (u64, u64), fuse: bool) -> Result<Graph> {
         if batch == 0 {
             return Err(ReportError::BadBatch {
                 given: 0,
@@ -72,10 +73,14 @@ impl ModelSource {
             }
         }
         .map_err(lower)?;
-        // planned as `tpusim plan` plans it: fused, in TPU-MLIR's op order
-        Ok(tpusim_planner::tpu_mlir_order(
-            &tpusim_graph::fuse::fuse(&g).map_err(lower)?,
-        ))
+        // planned as `tpusim plan` plans it: fused unless told not to, in TPU-MLIR's
+        // op order
+        let g = if fuse {
+            tpusim_graph::fuse::fuse(&g).map_err(lower)?
+        } else {
+            g
+        };
+        Ok(tpusim_planner::tpu_mlir_order(&g))
     }
 }
 
@@ -99,6 +104,9 @@ pub struct Request {
     /// too); `same` = already in the dtype. TPUs take inputs in the dtype (`None` or
     /// `same` only).
     pub input_dtype: Option<String>,
+    /// Fold batch-norm and activations into their producers and merge linear 1×1 convs
+    /// (TPU-MLIR's inference form); `false` reports the layers as written.
+    pub fuse: bool,
 }
 
 impl Request {
@@ -112,6 +120,7 @@ impl Request {
             resolution: DEFAULT_RESOLUTION,
             vmem_bytes: None,
             input_dtype: None,
+            fuse: true,
         }
     }
 }
@@ -123,7 +132,7 @@ pub fn report(req: &Request) -> Result<Report> {
         Some(d) => parse_dtype(d)?,
         None => machine.default_dtype(),
     };
-    let graph = req.model.graph(req.batch, req.resolution)?;
+    let graph = req.model.graph(req.batch, req.resolution, req.fuse)?;
     let graph = match input_bits(req.input_dtype.as_deref(), &machine, dtype)? {
         Some(bits) => {
             tpusim_planner::tpu_mlir_order(&tpusim_graph::cast::cast_inputs(&graph, bits))

@@ -25,6 +25,7 @@ fn tiny(chip: &str) -> Report {
         resolution: (224, 224),
         vmem_bytes: None,
         input_dtype: None,
+        fuse: true,
     })
     .unwrap()
 }

@@ -14,6 +14,7 @@ fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Re
         resolution: (res, res),
         vmem_bytes: None,
         input_dtype: None,
+        fuse: true,
     }
 }
 

@@ -52,6 +52,12 @@ pub struct ReportArgs {
     /// give it, or to see what a different VMEM would do.
     #[arg(long, value_name = "BYTES")]
     vmem: Option<String>,
+    /// Report the layers as written: no folding of batch-norm and ReLU into the
+    /// producing conv, no merging of a linear 1×1 conv into the conv that alone reads it
+    /// (TPU-MLIR's inference form, which the report uses by default, as `tpusim plan`
+    /// does).
+    #[arg(long)]
+    no_fuse: bool,
     /// Print the whole report as one JSON document: model, chip, total_time_s,
     /// roofline_lower_bound_s, flops, bytes_logical, bytes_moved, layers[name, op, flops,
     /// bytes_logical, bytes_moved, compute_s, memory_s, bound, group], groups[ops,
@@ -141,6 +147,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         resolution: parse_resolution(args.resolution.as_deref())?,
         vmem_bytes: vmem(&args)?,
         input_dtype: args.input_dtype.clone(),
+        fuse: !args.no_fuse,
     };
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     spinner.set_style(
@@ -206,6 +213,7 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
                 resolution,
                 vmem_bytes,
                 input_dtype: args.input_dtype.clone(),
+                fuse: !args.no_fuse,
             })
         },
         || bar.inc(1),

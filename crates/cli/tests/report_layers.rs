@@ -1,0 +1,89 @@
+//! `tpusim report` keeps the layers the user wrote (issue 18, item 2): a GEMM topology's
+//! rows are independent layers whose FLOPs add up to Σ 2·M·N·K, and `--no-fuse` reports
+//! the network without folding or merging anything.
+
+mod common;
+
+use common::tpusim;
+use serde_json::Value;
+
+fn report(args: &[&str]) -> Value {
+    let out = tpusim()
+        .arg("report")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn gemm_rows_are_independent_layers() {
+    let d = tempfile::tempdir().unwrap();
+    let rows = [
+        ("q_proj", 2048u64, 4096u64, 4096u64),
+        ("k_proj", 2048, 1024, 4096),
+        ("v_proj", 2048, 1024, 4096),
+        ("o_proj", 2048, 4096, 4096),
+        ("gate_proj", 2048, 14336, 4096),
+        ("up_proj", 2048, 14336, 4096),
+        ("down_proj", 2048, 4096, 14336),
+    ];
+    let mut csv = "Layer,M,N,K,\n".to_string();
+    for (n, m, nn, k) in rows {
+        csv.push_str(&format!("{n},{m},{nn},{k},\n"));
+    }
+    let path = d.path().join("llama_layer.csv");
+    std::fs::write(&path, csv).unwrap();
+    for chip in ["v5e", "bm1684x"] {
+        let r = report(&[path.to_str().unwrap(), "--chip", chip]);
+        let layers = r["layers"].as_array().unwrap();
+        // on an NPU each row's f32 input is cast on the chip first (`--input-dtype`)
+        let mut names: Vec<&str> = layers
+            .iter()
+            .map(|l| l["name"].as_str().unwrap())
+            .filter(|n| !n.ends_with(".input_cast"))
+            .collect();
+        names.sort();
+        let mut want: Vec<&str> = rows.iter().map(|r| r.0).collect();
+        want.sort();
+        assert_eq!(names, want, "{chip}");
+        let flops: u64 = rows.iter().map(|(_, m, n, k)| 2 * m * n * k).sum();
+        let matmul_flops: f64 = layers
+            .iter()
+            .filter(|l| !l["name"].as_str().unwrap().ends_with(".input_cast"))
+            .map(|l| l["flops"].as_f64().unwrap())
+            .sum();
+        assert_eq!(matmul_flops, flops as f64, "{chip}");
+        let text = r.to_string();
+        assert!(!text.contains("merge"), "{chip}: a merged tensor name");
+    }
+}
+
+#[test]
+fn no_fuse_reports_the_layers_as_written() {
+    let fused = report(&["resnet18"]);
+    let plain = report(&["resnet18", "--no-fuse"]);
+    let count = |r: &Value| r["layers"].as_array().unwrap().len();
+    assert!(
+        count(&plain) > count(&fused),
+        "{} vs {}",
+        count(&plain),
+        count(&fused)
+    );
+    let ops: Vec<&str> = plain["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        ops.iter().any(|n| n.contains("bn")),
+        "batch-norms stay layers: {ops:?}"
+    );
+}
