@@ -90,7 +90,7 @@ fn table_lists_every_layer() {
         .stdout(predicate::str::contains("conv1"))
         .stdout(predicate::str::contains("conv2"))
         .stdout(predicate::str::contains(
-            "bf16[1,18,18,3]{3,2,1,0:T(8,128)(2,1)}",
+            "bf16[1,18,18,3]{2,3,1,0:T(4,128)(2,1)}",
         ));
 }
 

@@ -4,10 +4,12 @@
 //! with the feature dimension c minor (on the 128 lanes, as the MXU contracts over it)
 //! and w second-minor; a matrix activation (h = w = 1) is `[n, c]`. A conv filter
 //! (o, i, kh, kw) is `[kh, kw, i, o]` (HWIO, o minor), a gemm weight (k, n) is `[k, n]`,
-//! a per-channel vector (bias, batch-norm scale) is rank 1 `[c]`. The tiles are the
-//! generation's default for that minor/second-minor pair (`tpu_default` on the 2-D
-//! `[second-minor, 128]` slab, which keeps the feature dimension minor), and the bytes are
-//! XLA's allocation size (ArraySize). So a 3-channel input really takes 128-lane rows.
+//! a per-channel vector (bias, batch-norm scale) is rank 1 `[c]`. The layout is what
+//! XLA:TPU gives those dims (`tpu_default`: the generation's minor-to-major order and
+//! tiles, checked against libtpu compiles in `tests/xla_reference.rs`), and the bytes
+//! are XLA's allocation size (ArraySize). So a 3-channel NHWC input is stored
+//! `{2,1,3,0:T(8,128)(2,1)}` (W·C on the tiles, 344,064 B at 224²), not with its 3
+//! channels padded to 128 lanes.
 //!
 //! **NPU** (lmem crate): global memory is contiguous (bytes moved = logical bytes); in
 //! local memory a tensor reserves, in every lane, its EU-aligned per-lane size (channels
@@ -18,7 +20,7 @@ use crate::error::{ReportError, Result};
 use crate::machine::Machine;
 use crate::model::LayoutPicture;
 use tpusim_graph::{Graph, OpKind, TensorId, TensorKind};
-use tpusim_layout::{sizes, tpu_default, ArrayShape, Dim, ElementType, Layout, TileDim};
+use tpusim_layout::{sizes, tpu_default, ArrayShape, ElementType, TileDim};
 
 /// Largest picture grid side; bigger grids are averaged down to this.
 pub const PICTURE_MAX: usize = 48;
@@ -132,22 +134,10 @@ pub fn tpu_array(
         ],
         Role::Vector => vec![s.elements().ok_or_else(|| overflow("weight elements"))?],
     };
-    if dims.len() == 1 {
-        return tpu_default(dtype, &dims, gen).map_err(lower);
-    }
-    let second = dims[dims.len() - 2];
-    // the generation's tile for a [second, 128] slab keeps the 128 minor (see module docs)
-    let slab = tpu_default(dtype, &[second, 128], gen).map_err(lower)?;
-    let template = slab.layout.unwrap_or_else(|| Layout::row_major(2));
-    let rank = dims.len();
-    let mut layout =
-        Layout::new((0..rank as u64).rev().collect()).with_tiles(template.tiles.clone());
-    layout.element_size_bits = template.element_size_bits;
-    Ok(ArrayShape {
-        element_type: dtype,
-        dims: dims.iter().map(|&d| Dim::Static(d)).collect(),
-        layout: Some(layout),
-    })
+    // XLA:TPU's own choice for these dims (minor-to-major order and tiles), which a
+    // libtpu compile gives every entry parameter and activation
+    // (tests/data/xla/, tests/xla_reference.rs)
+    tpu_default(dtype, &dims, gen).map_err(lower)
 }
 
 fn tile_of(a: &ArrayShape) -> (u64, u64) {

@@ -165,34 +165,25 @@ fn default_run_is_resnet50_on_v5e() {
         "flops {}",
         r.flops
     );
-    // the 3-channel input is stored with channels on the 128 lanes: 128/3 of its bytes
+    // the 3-channel input is stored as XLA:TPU stores it (a libtpu compile of ResNet-50
+    // for v5e, tests/data/xla/): W·C on the tiles, not C padded to 128 lanes
     let input = r.tensors.iter().find(|t| t.name == "input").unwrap();
     assert_eq!(input.bytes_logical, 224 * 224 * 3 * 2);
-    assert_eq!(input.bytes_stored, 224 * 224 * 128 * 2);
-    assert!(
-        input
-            .layout
-            .starts_with("bf16[1,224,224,3]{3,2,1,0:T(8,128)(2,1)}"),
-        "{}",
-        input.layout
-    );
-    // …and it is the worst-padded tensor, whose picture is drawn
-    assert_eq!(r.tensors[0].name, "input");
+    assert_eq!(input.layout, "bf16[1,224,224,3]{2,1,3,0:T(8,128)(2,1)}");
+    assert_eq!(input.bytes_stored, 344_064);
+    // conv1's output as XLA stores it: 1,835,008 bytes
+    let relu = r.tensors.iter().find(|t| t.name == "relu").unwrap();
+    assert_eq!(relu.bytes_stored, 1_835_008);
+    // the worst-padded tensor is first, and its picture is drawn
     let p = r.worst_layout.as_ref().unwrap();
-    assert_eq!(p.tensor, "input");
-    // the [224 x 3] slab padded to [224 x 128], cells of 5 x 3 elements: only the first
-    // column of cells holds data
-    assert_eq!((p.rows, p.cols), (45, 43));
-    for r in 0..p.rows {
-        let row = &p.fill[r * p.cols..(r + 1) * p.cols];
-        assert!(
-            row[0] > 0.0 && row[1..].iter().all(|&f| f == 0.0),
-            "row {r}: {row:?}"
-        );
-    }
-    // conv1 reads that input: it moves more than it needs
-    let conv1 = r.layers.iter().find(|l| l.name == "conv1").unwrap();
-    assert!(conv1.bytes_moved >= conv1.bytes_logical + (224 * 224 * 125 * 2));
+    assert_eq!(p.tensor, r.tensors[0].name);
+    let worst = &r.tensors[0];
+    assert!(r
+        .tensors
+        .iter()
+        .all(|t| t.bytes_stored - t.bytes_logical <= worst.bytes_stored - worst.bytes_logical));
+    // every layer moves at least what it needs
+    assert!(r.layers.iter().all(|l| l.bytes_moved >= l.bytes_logical));
 }
 
 #[test]

@@ -57,3 +57,55 @@ fn the_resnet_input_xla_stores_is_not_the_row_major_tiling() {
     };
     assert_eq!(sizes(&a).unwrap().array_size_bytes, 344_064);
 }
+
+#[test]
+fn the_report_stores_inputs_and_weights_as_xla_does() {
+    // XLA's argument bytes are the network input plus every weight, in XLA's layouts;
+    // the report must store the same tensors in the same bytes (the old report padded
+    // the 3-channel input to 128 lanes: 12.8 MB instead of 344,064 B)
+    let r = reference();
+    let mut checked = 0;
+    for c in r["cases"].as_array().unwrap() {
+        let model = c["model"].as_str().unwrap();
+        if !model.starts_with("resnet") {
+            continue;
+        }
+        let req = tpusim_report::Request {
+            model: tpusim_report::ModelSource::Builtin(model.into()),
+            chip: c["chip"].as_str().unwrap().into(),
+            batch: c["batch"].as_u64().unwrap(),
+            ..tpusim_report::Request::default_run()
+        };
+        let rep = serde_json::to_value(tpusim_report::report(&req).unwrap()).unwrap();
+        let args: Vec<&Value> = rep["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| {
+                let n = t["name"].as_str().unwrap();
+                n == "input" || n.ends_with(".weight") || n.ends_with(".bias")
+            })
+            .collect();
+        let bytes: u64 = args
+            .iter()
+            .map(|t| t["bytes_stored"].as_u64().unwrap())
+            .sum();
+        let what = format!("{model} b{} on {}", c["batch"], c["chip"]);
+        assert_eq!(
+            args.len() as u64,
+            c["entry_parameter_count"].as_u64().unwrap(),
+            "{what}"
+        );
+        assert_eq!(
+            bytes,
+            c["memory_analysis"]["argument_size_in_bytes"]
+                .as_u64()
+                .unwrap(),
+            "{what}"
+        );
+        let input = args.iter().find(|t| t["name"] == "input").unwrap();
+        assert_eq!(input["layout"], c["input_parameter_hlo"], "{what}");
+        checked += 1;
+    }
+    assert_eq!(checked, 12);
+}
