@@ -9,18 +9,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 fn plan_json(args: &[&str]) -> Value {
-    let out = tpusim()
-        .arg("plan")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json_of("plan", args)
 }
 
 #[test]

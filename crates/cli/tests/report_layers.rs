@@ -4,22 +4,10 @@
 
 mod common;
 
-use common::tpusim;
 use serde_json::Value;
 
 fn report(args: &[&str]) -> Value {
-    let out = tpusim()
-        .arg("report")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json_of("report", args)
 }
 
 #[test]

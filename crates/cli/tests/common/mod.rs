@@ -45,3 +45,20 @@ pub fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
     v.extend_from_slice(data);
     v
 }
+
+/// Run `tpusim VERB ARGS… --json`, assert success, and parse its one JSON document.
+#[allow(dead_code)]
+pub fn json_of(verb: &str, args: &[&str]) -> serde_json::Value {
+    let out = tpusim()
+        .arg(verb)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
