@@ -75,3 +75,74 @@ fn no_fuse_reports_the_layers_as_written() {
         "batch-norms stay layers: {ops:?}"
     );
 }
+
+/// A built-in chip's TOML, renamed: `tpusim chip show` for a TPU, `lmem show` for an NPU.
+fn renamed_chip(dir: &std::path::Path, verb: &[&str], from: &str, to: &str) -> String {
+    let out = common::tpusim().args(verb).arg("--toml").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap().replacen(
+        &format!("name = \"{from}\""),
+        &format!("name = \"{to}\""),
+        1,
+    );
+    assert!(text.contains(&format!("name = \"{to}\"")));
+    let path = dir.join(format!("{to}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn chip_files_work_end_to_end_for_tpus_and_npus() {
+    let d = tempfile::tempdir().unwrap();
+    let tpu = renamed_chip(d.path(), &["chip", "show", "v5e"], "v5e", "mytpu");
+    let npu = renamed_chip(d.path(), &["lmem", "show", "bm1684x"], "bm1684x", "mynpu");
+    for (file, builtin, kind) in [(&tpu, "v5e", "tpu"), (&npu, "bm1684x", "npu")] {
+        let mine = report(&["resnet18", "--chip-file", file]);
+        let theirs = report(&["resnet18", "--chip", builtin]);
+        assert_eq!(mine["chip_kind"], kind);
+        assert_ne!(mine["chip"], theirs["chip"]);
+        assert_eq!(mine["total_time_s"], theirs["total_time_s"], "{file}");
+        assert_eq!(mine["bytes_moved"], theirs["bytes_moved"], "{file}");
+    }
+    // a sweep uses the file for the chip of its name
+    let sweep = d.path().join("s.toml");
+    std::fs::write(
+        &sweep,
+        "models = [\"resnet18\"]\nchips = [\"mytpu\", \"v5e\"]\n",
+    )
+    .unwrap();
+    let out = common::tpusim()
+        .args([
+            "report",
+            "--sweep",
+            sweep.to_str().unwrap(),
+            "--chip-file",
+            &tpu,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[0][1], rows[1][1]), ("mytpu", "v5e"));
+    assert_eq!(rows[0][5], rows[1][5], "same figures, so same time");
+    assert!(
+        rows.iter().all(|r| r.last() == Some(&"")),
+        "no errors: {csv}"
+    );
+    // neither schema: one line naming both reasons
+    let bad = d.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\n").unwrap();
+    let out = common::tpusim()
+        .args(["report", "resnet18", "--chip-file", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    common::bad_input(
+        &out,
+        &["bad.toml", "neither a TPU chip", "nor an NPU preset"],
+    );
+}

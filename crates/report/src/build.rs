@@ -107,6 +107,18 @@ pub struct Request {
     /// Fold batch-norm and activations into their producers and merge linear 1×1 convs
     /// (TPU-MLIR's inference form); `false` reports the layers as written.
     pub fuse: bool,
+    /// A chip described by the user: the text of a chip TOML (TPU schema or NPU preset
+    /// schema) and where it came from. `chip` is then ignored.
+    pub chip_file: Option<ChipFile>,
+}
+
+/// A user's chip description (see [`Machine::from_toml`]).
+#[derive(Debug, Clone)]
+pub struct ChipFile {
+    /// The TOML text.
+    pub text: String,
+    /// Its origin in errors (the file name).
+    pub origin: String,
 }
 
 impl Request {
@@ -121,13 +133,17 @@ impl Request {
             vmem_bytes: None,
             input_dtype: None,
             fuse: true,
+            chip_file: None,
         }
     }
 }
 
 /// Make the report of one request.
 pub fn report(req: &Request) -> Result<Report> {
-    let machine = Machine::lookup(&req.chip, req.vmem_bytes)?;
+    let machine = match &req.chip_file {
+        Some(f) => Machine::from_toml(&f.text, &f.origin, req.vmem_bytes)?,
+        None => Machine::lookup(&req.chip, req.vmem_bytes)?,
+    };
     let dtype = match &req.dtype {
         Some(d) => parse_dtype(d)?,
         None => machine.default_dtype(),

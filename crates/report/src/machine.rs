@@ -61,7 +61,8 @@ pub const DEFAULT_CHIP: &str = "v5e";
 
 fn tpu_gen(name: &str) -> Option<TpuGen> {
     let n = name.to_ascii_lowercase();
-    Some(match n.as_str() {
+    let n = n.strip_prefix("tpu-").unwrap_or(&n);
+    Some(match n {
         "v2" => TpuGen::V2,
         "v3" => TpuGen::V3,
         "v4" | "v4p" => TpuGen::V4,
@@ -107,6 +108,33 @@ impl Machine {
         })
     }
 
+    /// The machine a chip file describes: a TPU in the chip database's TOML schema
+    /// (`data/chips/*.toml`; its name or an alias must name a TPU generation the layout
+    /// model knows), or an NPU in the local-memory preset schema (`data/lmem/*.toml`).
+    /// `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str, vmem_bytes: Option<u64>) -> Result<Machine> {
+        let tpu = tpusim_chip::Chip::from_toml_str(text, origin);
+        if let Ok(chip) = tpu {
+            return Machine::from_tpu(chip, vmem_bytes);
+        }
+        let npu = tpusim_lmem::Chip::from_toml(text);
+        if let Ok(chip) = npu {
+            return Ok(Machine::Npu(Box::new(Npu { chip })));
+        }
+        let (tpu_err, npu_err) = (
+            tpu.err().map(|e| e.to_string()),
+            npu.err().map(|e| e.to_string()),
+        );
+        Err(ReportError::Lower {
+            context: format!("chip file {origin}"),
+            message: format!(
+                "neither a TPU chip ({}) nor an NPU preset ({})",
+                tpu_err.unwrap_or_default(),
+                npu_err.unwrap_or_default()
+            ),
+        })
+    }
+
     /// A TPU from a chip-database entry. Errors for chips without an MXU size or a
     /// known TPU generation (GPUs) and for unknown VMEM.
     pub fn from_tpu(chip: tpusim_chip::Chip, vmem_bytes: Option<u64>) -> Result<Machine> {
@@ -117,7 +145,7 @@ impl Machine {
         let gen = chip.aliases.iter().chain(std::iter::once(&chip.name)).find_map(|n| tpu_gen(n)).ok_or_else(|| {
             ReportError::Lower {
                 context: format!("chip '{}'", chip.name),
-                message: "not a TPU generation the layout model knows (v2, v3, v4p, v5e, v5p, v6e, tpu7x); GPUs are not modelled by `report`".into(),
+                message: "neither its name nor an alias is a TPU generation the layout model knows (v2, v3, v4p, v5e, v5p, v6e, tpu7x); a chip file of your own needs one, e.g. aliases = [\"v5e\"] (GPUs are not modelled by `report`)".into(),
             }
         })?;
         let mxu_dim = u64::from(chip.mxu_dim.ok_or_else(|| missing("mxu_dim"))?);

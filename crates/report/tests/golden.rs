@@ -26,6 +26,7 @@ fn tiny(chip: &str) -> Report {
         vmem_bytes: None,
         input_dtype: None,
         fuse: true,
+        chip_file: None,
     })
     .unwrap()
 }

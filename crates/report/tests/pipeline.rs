@@ -15,6 +15,7 @@ fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Re
         vmem_bytes: None,
         input_dtype: None,
         fuse: true,
+        chip_file: None,
     }
 }
 

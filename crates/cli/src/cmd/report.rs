@@ -58,6 +58,11 @@ pub struct ReportArgs {
     /// does).
     #[arg(long)]
     no_fuse: bool,
+    /// Your own chip: a TOML in the chip database's schema (a TPU: `tpusim chip show v5e
+    /// --toml`; its name or an alias must name a TPU generation) or in the NPU preset
+    /// schema (`tpusim lmem show bm1684x --toml`). Overrides --chip.
+    #[arg(long, value_name = "FILE")]
+    chip_file: Option<PathBuf>,
     /// Print the whole report as one JSON document: model, chip, total_time_s,
     /// roofline_lower_bound_s, flops, bytes_logical, bytes_moved, layers[name, op, flops,
     /// bytes_logical, bytes_moved, compute_s, memory_s, bound, group], groups[ops,
@@ -130,6 +135,19 @@ fn vmem(args: &ReportArgs) -> Result<Option<u64>> {
         .transpose()
 }
 
+/// The user's chip file, read (bounded like every chip TOML).
+fn chip_file(args: &ReportArgs) -> Result<Option<tpusim_report::ChipFile>> {
+    args.chip_file
+        .as_ref()
+        .map(|p| {
+            Ok(tpusim_report::ChipFile {
+                text: crate::input::read_input(p, crate::input::InputKind::ChipToml)?,
+                origin: p.display().to_string(),
+            })
+        })
+        .transpose()
+}
+
 /// Run `tpusim report`.
 pub fn run(args: ReportArgs) -> Result<()> {
     if let Some(file) = &args.sweep {
@@ -148,6 +166,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         vmem_bytes: vmem(&args)?,
         input_dtype: args.input_dtype.clone(),
         fuse: !args.no_fuse,
+        chip_file: chip_file(&args)?,
     };
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     spinner.set_style(
@@ -184,6 +203,16 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
     let spec = SweepSpec::parse(&text).with_context(|| format!("'{}'", file.display()))?;
     let resolution = parse_resolution(args.resolution.as_deref())?;
     let vmem_bytes = vmem(args)?;
+    // a chip file stands for the sweep's chip of the same name
+    let user_chip = chip_file(args)?;
+    let user_chip_name = match &user_chip {
+        Some(f) => Some(
+            tpusim_report::Machine::from_toml(&f.text, &f.origin, vmem_bytes)?
+                .name()
+                .to_string(),
+        ),
+        None => None,
+    };
     // read every model file once, before the parallel part
     let mut sources: HashMap<String, ModelSource> = HashMap::new();
     for m in &spec.models {
@@ -214,6 +243,9 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
                 vmem_bytes,
                 input_dtype: args.input_dtype.clone(),
                 fuse: !args.no_fuse,
+                chip_file: user_chip
+                    .clone()
+                    .filter(|_| user_chip_name.as_deref() == Some(p.chip.as_str())),
             })
         },
         || bar.inc(1),
