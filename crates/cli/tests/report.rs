@@ -86,7 +86,7 @@ fn table_lists_every_layer() {
         .args(["report", &tiny()])
         .assert()
         .success()
-        .stdout(predicate::str::contains("Layers:"))
+        .stdout(predicate::str::contains("Layers (each alone"))
         .stdout(predicate::str::contains("conv1"))
         .stdout(predicate::str::contains("conv2"))
         .stdout(predicate::str::contains(

@@ -382,9 +382,9 @@ pub fn is_view(op: &Op) -> bool {
 /// element-wise ops move their tensors as flat byte ranges (TPU-MLIR's global MatMul and
 /// Add do), so only the byte rates apply to them; convolutions and pools pay the
 /// per-plane floors too. Biases move at 32 bits under narrower types.
-pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) -> (u64, u64) {
+pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) -> GlobalOpCost {
     if is_view(op) {
-        return (0, 0);
+        return GlobalOpCost::default();
     }
     let mut bytes = 0u64;
     let mut dma = 0f64;
@@ -439,5 +439,24 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
         .map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
         .unwrap_or(0.0);
     let exposed = t.global_exposed_fraction * comp.min(dma);
-    (bytes, (cast + comp.max(dma) + exposed).ceil() as u64)
+    GlobalOpCost {
+        bytes,
+        cycles: (cast + comp.max(dma) + exposed).ceil() as u64,
+        compute_cycles: comp.round() as u64,
+        dma_cycles: (cast + dma).round() as u64,
+    }
+}
+
+/// What [`global_cost`] finds for an op run alone from global memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GlobalOpCost {
+    /// Bytes moved: inputs and weights loaded, outputs stored.
+    pub bytes: u64,
+    /// Cycles: max(compute, DMA) plus the exposed fraction of the smaller, after any
+    /// input cast.
+    pub cycles: u64,
+    /// Compute cycles.
+    pub compute_cycles: u64,
+    /// DMA cycles (the cast's included).
+    pub dma_cycles: u64,
 }

@@ -79,6 +79,23 @@ pub struct Attempt {
     pub cycles: u64,
     /// Global-memory bytes.
     pub gmem: u64,
+    /// Compute cycles of all slices, summed (no overlap).
+    pub compute_cycles: u64,
+    /// DMA cycles of all slices, summed (no overlap).
+    pub dma_cycles: u64,
+}
+
+/// What [`Ctx::group_cost`] finds for a placed group: its pipelined cycles and the
+/// compute and DMA they overlap.
+pub struct GroupCost {
+    /// Cycles of the whole group: Σ over steps of max(compute, DMA), fill and drain.
+    pub cycles: u64,
+    /// Bytes moved between global and local memory.
+    pub gmem: u64,
+    /// Compute cycles, all slices summed.
+    pub compute_cycles: u64,
+    /// DMA cycles, all slices summed.
+    pub dma_cycles: u64,
 }
 
 /// Candidate (nsecs, hsecs) pairs in the order tried: N first up to `nmax`, then H.
@@ -222,7 +239,7 @@ impl<'a> Ctx<'a> {
         let Some((blocks, steps, addrs, exposed)) = placed else {
             return Ok(None);
         };
-        let (cycles, gmem) = match &cost_view {
+        let cost = match &cost_view {
             Some((b, s, x)) => self.group_cost(gt, &slices, b, s, x),
             None => self.group_cost(gt, &slices, &blocks, &steps, &exposed),
         };
@@ -233,8 +250,10 @@ impl<'a> Ctx<'a> {
             blocks,
             steps,
             addrs,
-            cycles,
-            gmem,
+            cycles: cost.cycles,
+            gmem: cost.gmem,
+            compute_cycles: cost.compute_cycles,
+            dma_cycles: cost.dma_cycles,
         }))
     }
 
@@ -449,8 +468,8 @@ impl<'a> Ctx<'a> {
         balance_loads(&mut bb, &mut bs, &mut cost, &load, budget, pipelined).then_some((bb, bs))
     }
 
-    /// Cycles and global-memory bytes of a placed group (see the module docs of
-    /// [`crate::timestep`] for the pipelining rules).
+    /// Cycles, global-memory bytes and the compute/DMA split of a placed group (see the
+    /// module docs of [`crate::timestep`] for the pipelining rules).
     pub fn group_cost(
         &self,
         gt: &GroupTensors,
@@ -458,7 +477,7 @@ impl<'a> Ctx<'a> {
         blocks: &[BlockSpec],
         steps: &Steps,
         exposed: &[bool],
-    ) -> (u64, u64) {
+    ) -> GroupCost {
         let k = steps.k as usize;
         let ns = slices.len();
         let sliced = ns > 1;
@@ -469,6 +488,7 @@ impl<'a> Ctx<'a> {
         let mut gmem = 0u64;
         // per slice: DMA cycles per step (normal), load0 (mergeable, exposed), store k+1
         let mut cyc = 0f64;
+        let (mut compute_sum, mut dma_sum) = (0f64, 0f64);
         let mut prev_stores: Vec<f64> = Vec::new();
         for (si, s) in slices.iter().enumerate() {
             let mut cur_stores: Vec<f64> = Vec::new();
@@ -505,11 +525,13 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
+            dma_sum += dma.iter().sum::<f64>() + l0m + l0x + skm + skx;
             if !sliced {
                 for (j, &dj) in dma.iter().enumerate() {
                     let comp = steps.compute[j]
                         .map(|o| self.op_slice_cycles(gt, s, o))
                         .unwrap_or(0.0);
+                    compute_sum += comp;
                     cyc += comp.max(dj);
                 }
                 continue;
@@ -559,13 +581,19 @@ impl<'a> Ctx<'a> {
             for j in 0..k {
                 cyc += comp[j].max(d[j]);
             }
+            compute_sum += comp.iter().sum::<f64>();
             cyc += skx;
             prev_stores = cur_stores;
             if si + 1 == ns {
                 cyc += skm;
             }
         }
-        (cyc.ceil() as u64, gmem)
+        GroupCost {
+            cycles: cyc.ceil() as u64,
+            gmem,
+            compute_cycles: compute_sum.round() as u64,
+            dma_cycles: dma_sum.round() as u64,
+        }
     }
 
     /// (bytes, DMA cycles) of loading block `b` for slice `s` (weights: whole, and only
@@ -726,6 +754,8 @@ impl<'a> Ctx<'a> {
             slices,
             gmem_bytes: a.gmem,
             cycles: a.cycles,
+            compute_cycles: a.compute_cycles,
+            dma_cycles: a.dma_cycles,
             recomputed_rows: recomputed_rows(g, &gt, &a.slices, a.nsecs),
         }
     }

@@ -214,6 +214,36 @@ pub fn tpu_mlir_order(graph: &Graph) -> Graph {
     tpusim_graph::order::tpu_mlir_order(graph, |op| group::groupable(&op.kind))
 }
 
+/// How a network is made ready to plan (see [`prepare`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preparation {
+    /// Fold batch-norm and activations into their producers and merge linear 1×1 convs
+    /// (TPU-MLIR's inference form); `false` plans the layers as written.
+    pub fuse: bool,
+    /// Bits the network's inputs arrive in when they differ from the planned type: a
+    /// cast op then converts them on the chip first. `None`: they arrive in it.
+    pub input_bits: Option<u32>,
+}
+
+/// The one recipe every verb plans a network by: fuse (when asked), cast the inputs
+/// (when they arrive in another type), then TPU-MLIR's op order, once.
+pub fn prepare(
+    graph: &Graph,
+    how: Preparation,
+) -> std::result::Result<Graph, tpusim_graph::GraphError> {
+    let fused;
+    let g = if how.fuse {
+        fused = tpusim_graph::fuse::fuse(graph)?;
+        &fused
+    } else {
+        graph
+    };
+    Ok(match how.input_bits {
+        Some(bits) => tpu_mlir_order(&tpusim_graph::cast::cast_inputs(g, bits)),
+        None => tpu_mlir_order(g),
+    })
+}
+
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);
 /// every op not in a requested group is global. Errors if groups overlap, are out of
 /// order, contain an op that cannot be grouped, or fit at no slicing. Unlike
@@ -307,15 +337,17 @@ fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
     for p in pieces {
         match *p {
             Piece::Global(o) => {
-                let (b, c) = global_cost(g, &g.ops[o], bits, npu, &ctx.timing);
+                let c = global_cost(g, &g.ops[o], bits, npu, &ctx.timing);
                 global_ops.push(g.ops[o].name.clone());
                 global_costs.push(GlobalCost {
                     op: g.ops[o].name.clone(),
-                    gmem_bytes: b,
-                    cycles: c,
+                    gmem_bytes: c.bytes,
+                    cycles: c.cycles,
+                    compute_cycles: c.compute_cycles,
+                    dma_cycles: c.dma_cycles,
                 });
-                cycles = error::add(cycles, c, "plan cycles")?;
-                gmem = error::add(gmem, b, "plan GMEM bytes")?;
+                cycles = error::add(cycles, c.cycles, "plan cycles")?;
+                gmem = error::add(gmem, c.bytes, "plan GMEM bytes")?;
             }
             Piece::Group {
                 first,
@@ -339,9 +371,9 @@ fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
     }
     let (mut cag, mut gag) = (0u64, 0u64);
     for op in &g.ops {
-        let (b, c) = global_cost(g, op, bits, npu, &ctx.timing);
-        cag = error::add(cag, c, "all-global cycles")?;
-        gag = error::add(gag, b, "all-global GMEM bytes")?;
+        let c = global_cost(g, op, bits, npu, &ctx.timing);
+        cag = error::add(cag, c.cycles, "all-global cycles")?;
+        gag = error::add(gag, c.bytes, "all-global GMEM bytes")?;
     }
     let clock = ctx.timing.clock_hz;
     let plan = Plan {

@@ -111,6 +111,14 @@ pub struct GroupPlan {
     pub gmem_bytes: u64,
     /// Estimated cycles of the whole group (all slices, pipelined, with fill and drain).
     pub cycles: u64,
+    /// Of which compute: the ops' cycles over all slices, summed. `cycles` ≥ this; the
+    /// rest of `cycles` is DMA that compute does not hide.
+    #[serde(default)]
+    pub compute_cycles: u64,
+    /// DMA cycles of all loads and stores of all slices, summed (most of them overlap
+    /// compute): `cycles` ≤ `compute_cycles` + `dma_cycles`, up to rounding.
+    #[serde(default)]
+    pub dma_cycles: u64,
     /// Highest lane address used, bytes (the group's local-memory peak per lane).
     pub lmem_peak: u64,
     /// Rows computed more than once because neighbouring H slices overlap, summed over
@@ -127,6 +135,12 @@ pub struct GlobalCost {
     pub gmem_bytes: u64,
     /// Estimated cycles (max of DMA and compute: a global layer pipelines internally).
     pub cycles: u64,
+    /// Of which compute cycles.
+    #[serde(default)]
+    pub compute_cycles: u64,
+    /// DMA cycles (loads, stores, and the f32 cast of a narrow global pool).
+    #[serde(default)]
+    pub dma_cycles: u64,
 }
 
 /// The chip timing figures a plan's cycle estimates used.

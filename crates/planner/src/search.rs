@@ -55,8 +55,8 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
         .ops
         .iter()
         .map(|op| {
-            let (bytes, cycles) = global_cost(g, op, bits, ctx.chip.npu_num, &ctx.timing);
-            (cycles, bytes)
+            let c = global_cost(g, op, bits, ctx.chip.npu_num, &ctx.timing);
+            (c.cycles, c.bytes)
         })
         .collect();
     let add = |a: (u64, u64), b: (u64, u64)| (a.0.saturating_add(b.0), a.1.saturating_add(b.1));

@@ -28,7 +28,7 @@ fn global_cycles(file: &str, name: &str) -> u64 {
     let g = data_graph(file);
     let op = g.ops.iter().find(|o| o.name == name).unwrap();
     let (chip, t) = f16("bm1684x");
-    tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t).1
+    tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t).cycles
 }
 
 /// The chip preset `chip` and its F16 timing.

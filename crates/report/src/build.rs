@@ -1,6 +1,7 @@
 //! The pipeline: network → tensors in the chip's layouts → plan → per-layer and
 //! whole-model timing → [`Report`].
 
+use crate::capacity::CapacityReport;
 use crate::error::{ReportError, Result};
 use crate::machine::{parse_dtype, Machine};
 use crate::model::{GroupReport, LayerReport, Report, TensorReport};
@@ -46,22 +47,16 @@ impl ModelSource {
         }
     }
 
-    /// Build the network for `batch` images of `resolution`, fused when `fuse`
-    /// (batch-norm and activations folded into their producers, a linear 1×1 conv merged
-    /// into the conv that alone reads it, as TPU-MLIR compiles it) and in TPU-MLIR's op
-    /// order (`tpusim_planner::tpu_mlir_order`).
-    pub fn graph(&self, batch: u64, resolution: (u64, u64), fuse: bool) -> Result<Graph> {
+    /// Build the network for `batch` images of `resolution`, as written (the report
+    /// prepares it for planning with [`tpusim_planner::prepare`]).
+    pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
         if batch == 0 {
             return Err(ReportError::BadBatch {
                 given: 0,
                 why: "must be at least 1".into(),
             });
         }
-        let lower = |e: tpusim_graph::GraphError| ReportError::Lower {
-            context: format!("model '{}'", self.name()),
-            message: e.to_string(),
-        };
-        let g = match self {
+        match self {
             ModelSource::Builtin(n) => {
                 tpusim_graph::load(&n.to_ascii_lowercase(), batch, resolution)
             }
@@ -72,15 +67,15 @@ impl ModelSource {
                 tpusim_graph::from_topology_csv(text, name, batch)
             }
         }
-        .map_err(lower)?;
-        // planned as `tpusim plan` plans it: fused unless told not to, in TPU-MLIR's
-        // op order
-        let g = if fuse {
-            tpusim_graph::fuse::fuse(&g).map_err(lower)?
-        } else {
-            g
-        };
-        Ok(tpusim_planner::tpu_mlir_order(&g))
+        .map_err(|e| self.lower(e))
+    }
+
+    /// A graph error about this model, as a report error.
+    pub(crate) fn lower(&self, e: tpusim_graph::GraphError) -> ReportError {
+        ReportError::Lower {
+            context: format!("model '{}'", self.name()),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -148,14 +143,19 @@ pub fn report(req: &Request) -> Result<Report> {
         Some(d) => parse_dtype(d)?,
         None => machine.default_dtype(),
     };
-    let graph = req.model.graph(req.batch, req.resolution, req.fuse)?;
-    let graph = match input_bits(req.input_dtype.as_deref(), &machine, dtype)? {
-        Some(bits) => {
-            tpusim_planner::tpu_mlir_order(&tpusim_graph::cast::cast_inputs(&graph, bits))
-        }
-        None => graph,
+    let written = req.model.graph(req.batch, req.resolution)?;
+    // planned as `tpusim plan` plans it: fused unless told not to, inputs cast on the
+    // chip, TPU-MLIR's op order
+    let how = tpusim_planner::Preparation {
+        fuse: req.fuse,
+        input_bits: input_bits(req.input_dtype.as_deref(), &machine, dtype)?,
     };
-    report_graph(&graph, req.model.name(), &machine, dtype, req.batch)
+    let graph = tpusim_planner::prepare(&written, how).map_err(|e| req.model.lower(e))?;
+    let mut r = report_graph(&graph, req.model.name(), &machine, dtype, req.batch)?;
+    if r.fits_hbm == Some(false) {
+        crate::capacity::suggest(req, how, &machine, dtype, &mut r.capacity)?;
+    }
+    Ok(r)
 }
 
 /// Bits of the network inputs when they arrive wider or narrower than `dtype` (then a
@@ -283,7 +283,10 @@ pub fn report_graph(
         });
     }
 
-    // groups in execution order: planner groups and global ops, by first op
+    // groups in execution order: planner groups and global ops, by first op. On an NPU
+    // their times are the plan's (the planner models the NPU's DMA engine); on a TPU
+    // the schedule times the plan's steps with the MXU/VPU and HBM models.
+    let npu_clock = matches!(machine, Machine::Npu(_)).then_some(plan.timing.clock_hz);
     let ctx = Ctx::new(graph, &stored_all, &timer, bw);
     let mut pieces: Vec<(usize, GroupReport)> = Vec::new();
     for gp in &plan.groups {
@@ -295,9 +298,17 @@ pub fn report_graph(
                 context: "reading the plan".into(),
                 message: format!("group {:?} names an unknown op", gp.ops),
             })?;
-        pieces.push((first, ctx.group(gp)?));
+        let mut g = ctx.group(gp)?;
+        if let Some(clock) = npu_clock {
+            // one answer for `plan` and `report`: the planner's own estimate
+            g.time_s = gp.cycles as f64 / clock;
+            g.compute_s = gp.compute_cycles as f64 / clock;
+            g.dma_s = gp.dma_cycles as f64 / clock;
+        }
+        g.exposed_dma_s = (g.time_s - g.compute_s).max(0.0);
+        pieces.push((first, g));
     }
-    for name in &plan.global_ops {
+    for (gi, name) in plan.global_ops.iter().enumerate() {
         let o = ctx
             .ops
             .get(name.as_str())
@@ -307,16 +318,25 @@ pub fn report_graph(
                 message: format!("global op '{name}' is not in the graph"),
             })?;
         let l = &layers[o];
+        let (time_s, compute_s, dma_s) = match (npu_clock, plan.global_costs.get(gi)) {
+            (Some(clock), Some(c)) => (
+                c.cycles as f64 / clock,
+                c.compute_cycles as f64 / clock,
+                c.dma_cycles as f64 / clock,
+            ),
+            _ => (l.time_s(), l.compute_s, l.memory_s),
+        };
         pieces.push((
             o,
             GroupReport {
                 ops: vec![name.clone()],
-                time_s: l.time_s(),
+                time_s,
                 global: true,
                 nsecs: 1,
                 hsecs: 1,
-                dma_s: l.memory_s,
-                compute_s: l.compute_s,
+                dma_s,
+                compute_s,
+                exposed_dma_s: (time_s - compute_s).max(0.0),
                 blocks: vec![],
             },
         ));
@@ -331,6 +351,9 @@ pub fn report_graph(
         }
     }
     let total_time_s: f64 = groups.iter().map(|g| g.time_s).sum();
+    let compute_s: f64 = groups.iter().map(|g| g.compute_s).sum();
+    let dma_s: f64 = groups.iter().map(|g| g.dma_s).sum();
+    let exposed_dma_s: f64 = groups.iter().map(|g| g.exposed_dma_s).sum();
 
     // roofline lower bound: all MACs at the best MAC rate, compulsory bytes once
     let mac_rate = match machine {
@@ -372,6 +395,19 @@ pub fn report_graph(
     let roofline_memory_s = compulsory as f64 / bw;
     let roofline_lower_bound_s = roofline_compute_s.max(roofline_memory_s);
 
+    // off-chip capacity
+    let need = crate::capacity::needed(graph, &stored_all)?;
+    let hbm_bytes_needed = need.total()?;
+    let hbm_bytes = machine.offchip_capacity_bytes();
+    let capacity = CapacityReport {
+        hbm_bytes,
+        weight_bytes: need.weights,
+        peak_activation_bytes: need.peak_activations,
+        peak_at_layer: need.peak_at,
+        largest_batch_that_fits: None,
+        chips_that_fit: vec![],
+    };
+
     // tensors, worst padded first
     let mut tensors: Vec<TensorReport> = graph
         .tensors
@@ -399,6 +435,9 @@ pub fn report_graph(
         model: model.to_string(),
         chip: machine.name().to_string(),
         total_time_s,
+        compute_s,
+        dma_s,
+        exposed_dma_s,
         roofline_lower_bound_s,
         roofline_compute_s,
         roofline_memory_s,
@@ -420,6 +459,9 @@ pub fn report_graph(
         } else {
             0.0
         },
+        fits_hbm: hbm_bytes.map(|cap| hbm_bytes_needed <= cap),
+        hbm_bytes_needed,
+        capacity,
         tensors,
         worst_layout,
     })

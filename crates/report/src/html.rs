@@ -2,10 +2,14 @@
 //! external resources) with the summary, the roofline, the memory plans, the layout of
 //! the worst-padded tensor and every table. Viewable offline in any browser.
 
+use crate::breakdown::time_breakdown;
+use crate::glossary::{
+    terms_for, Term, GROUP_COLUMNS, LAYER_COLUMNS, OVERLAP_RULE, TENSOR_COLUMNS,
+};
 use crate::model::Report;
 use crate::rows::{layer_row, top_layer_row, top_tensor_row};
 use crate::svg::{esc, layout_picture, memory_plan, roofline};
-use crate::terminal::TOP_N;
+use crate::terminal::{capacity_verdict, TOP_N};
 use crate::units::{bytes, percent, seconds, si};
 use std::fmt::Write;
 
@@ -17,7 +21,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 table{border-collapse:collapse;font-size:12px;margin:6px 0}th,td{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}\
 th{background:#f3f3f3}td.l,th.l{text-align:left}.kv td{font-size:14px}.kv td:first-child{text-align:left;color:#555}\
 .fig{margin:4px 8px 4px 0;vertical-align:top}.plans{display:flex;flex-wrap:wrap}.note{color:#666;font-size:12px}\
-.compute{color:#b3322a}.memory{color:#2a5bb3}details{margin:6px 0}";
+.compute{color:#b3322a}.memory{color:#2a5bb3}details{margin:6px 0}\
+dl.cols{font-size:12px;color:#555;display:grid;grid-template-columns:max-content 1fr;gap:1px 10px;margin:4px 0 10px}dl.cols dt{font-weight:600}dl.cols dd{margin:0}";
 
 /// A table with a header; `left` columns are left-aligned, the rest right-aligned.
 fn table(o: &mut String, header: &[&str], rows: &[Vec<String>], left: usize, id: &str) {
@@ -44,6 +49,15 @@ fn table(o: &mut String, header: &[&str], rows: &[Vec<String>], left: usize, id:
         o.push_str("</tr>");
     }
     o.push_str("</tbody></table>");
+}
+
+/// A definition list of the columns of `header` that `columns` defines.
+fn definitions(o: &mut String, columns: &[Term], header: &[&str]) {
+    o.push_str(r#"<dl class="cols">"#);
+    for t in terms_for(columns, header) {
+        let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", esc(t.name), esc(t.meaning));
+    }
+    o.push_str("</dl>");
 }
 
 /// The whole page as one HTML string.
@@ -83,11 +97,13 @@ pub fn render(r: &Report) -> String {
             "Bound: memory side (inputs, outputs, weights once)",
             seconds(r.roofline_memory_s),
         ),
+        ("Plan: compute time (all groups)", seconds(r.compute_s)),
+        ("Plan: exposed transfer time", seconds(r.exposed_dma_s)),
+        ("Plan: all transfers (DMA)", seconds(r.dma_s)),
         (
-            "Plan: compute time (all groups)",
-            seconds(r.plan_compute_s()),
+            "Plan: transfers hidden under compute",
+            seconds(r.hidden_dma_s()),
         ),
-        ("Plan: DMA time (all groups)", seconds(r.plan_dma_s())),
         ("Achieved FLOP/s", si(r.achieved_flops_per_s, "FLOP/s")),
         ("Peak FLOP/s", si(r.peak_flops_per_s, "FLOP/s")),
         (
@@ -103,11 +119,23 @@ pub fn render(r: &Report) -> String {
             format!("{}/s", bytes(r.offchip_bytes_per_s as u64)),
         ),
         ("On-chip memory", bytes(r.onchip_bytes)),
+        ("Off-chip memory", capacity_verdict(r)),
     ];
     for (k, v) in kv {
         let _ = write!(o, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(&v));
     }
-    o.push_str("</table></section>");
+    let _ = write!(
+        o,
+        r#"</table><p class="note" id="overlap-rule">Total = compute {} + exposed transfers {}. {}</p></section>"#,
+        esc(&seconds(r.compute_s)),
+        esc(&seconds(r.exposed_dma_s)),
+        esc(OVERLAP_RULE)
+    );
+
+    // Time breakdown
+    o.push_str(r#"<section id="time-breakdown"><h2>Where the time goes, group by group</h2>"#);
+    o.push_str(&time_breakdown(r));
+    o.push_str("</section>");
 
     // Roofline
     o.push_str("<section id=\"roofline\"><h2>Roofline (every layer alone)</h2>");
@@ -123,15 +151,11 @@ pub fn render(r: &Report) -> String {
         .into_iter()
         .map(|l| top_layer_row(l, true))
         .collect();
-    table(
-        &mut o,
-        &[
-            "layer", "op", "time", "compute", "memory", "bound", "util", "group",
-        ],
-        &rows,
-        2,
-        "top-layers-table",
-    );
+    let header = [
+        "layer", "op", "time", "compute", "memory", "bound", "util", "group",
+    ];
+    table(&mut o, &header, &rows, 2, "top-layers-table");
+    definitions(&mut o, LAYER_COLUMNS, &header);
     o.push_str("</section>");
 
     // Top tensors + worst layout
@@ -143,21 +167,17 @@ pub fn render(r: &Report) -> String {
         .into_iter()
         .map(|t| top_tensor_row(t, true))
         .collect();
-    table(
-        &mut o,
-        &[
-            "tensor",
-            "shape",
-            "stored as",
-            "logical",
-            "stored",
-            "waste",
-            "expansion",
-        ],
-        &rows,
-        3,
-        "top-tensors-table",
-    );
+    let header = [
+        "tensor",
+        "shape",
+        "stored as",
+        "logical",
+        "stored",
+        "waste",
+        "expansion",
+    ];
+    table(&mut o, &header, &rows, 3, "top-tensors-table");
+    definitions(&mut o, TENSOR_COLUMNS, &header);
     if let Some(p) = &r.worst_layout {
         let _ = write!(
             o,
@@ -232,32 +252,33 @@ pub fn render(r: &Report) -> String {
                 format!("{}×{}", g.nsecs, g.hsecs),
                 seconds(g.dma_s),
                 seconds(g.compute_s),
+                seconds(g.exposed_dma_s),
                 seconds(g.time_s),
             ]
         })
         .collect();
-    table(
-        &mut o,
-        &["#", "ops", "kind", "n×h slices", "dma", "compute", "time"],
-        &rows,
-        3,
-        "groups-table",
-    );
+    let header = [
+        "#",
+        "ops",
+        "kind",
+        "n×h slices",
+        "dma",
+        "compute",
+        "exposed",
+        "time",
+    ];
+    table(&mut o, &header, &rows, 3, "groups-table");
+    definitions(&mut o, GROUP_COLUMNS, &header);
     o.push_str("</section>");
 
     // All layers
     o.push_str("<section id=\"layers\"><h2>All layers</h2>");
     let rows: Vec<Vec<String>> = r.layers.iter().map(layer_row).collect();
-    table(
-        &mut o,
-        &[
-            "layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util",
-            "group",
-        ],
-        &rows,
-        2,
-        "layers-table",
-    );
+    let header = [
+        "layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util", "group",
+    ];
+    table(&mut o, &header, &rows, 2, "layers-table");
+    definitions(&mut o, LAYER_COLUMNS, &header);
     o.push_str("</section></body></html>\n");
     o
 }

@@ -22,13 +22,17 @@
 //!   max(DMA, compute), fill and drain; global ops alone);
 //! - [`build`]: the pipeline from a [`Request`] to a [`Report`], with the roofline
 //!   lower bound;
+//! - [`capacity`]: whether weights and live activations fit HBM, and what would;
 //! - [`model`]: the report data (the `--json` contract) and its queries (top layers,
 //!   top padded tensors, sum of groups).
-//! - [`terminal`], [`html`], [`svg`], [`units`]: renderers (text table, self-contained
+//! - [`glossary`]: the overlap rule and what every column means, for both renderers;
+//! - [`terminal`], [`html`], [`svg`], [`breakdown`], [`units`]: renderers (text table, self-contained
 //!   HTML page with inline SVG pictures) — pure functions from a [`Report`] to text.
 //! - [`sweep`]: grids of runs from a TOML file, run in parallel, CSV out.
 //!
-//! Invariants: `total_time_s` is the sum of the groups' times; every op is in exactly
+//! Invariants: `total_time_s` is the sum of the groups' times, and equals `compute_s` +
+//! `exposed_dma_s` (the overlap rule in [`glossary`]); on an NPU it is the plan's time
+//! (`tpusim plan` gives the same cycles); every op is in exactly
 //! one group (a global op is a group of one); the roofline lower bound never exceeds
 //! the planned time (tests/pipeline.rs proves it over models, chips, batches, dtypes);
 //! bytes moved are never below logical bytes. This crate never prints, exits or reads
@@ -36,8 +40,11 @@
 //! [`ReportError`]s.
 #![deny(missing_docs)]
 
+pub mod breakdown;
 pub mod build;
+pub mod capacity;
 pub mod error;
+pub mod glossary;
 pub mod html;
 pub mod machine;
 pub mod model;

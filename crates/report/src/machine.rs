@@ -190,6 +190,15 @@ impl Machine {
         }
     }
 
+    /// Off-chip memory capacity (HBM), bytes, where the description states it (TPUs;
+    /// the NPU presets give no DRAM size).
+    pub fn offchip_capacity_bytes(&self) -> Option<u64> {
+        match self {
+            Machine::Tpu(t) => Some(t.chip.hbm_bytes).filter(|&b| b > 0),
+            Machine::Npu(_) => None,
+        }
+    }
+
     /// `"tpu"` or `"npu"`.
     pub fn kind(&self) -> &'static str {
         match self {

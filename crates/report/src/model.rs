@@ -5,6 +5,7 @@
 //! are a contract; the other fields are additions documented here. Times are seconds,
 //! sizes bytes, rates per second.
 
+use crate::capacity::CapacityReport;
 use serde::{Deserialize, Serialize};
 
 /// The whole report of one network on one chip.
@@ -16,6 +17,14 @@ pub struct Report {
     pub chip: String,
     /// Planned time of the whole network, seconds: the sum of `groups[*].time_s`.
     pub total_time_s: f64,
+    /// Addition: compute time of all groups, seconds (Σ `groups[*].compute_s`).
+    pub compute_s: f64,
+    /// Addition: DMA time of all groups, seconds (Σ `groups[*].dma_s`), most of it
+    /// overlapped with compute.
+    pub dma_s: f64,
+    /// Addition: DMA time that compute does not hide, seconds (Σ
+    /// `groups[*].exposed_dma_s`): `total_time_s` = `compute_s` + `exposed_dma_s`.
+    pub exposed_dma_s: f64,
     /// Pure roofline lower bound, seconds: max(total FLOPs / peak FLOP/s, compulsory
     /// bytes / off-chip bandwidth), where the compulsory bytes are the network's inputs,
     /// outputs and weights read or written once at their logical size.
@@ -56,6 +65,16 @@ pub struct Report {
     pub lane_bytes: u64,
     /// Addition: `flops / total_time_s`.
     pub achieved_flops_per_s: f64,
+    /// Whether weights and peak live activations fit the chip's HBM
+    /// ([`crate::capacity`]); `null` where the chip states no off-chip capacity (the
+    /// NPU presets).
+    pub fits_hbm: Option<bool>,
+    /// Off-chip bytes the run needs: weights plus the activations live at the worst
+    /// point, at their stored sizes.
+    pub hbm_bytes_needed: u64,
+    /// Addition: the parts of `hbm_bytes_needed`, the capacity, and when the network
+    /// does not fit, what would.
+    pub capacity: CapacityReport,
     /// Addition: every tensor with its logical and stored size, most padding first.
     pub tensors: Vec<TensorReport>,
     /// Addition: a picture of how the worst-padded tensor is stored.
@@ -102,8 +121,9 @@ impl LayerReport {
 pub struct GroupReport {
     /// Names of the ops in the group, in order.
     pub ops: Vec<String>,
-    /// Time of the group, seconds: Σ over its steps of max(DMA, compute), with pipeline
-    /// fill and drain; a global op's max(compute, memory).
+    /// Time of the group, seconds. On a TPU: Σ over its steps of max(DMA, compute), with
+    /// pipeline fill and drain; a global op's max(compute, memory). On an NPU: the
+    /// plan's cycles (`tpusim plan`'s estimate) over the clock.
     pub time_s: f64,
     /// Addition: true for a global op (run alone from off-chip memory).
     pub global: bool,
@@ -115,6 +135,9 @@ pub struct GroupReport {
     pub dma_s: f64,
     /// Addition: compute seconds of the whole group (all slices).
     pub compute_s: f64,
+    /// Addition: DMA seconds compute does not hide: `time_s` − `compute_s` (fill,
+    /// drain, and steps whose transfers outlast their compute).
+    pub exposed_dma_s: f64,
     /// Addition: on-chip memory blocks of one loop iteration (empty for global ops).
     pub blocks: Vec<BlockReport>,
 }
@@ -214,14 +237,9 @@ impl Report {
         self.groups.iter().map(|g| g.time_s).sum()
     }
 
-    /// Compute time of all groups of the plan, summed, seconds.
-    pub fn plan_compute_s(&self) -> f64 {
-        self.groups.iter().map(|g| g.compute_s).sum()
-    }
-
-    /// DMA time of all groups of the plan, summed, seconds.
-    pub fn plan_dma_s(&self) -> f64 {
-        self.groups.iter().map(|g| g.dma_s).sum()
+    /// DMA time hidden under compute, seconds: `dma_s` − `exposed_dma_s`.
+    pub fn hidden_dma_s(&self) -> f64 {
+        (self.dma_s - self.exposed_dma_s).max(0.0)
     }
 
     /// How many times the roofline lower bound the planned time is (None when the

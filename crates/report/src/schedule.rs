@@ -190,6 +190,7 @@ impl<'a> Ctx<'a> {
             hsecs: gp.hsecs,
             dma_s: dma.iter().flatten().sum(),
             compute_s: comp.iter().flatten().sum(),
+            exposed_dma_s: 0.0,
             blocks: gp
                 .blocks
                 .iter()

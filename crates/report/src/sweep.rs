@@ -154,7 +154,7 @@ where
 }
 
 /// CSV header of [`csv`], in column order.
-pub const CSV_COLUMNS: [&str; 17] = [
+pub const CSV_COLUMNS: [&str; 19] = [
     "model",
     "chip",
     "chip_kind",
@@ -171,6 +171,8 @@ pub const CSV_COLUMNS: [&str; 17] = [
     "layers",
     "groups",
     "global_ops",
+    "fits_hbm",
+    "hbm_bytes_needed",
     "error",
 ];
 
@@ -211,6 +213,8 @@ pub fn csv(rows: &[SweepRow]) -> String {
                 r.layers.len().to_string(),
                 r.groups.len().to_string(),
                 r.groups.iter().filter(|g| g.global).count().to_string(),
+                r.fits_hbm.map_or_else(String::new, |f| f.to_string()),
+                r.hbm_bytes_needed.to_string(),
                 String::new(),
             ],
             Err(e) => {
@@ -320,7 +324,7 @@ mod tests {
         let line = lines.next().unwrap();
         assert!(line.starts_with("\"a,b\",x,,2,,"), "{line}");
         assert!(line.ends_with("\"bad \"\"dtype\"\"\""), "{line}");
-        // 17 columns: the quoted fields hold one comma between them
+        // every column: the quoted fields hold one comma between them
         assert_eq!(line.matches(',').count(), CSV_COLUMNS.len() - 1 + 1);
     }
 }

@@ -2,6 +2,7 @@
 //! FLOP/s, bytes moved vs logical, top layers by time, top tensors by padding waste) and
 //! a per-layer table. Returns text; the CLI prints it.
 
+use crate::glossary::{terms_for, Term, LAYER_COLUMNS, OVERLAP_RULE, TENSOR_COLUMNS};
 use crate::model::Report;
 use crate::rows::{layer_row, top_layer_row, top_tensor_row};
 use crate::units::{bytes, percent, seconds, si};
@@ -60,16 +61,24 @@ pub fn summary(r: &Report) -> String {
         seconds(r.roofline_lower_bound_s),
         ratio
     );
-    let compute = r.plan_compute_s();
-    let dma = r.plan_dma_s();
     let _ = writeln!(
         o,
-        "  why               the bound is {}-side (compute {}, memory {}); the plan computes {} and moves data {}",
-        if r.roofline_compute_s >= r.roofline_memory_s { "compute" } else { "memory" },
+        "  composed of       compute {} + exposed transfers {}; transfers take {} in all, {} of them hidden under compute",
+        seconds(r.compute_s),
+        seconds(r.exposed_dma_s),
+        seconds(r.dma_s),
+        seconds(r.hidden_dma_s())
+    );
+    let _ = writeln!(
+        o,
+        "  why               the bound is {}-side (compute {}, memory {})",
+        if r.roofline_compute_s >= r.roofline_memory_s {
+            "compute"
+        } else {
+            "memory"
+        },
         seconds(r.roofline_compute_s),
         seconds(r.roofline_memory_s),
-        seconds(compute),
-        seconds(dma)
     );
     let _ = writeln!(
         o,
@@ -97,6 +106,7 @@ pub fn summary(r: &Report) -> String {
         bytes(r.offchip_bytes_per_s as u64),
         bytes(r.onchip_bytes)
     );
+    let _ = writeln!(o, "  memory            {}", capacity_verdict(r));
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -107,11 +117,9 @@ pub fn summary(r: &Report) -> String {
         .into_iter()
         .map(|l| top_layer_row(l, false))
         .collect();
-    o.push_str(&table(
-        &["layer", "op", "time", "bound", "util", "group"],
-        &rows,
-        2,
-    ));
+    let header = ["layer", "op", "time", "bound", "util", "group"];
+    o.push_str(&table(&header, &rows, 2));
+    o.push_str(&legend(LAYER_COLUMNS, &header));
     let _ = writeln!(o);
     let _ = writeln!(o, "Top {TOP_N} tensors by padding waste:");
     let rows: Vec<Vec<String>> = r
@@ -119,18 +127,109 @@ pub fn summary(r: &Report) -> String {
         .into_iter()
         .map(|t| top_tensor_row(t, false))
         .collect();
-    o.push_str(&table(
-        &[
-            "tensor",
-            "stored as",
-            "logical",
-            "stored",
-            "waste",
-            "expansion",
-        ],
-        &rows,
-        2,
-    ));
+    let header = [
+        "tensor",
+        "stored as",
+        "logical",
+        "stored",
+        "waste",
+        "expansion",
+    ];
+    o.push_str(&table(&header, &rows, 2));
+    o.push_str(&legend(TENSOR_COLUMNS, &header));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "How the time adds up:");
+    o.push_str(&wrapped(OVERLAP_RULE, "  ", "  ", LEGEND_WIDTH));
+    o
+}
+
+/// Width the legends wrap at, characters.
+const LEGEND_WIDTH: usize = 96;
+
+/// "Columns:" and one wrapped line per term of `header` that `columns` defines.
+fn legend(columns: &[Term], header: &[&str]) -> String {
+    let mut o = String::from("  Columns:\n");
+    for t in terms_for(columns, header) {
+        o.push_str(&wrapped(
+            &format!("{}: {}.", t.name, t.meaning),
+            "    ",
+            "      ",
+            LEGEND_WIDTH,
+        ));
+    }
+    o
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word
+/// stands alone), the first after `first`, the others after `rest`.
+fn wrapped(text: &str, first: &str, rest: &str, width: usize) -> String {
+    let mut o = String::new();
+    let mut line = String::new();
+    let mut indent = first;
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            let _ = writeln!(o, "{indent}{line}");
+            line.clear();
+            indent = rest;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(o, "{indent}{line}");
+    }
+    o
+}
+
+/// One sentence: the off-chip bytes needed, whether they fit, and what would if not.
+pub fn capacity_verdict(r: &Report) -> String {
+    let c = &r.capacity;
+    let parts = format!(
+        "weights {} + activations live at the peak {}, at {}",
+        bytes(c.weight_bytes),
+        bytes(c.peak_activation_bytes),
+        r.layers
+            .get(c.peak_at_layer)
+            .map_or("-", |l| l.name.as_str())
+    );
+    let Some(cap) = c.hbm_bytes else {
+        return format!(
+            "needs {} off-chip ({parts}); the chip states no off-chip capacity to check",
+            bytes(r.hbm_bytes_needed)
+        );
+    };
+    if r.fits_hbm != Some(false) {
+        return format!(
+            "needs {} of {} HBM ({}; {parts})",
+            bytes(r.hbm_bytes_needed),
+            bytes(cap),
+            percent(r.hbm_bytes_needed as f64 / cap as f64)
+        );
+    }
+    let mut o = format!(
+        "DOES NOT FIT: needs {} of {} HBM ({parts})",
+        bytes(r.hbm_bytes_needed),
+        bytes(cap)
+    );
+    match c.largest_batch_that_fits {
+        Some(b) => {
+            let _ = write!(o, "; batch {b} fits");
+        }
+        None => o.push_str("; no batch fits this chip"),
+    }
+    if c.chips_that_fit.is_empty() {
+        o.push_str("; no built-in chip holds it at this batch (shard it over chips)");
+    } else {
+        let list: Vec<String> = c
+            .chips_that_fit
+            .iter()
+            .take(3)
+            .map(|f| format!("{} ({} HBM)", f.chip, bytes(f.hbm_bytes)))
+            .collect();
+        let _ = write!(o, "; at this batch it fits {}", list.join(", "));
+    }
     o
 }
 
@@ -138,15 +237,12 @@ pub fn summary(r: &Report) -> String {
 /// group.
 pub fn layer_table(r: &Report) -> String {
     let rows: Vec<Vec<String>> = r.layers.iter().map(layer_row).collect();
-    let mut o = String::from("Layers:\n");
-    o.push_str(&table(
-        &[
-            "layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util",
-            "group",
-        ],
-        &rows,
-        2,
-    ));
+    let mut o = String::from("Layers (each alone, all operands from off-chip memory):\n");
+    let header = [
+        "layer", "op", "flops", "logical", "moved", "compute", "memory", "bound", "util", "group",
+    ];
+    o.push_str(&table(&header, &rows, 2));
+    o.push_str(&legend(LAYER_COLUMNS, &header));
     o
 }
 

@@ -77,6 +77,24 @@ fn check(r: &Report) {
             g.dma_s
         );
     }
+    // the overlap rule: total = compute + exposed transfers, and no more is exposed
+    // than there is (a cycle of rounding on an NPU)
+    let slack = if r.chip_kind == "npu" { 2e-9 } else { 1e-15 };
+    assert!(
+        (r.total_time_s - (r.compute_s + r.exposed_dma_s)).abs() <= 1e-9 * r.total_time_s,
+        "{ctx}: total {} != compute {} + exposed {}",
+        r.total_time_s,
+        r.compute_s,
+        r.exposed_dma_s
+    );
+    for (gi, g) in r.groups.iter().enumerate() {
+        assert!(
+            g.exposed_dma_s >= 0.0 && g.exposed_dma_s <= g.dma_s + slack,
+            "{ctx}: group {gi} exposes {} of {} DMA",
+            g.exposed_dma_s,
+            g.dma_s
+        );
+    }
     assert!(
         seen.iter().all(|&n| n == 1),
         "{ctx}: ops not in exactly one group: {seen:?}"
@@ -138,6 +156,40 @@ fn every_builtin_model_on_every_chip_kind() {
                     + cast
             );
             check(&r);
+        }
+    }
+}
+
+/// On an NPU, `report` and `plan` answer one question once: the report's total is the
+/// plan's, to the cycle, on every NPU preset, model and batch.
+#[test]
+fn npu_report_total_is_the_plans() {
+    for chip in ["bm1684x", "bm1688", "cv183x"] {
+        for (model, batch, res) in [
+            ("resnet18", 1, 224),
+            ("resnet50", 2, 128),
+            ("mobilenetv2", 4, 96),
+        ] {
+            let r = report(&req(model, chip, batch, None, res)).unwrap();
+            let written = tpusim_graph::load(model, batch, (res, res)).unwrap();
+            let how = tpusim_planner::Preparation {
+                fuse: true,
+                input_bits: Some(32),
+            };
+            let g = tpusim_planner::prepare(&written, how).unwrap();
+            let p = tpusim_planner::plan(
+                &g,
+                &tpusim_planner::Chip::preset(chip).unwrap(),
+                &tpusim_planner::PlanOptions::default(),
+            )
+            .unwrap();
+            let cycles = r.total_time_s * p.timing.clock_hz;
+            assert!(
+                (cycles - p.cycles as f64).abs() < 0.5,
+                "{model} b{batch} on {chip}: report {cycles} cycles, plan {}",
+                p.cycles
+            );
+            assert_eq!(r.groups.len(), p.groups.len() + p.global_ops.len());
         }
     }
 }

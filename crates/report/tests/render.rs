@@ -1,6 +1,7 @@
 //! Renderers on a hand-built report: the terminal summary and table carry every figure,
 //! the HTML page is self-contained and well-formed, the pictures are valid SVG text.
 
+use tpusim_report::capacity::CapacityReport;
 use tpusim_report::model::*;
 use tpusim_report::{html, terminal};
 
@@ -61,6 +62,7 @@ fn sample() -> Report {
             hsecs: 4,
             dma_s: 8e-6,
             compute_s: 2.1e-5,
+            exposed_dma_s: 4e-6,
             blocks: vec![
                 BlockReport {
                     name: "x".into(),
@@ -88,6 +90,7 @@ fn sample() -> Report {
             hsecs: 1,
             dma_s: 5e-6,
             compute_s: 1e-6,
+            exposed_dma_s: 4e-6,
             blocks: vec![],
         },
     ];
@@ -96,6 +99,9 @@ fn sample() -> Report {
         model: "tiny & <net>".into(),
         chip: "v5e".into(),
         total_time_s: total,
+        compute_s: 2.2e-5,
+        dma_s: 1.3e-5,
+        exposed_dma_s: 8e-6,
         roofline_lower_bound_s: 1.2e-5,
         roofline_compute_s: 1.2e-6,
         roofline_memory_s: 1.2e-5,
@@ -113,6 +119,16 @@ fn sample() -> Report {
         onchip_bytes: 128 << 20,
         lane_bytes: 128 << 20,
         achieved_flops_per_s: 2.4e8 / total,
+        fits_hbm: Some(true),
+        hbm_bytes_needed: 9_000_000,
+        capacity: CapacityReport {
+            hbm_bytes: Some(16 << 30),
+            weight_bytes: 4_194_304,
+            peak_activation_bytes: 4_805_696,
+            peak_at_layer: 0,
+            largest_batch_that_fits: None,
+            chips_that_fit: vec![],
+        },
         tensors: vec![
             TensorReport {
                 name: "input".into(),
@@ -155,7 +171,7 @@ fn terminal_summary_has_every_headline() {
         "Top 10 tensors by padding waste",
         "conv1",
         "fc.w",
-        "Layers:",
+        "Layers (each alone",
     ] {
         assert!(t.contains(needle), "missing {needle:?} in\n{t}");
     }
@@ -170,9 +186,78 @@ fn terminal_summary_has_every_headline() {
         .map(|l| l.name.as_str())
         .collect();
     assert_eq!(names, ["conv1", "fc"]);
-    // every layer has one table row
+    // every layer has one table row, then the column legend
     let table = terminal::layer_table(&r);
-    assert_eq!(table.lines().count(), 2 + r.layers.len());
+    let rows = table.lines().take_while(|l| *l != "  Columns:").count();
+    assert_eq!(rows, 2 + r.layers.len());
+}
+
+#[test]
+fn terminal_states_the_overlap_and_defines_every_column() {
+    let r = sample();
+    let t = terminal::render(&r);
+    // 30 µs = compute 22 µs + exposed 8 µs; 13 µs of DMA, 5 µs hidden
+    assert!(
+        t.contains("composed of       compute 22.0 µs + exposed transfers 8.00 µs; transfers take 13.0 µs in all, 5.00 µs of them hidden under compute"),
+        "{t}"
+    );
+    assert!(t.contains("How the time adds up:"), "{t}");
+    // each table's header is followed by a legend naming each of its value columns
+    let headers = [
+        (
+            "Top 10 layers",
+            ["time", "bound", "util", "group"].as_slice(),
+        ),
+        (
+            "Top 10 tensors",
+            ["stored as", "logical", "stored", "waste", "expansion"].as_slice(),
+        ),
+        (
+            "Layers (each alone",
+            [
+                "flops", "logical", "moved", "compute", "memory", "bound", "util", "group",
+            ]
+            .as_slice(),
+        ),
+    ];
+    for (title, cols) in headers {
+        let from = t.find(title).unwrap_or_else(|| panic!("no {title:?}"));
+        let legend = &t[from..][t[from..].find("  Columns:").unwrap()..];
+        let legend: Vec<&str> = legend
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("    "))
+            .collect();
+        for c in cols {
+            assert!(
+                legend.iter().any(|l| l.starts_with(&format!("    {c}: "))),
+                "{title}: column {c:?} is not defined in {legend:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn html_draws_the_time_breakdown_and_defines_columns() {
+    let r = sample();
+    let page = html::render(&r);
+    let from = page.find(r#"<section id="time-breakdown">"#).unwrap();
+    let section = &page[from..from + page[from..].find("</section>").unwrap()];
+    // one bar per group, its tooltip composing the time
+    assert_eq!(section.matches("<g><title>").count(), r.groups.len());
+    assert!(
+        section.contains(
+            "conv1, relu&lt;1&gt;: 25.0 µs = compute 21.0 µs + exposed 4.00 µs; transfers 8.00 µs"
+        ),
+        "{section}"
+    );
+    assert!(page.contains(r#"id="overlap-rule""#));
+    for term in ["util", "exposed", "moved", "expansion"] {
+        assert!(
+            page.contains(&format!("<dt>{term}</dt>")),
+            "{term} undefined"
+        );
+    }
 }
 
 #[test]

@@ -299,17 +299,11 @@ fn load_graph(
     };
     // fused (as TPU-MLIR plans) unless told otherwise; inputs cast on the chip when
     // they arrive in another type; ops in TPU-MLIR's topological order, so that an
-    // exported grouping is runs of consecutive ops for TPU-MLIR too (tpusim_graph::order)
-    let g = if fuse {
-        tpusim_graph::fuse::fuse(&g)?
-    } else {
-        g
-    };
-    let g = match input_bits {
-        Some(bits) => tpusim_graph::cast::cast_inputs(&g, bits),
-        None => g,
-    };
-    Ok(tpusim_planner::tpu_mlir_order(&g))
+    // exported grouping is runs of consecutive ops for TPU-MLIR too
+    Ok(tpusim_planner::prepare(
+        &g,
+        tpusim_planner::Preparation { fuse, input_bits },
+    )?)
 }
 
 fn list(json: bool) -> Result<()> {
