@@ -58,6 +58,7 @@ mod matrix;
 pub mod scalesim;
 mod schedule;
 mod shape;
+mod summary;
 mod svg;
 
 pub use analytic::{analyze, RunOptions, Stats, MAX_ANALYTIC_FOLDS};
@@ -74,4 +75,5 @@ pub use half::bf16;
 pub use matrix::{reference_matmul, Matrix};
 pub use schedule::{Scheduler, Timeline};
 pub use shape::{ArraySpec, Conv, Dataflow, Gemm, Workload};
+pub use summary::LayerOut;
 pub use svg::{render_ws_svg, SVG_MAX_CYCLES, SVG_MAX_PES};

@@ -8,12 +8,11 @@ mod svg;
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Subcommand;
-use serde::Serialize;
 use std::io::Read;
 use std::path::PathBuf;
 use tpusim_layout::{
-    doc_default, parse_valid, sizes, tpu_default, ArrayShape, ElementType, Geometry, Shape,
-    TileDim, TpuGen,
+    doc_default, parse_valid, shape_info, sizes, tpu_default, ArrayShape, ElementType, Geometry,
+    Shape, ShapeInfo, TpuGen,
 };
 
 /// Verbs of `tpusim layout`.
@@ -181,78 +180,16 @@ pub(crate) fn array(text: &str) -> Result<ArrayShape> {
     }
 }
 
-#[derive(Serialize)]
-struct Info {
-    shape: String,
-    element_type: String,
-    element_bits: u64,
-    dims: Vec<serde_json::Value>,
-    minor_to_major: Vec<u64>,
-    tiles: Vec<Vec<serde_json::Value>>,
-    /// The size fields are null for a shape with an unbounded `?` dim: XLA allocates no
-    /// size for it and it has no index mapping.
-    physical_shape: Option<Vec<u64>>,
-    logical_bytes: Option<u64>,
-    array_size_bytes: Option<u64>,
-    exact_size_bytes: Option<u64>,
-    expansion: Option<f64>,
-    warnings: Vec<String>,
-}
-
-fn info_of(a: &ArrayShape) -> Result<Info> {
-    let l = a.layout_or_default();
-    let unbounded = a.dims.iter().any(|d| d.allocated().is_none());
-    let (s, g) = if unbounded {
-        (None, None)
-    } else {
-        (Some(sizes(a)?), Some(Geometry::new(a)?))
-    };
-    let mut warnings = s.as_ref().map_or_else(Vec::new, |s| s.warnings.clone());
-    if unbounded {
-        warnings.push("an unbounded '?' dim: no allocation size or index mapping exists".into());
-    }
-    Ok(Info {
-        shape: a.to_string(),
-        element_type: a.element_type.name().to_string(),
-        element_bits: tpusim_layout::element_bits(a),
-        dims: a
-            .dims
-            .iter()
-            .map(|d| match d {
-                tpusim_layout::Dim::Static(n) => serde_json::Value::from(*n),
-                other => serde_json::Value::from(other.to_string()),
-            })
-            .collect(),
-        minor_to_major: l.minor_to_major.clone(),
-        tiles: l
-            .tiles
-            .iter()
-            .map(|t| {
-                t.dims
-                    .iter()
-                    .map(|d| match d {
-                        TileDim::Size(n) => serde_json::Value::from(*n),
-                        other => serde_json::Value::from(other.to_string()),
-                    })
-                    .collect()
-            })
-            .collect(),
-        physical_shape: g.map(|g| g.physical_dims().to_vec()),
-        logical_bytes: s.as_ref().map(|s| s.logical_bytes),
-        array_size_bytes: s.as_ref().map(|s| s.array_size_bytes),
-        exact_size_bytes: s.as_ref().map(|s| s.exact_size_bytes),
-        expansion: s.map(|s| s.expansion),
-        warnings,
-    })
-}
-
 fn info(text: &str, json: bool) -> Result<()> {
     let shape = parse_valid(text)?;
     let arrays = shape.arrays();
     if arrays.is_empty() {
         bail!("'{text}' holds no array");
     }
-    let infos: Vec<Info> = arrays.iter().map(|a| info_of(a)).collect::<Result<_>>()?;
+    let infos: Vec<ShapeInfo> = arrays
+        .iter()
+        .map(|a| shape_info(a))
+        .collect::<std::result::Result<_, _>>()?;
     if json {
         if matches!(shape, Shape::Array(_)) {
             return print_json(&infos[0]);
@@ -267,7 +204,7 @@ fn info(text: &str, json: bool) -> Result<()> {
             .tiles
             .iter()
             .map(|t| {
-                let v: Vec<String> = t.iter().map(|x| x.to_string().replace('"', "")).collect();
+                let v: Vec<String> = t.iter().map(|x| x.to_string()).collect();
                 format!("({})", v.join(","))
             })
             .collect();
@@ -282,11 +219,7 @@ fn info(text: &str, json: bool) -> Result<()> {
             "element          {} ({} bits in memory)",
             inf.element_type, inf.element_bits
         );
-        let dims: Vec<String> = inf
-            .dims
-            .iter()
-            .map(|d| d.to_string().replace('"', ""))
-            .collect();
+        let dims: Vec<String> = inf.dims.iter().map(|d| d.to_string()).collect();
         println!("dims             [{}]", dims.join(","));
         println!("minor_to_major   {:?}", inf.minor_to_major);
         println!(

@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use tpusim_systolic as sy;
+use tpusim_systolic::LayerOut;
 
 /// How figures are computed.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -188,53 +189,6 @@ pub struct ConvArgs {
     pub json: bool,
 }
 
-/// The `--json` document of `gemm` and `conv` (field names are a contract).
-#[derive(Serialize)]
-pub struct LayerOut {
-    /// Total cycles.
-    pub cycles: u64,
-    /// Cycles with some fold computing.
-    pub compute_cycles: u64,
-    /// Exposed stationary-operand load (os: drain) cycles.
-    pub weight_load_cycles: u64,
-    /// Useful MACs.
-    pub macs: u64,
-    /// MACs / (cycles · R · C).
-    pub utilization: f64,
-    /// Folds.
-    pub folds: u64,
-    /// Operand elements read from SRAM.
-    pub sram_reads: u64,
-    /// Result elements written to SRAM.
-    pub sram_writes: u64,
-    /// PE-cycles busy with a valid MAC.
-    pub busy_pe_cycles: u64,
-    /// Mean used PEs per fold / (R·C).
-    pub mapping_efficiency: f64,
-    /// Ideal DRAM reads (each distinct input element once).
-    pub dram_reads: u64,
-    /// Ideal DRAM writes (each distinct output element once).
-    pub dram_writes: u64,
-    /// GEMM M (per group).
-    pub m: u64,
-    /// GEMM K (per group).
-    pub k: u64,
-    /// GEMM N (per group).
-    pub n: u64,
-    /// GEMMs run (conv groups).
-    pub groups: u64,
-    /// Array rows.
-    pub rows: u64,
-    /// Array columns.
-    pub cols: u64,
-    /// ws, os or is.
-    pub dataflow: String,
-    /// Whether stationary loads were double-buffered.
-    pub double_buffer: bool,
-    /// analytic or cycle.
-    pub mode: String,
-}
-
 pub(super) fn parse_count(text: &str, what: &str) -> Result<u64> {
     let v = crate::util::parse_quantity(text).with_context(|| format!("--{what}"))?;
     if v.fract() != 0.0 || v >= 1.8e19 {
@@ -282,34 +236,12 @@ fn out(
     o: sy::RunOptions,
     mode: Mode,
 ) -> LayerOut {
-    LayerOut {
-        cycles: s.cycles,
-        compute_cycles: s.compute_cycles,
-        weight_load_cycles: s.weight_load_cycles,
-        macs: s.macs,
-        utilization: s.utilization,
-        folds: s.folds,
-        sram_reads: s.sram_reads,
-        sram_writes: s.sram_writes,
-        busy_pe_cycles: s.busy_pe_cycles,
-        mapping_efficiency: s.mapping_efficiency,
-        dram_reads: s.dram_reads,
-        dram_writes: s.dram_writes,
-        m: g.m,
-        k: g.k,
-        n: g.n,
-        groups,
-        rows: arr.rows,
-        cols: arr.cols,
-        dataflow: o.dataflow.name().to_string(),
-        double_buffer: o.double_buffer,
-        mode: if mode == Mode::Analytic {
-            "analytic"
-        } else {
-            "cycle"
-        }
-        .to_string(),
-    }
+    let mode = if mode == Mode::Analytic {
+        "analytic"
+    } else {
+        "cycle"
+    };
+    LayerOut::new(s, g, groups, arr, o, mode)
 }
 
 fn print_table(title: &str, o: &LayerOut) {

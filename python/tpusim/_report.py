@@ -1,0 +1,128 @@
+"""``tpusim.report`` and ``tpusim.plan``: the main job, as the CLI runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Optional, Sequence, Union
+
+from . import _native
+from ._native import BadInput
+from ._record import Record, frame
+
+Resolution = Union[int, str, Sequence[int]]
+
+
+def resolution(r: Resolution) -> tuple[int, int]:
+    """(H, W) from 224, (224, 160), "224", "224,160" or "224x160"."""
+    if isinstance(r, int):
+        parts: list[Any] = [r, r]
+    elif isinstance(r, str):
+        parts = [p.strip() for p in r.replace("x", ",").replace("X", ",").split(",")]
+        parts = parts * 2 if len(parts) == 1 else parts
+    else:
+        parts = list(r)
+    try:
+        h, w = (int(p) for p in parts)
+    except (TypeError, ValueError):
+        raise BadInput(f"resolution {r!r}: expected H,W or one number, e.g. 224 or (224, 160)") from None
+    if h <= 0 or w <= 0:
+        raise BadInput(f"resolution {r!r}: H and W must be positive")
+    return h, w
+
+
+def _chip_toml(chip_file: Optional[str]) -> Optional[tuple[str, str]]:
+    if chip_file is None:
+        return None
+    try:
+        with open(chip_file, encoding="utf-8") as f:
+            return f.read(), os.fspath(chip_file)
+    except OSError as e:
+        raise BadInput(f"chip_file '{chip_file}': {e.strerror}") from None
+
+
+def ask(
+    model: str = "resnet50",
+    chip: str = "v5e",
+    batch: int = 1,
+    dtype: Optional[str] = None,
+    resolution_: Resolution = 224,
+    vmem: Optional[int] = None,
+    input_dtype: Optional[str] = None,
+    fuse: bool = True,
+    chip_file: Optional[str] = None,
+) -> dict[str, Any]:
+    """The request the native side takes (one report)."""
+    if isinstance(batch, bool) or int(batch) != batch or batch < 1:
+        raise BadInput(f"batch {batch!r}: must be a whole number ≥ 1")
+    return {
+        "model": os.fspath(model),
+        "chip": chip,
+        "batch": int(batch),
+        "dtype": dtype,
+        "resolution": resolution(resolution_),
+        "vmem_bytes": None if vmem is None else int(vmem),
+        "input_dtype": input_dtype,
+        "fuse": bool(fuse),
+        "chip_toml": _chip_toml(chip_file),
+    }
+
+
+class Report(Record):
+    """``tpusim report … --json``: model, chip, total_time_s, compute_s, dma_s,
+    exposed_dma_s, roofline_lower_bound_s, flops, bytes_logical, bytes_moved, fits_hbm,
+    hbm_bytes_needed, capacity, layers, groups, tensors, …"""
+
+    def layers_df(self) -> Any:
+        """One row per layer (pandas, or polars when pandas is missing)."""
+        return frame(self._d["layers"])
+
+    def groups_df(self) -> Any:
+        """One row per group of the plan (blocks left out)."""
+        return frame([{k: v for k, v in g.items() if k != "blocks"} for g in self._d["groups"]])
+
+    def tensors_df(self) -> Any:
+        """One row per tensor, most padding first."""
+        return frame(self._d["tensors"])
+
+
+class Plan(Record):
+    """``tpusim plan MODEL --json``: the layer groups, their blocks, time steps and
+    cycles, the global ops, and the graph."""
+
+
+def report(
+    model: str = "resnet50",
+    chip: str = "v5e",
+    batch: int = 1,
+    dtype: Optional[str] = None,
+    resolution: Resolution = 224,
+    vmem: Optional[int] = None,
+    input_dtype: Optional[str] = None,
+    fuse: bool = True,
+    chip_file: Optional[str] = None,
+) -> Report:
+    """Time a network on a chip and show where time and memory go (``tpusim report``).
+    ``model`` is a built-in name, an ``.onnx`` file or a SCALE-Sim topology ``.csv``;
+    ``chip`` a TPU or NPU name, or ``chip_file`` a chip TOML of your own."""
+    a = ask(model, chip, batch, dtype, resolution, vmem, input_dtype, fuse, chip_file)
+    return Report._from_json(_native.report_json(json.dumps(a)))
+
+
+def plan(
+    model: str,
+    chip: str = "bm1684x",
+    batch: int = 1,
+    dtype: str = "f16",
+    input_dtype: str = "f32",
+    resolution: Resolution = 224,
+    fuse: bool = True,
+) -> Plan:
+    """Layer groups of a network in an NPU's local memory (``tpusim plan``)."""
+    if isinstance(batch, bool) or int(batch) != batch or batch < 1:
+        raise BadInput(f"batch {batch!r}: must be a whole number ≥ 1")
+    doc = _native.plan_json(os.fspath(model), chip, int(batch), dtype, input_dtype, _res(resolution), bool(fuse))
+    return Plan._from_json(doc)
+
+
+_res = resolution
