@@ -27,6 +27,13 @@ for t in $targets; do
       -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 -close_fd_mask=3 \
       -artifact_prefix="$scratch/" >"$scratch/$t.log" 2>&1; then
     echo "fuzz-smoke: $t FAILED"; grep -E 'ERROR|panicked|Test unit' "$scratch/$t.log" | head -5
+    # the panic itself (the run above hides the target's stderr) and the input, so the
+    # finding can be reproduced from the CI log: base64 -d > fuzz/regressions/$t/NAME
+    for a in "$scratch"/crash-* "$scratch"/timeout-* "$scratch"/oom-*; do
+      [ -e "$a" ] || continue
+      "target/x86_64-unknown-linux-gnu/release/$t" "$a" 2>&1 | grep -A2 -m1 'panicked' || true
+      echo "fuzz-smoke: input (base64): $(base64 -w0 "$a")"
+    done
     exit 1
   fi
   n=$((n + 1))

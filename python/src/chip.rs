@@ -2,13 +2,14 @@
 
 use crate::errors::{bad, json};
 use pyo3::prelude::*;
-use tpusim_chip::{Collective, Slice, Source};
+use tpusim_chip::{Collective, RateClass, Slice, Source};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chip_names, m)?)?;
     m.add_function(wrap_pyfunction!(chip_json, m)?)?;
     m.add_function(wrap_pyfunction!(chip_roofline, m)?)?;
     m.add_function(wrap_pyfunction!(chip_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(chip_slice, m)?)?;
     Ok(())
 }
 
@@ -62,4 +63,16 @@ fn chip_collective(
     )
     .map_err(bad)?;
     json(&e)
+}
+
+/// `tpusim slice info CHIP SHAPE --dtype DTYPE --json`: chips, hosts, peak, HBM, hops
+/// and bisection of a slice (the chip's wraparound rule).
+#[pyfunction]
+fn chip_slice(name: &str, shape: &str, dtype: &str) -> PyResult<String> {
+    let chip = tpusim_chip::lookup(name).map_err(bad)?;
+    let dims = tpusim_chip::parse_shape(shape).map_err(bad)?;
+    let s = Slice::new(&chip, &dims).map_err(bad)?;
+    let t: tpusim_layout::ElementType = dtype.parse().map_err(|e| bad(format!("dtype: {e}")))?;
+    let class = RateClass::of(t).map_err(bad)?;
+    json(&s.info(class).map_err(bad)?)
 }

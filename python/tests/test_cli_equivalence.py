@@ -37,6 +37,11 @@ def test_chip_collective(cli):
     assert got == cli("comm", "allreduce", "v5p", "4x4x4", "--axes", "0,1", "--bytes", "1e8")
 
 
+def test_chip_slice(cli):
+    got = tpusim.chip.slice("v5p", "4x4x8", dtype="int8").to_dict()
+    assert got == cli("slice", "info", "v5p", "4x4x8", "--dtype", "int8")
+
+
 def test_lmem_address(cli):
     got = tpusim.lmem.address("bm1684x", [1, 96, 28, 28], [0, 70, 3, 5]).to_dict()
     want = cli("lmem", "addr", "--chip", "bm1684x", "--shape", "1,96,28,28", "--index", "0,70,3,5")

@@ -8,7 +8,7 @@ from typing import Any
 from . import _native
 from ._record import Record
 
-__all__ = ["names", "show", "roofline", "collective", "Collective", "Roofline"]
+__all__ = ["names", "show", "roofline", "slice", "collective", "Collective", "Roofline", "SliceInfo"]
 
 
 class Roofline(Record):
@@ -20,6 +20,17 @@ class Roofline(Record):
 class Collective(Record):
     """``tpusim comm KIND CHIP SHAPE --axes … --bytes … --json``: time_s, regime,
     per_hop_s, hops, latency_s, bandwidth_s, axes, axis_sizes, wraparound."""
+
+
+class SliceInfo(Record):
+    """``tpusim slice info CHIP SHAPE --json``: chip, shape, chips, hosts, cores,
+    wraparound, dtype, flops_per_s, hbm_bytes, max_hops, bisection_links,
+    bisection_bytes_per_s."""
+
+
+def slice(chip: str, shape: str, dtype: str = "bf16") -> SliceInfo:
+    """A slice of a TPU pod (``"4x4"``, ``"8x16x16"``) with the chip's wraparound rule."""
+    return SliceInfo._from_json(_native.chip_slice(chip, shape, dtype))
 
 
 def names() -> list[str]:

@@ -84,4 +84,4 @@ pub use database::{builtin, lookup};
 pub use dtype::RateClass;
 pub use error::{ChipError, Result};
 pub use roofline::{roofline, Matmul, MatmulEstimate, Roofline, Roofs, Source, Unit};
-pub use slice::{parse_shape, Slice};
+pub use slice::{parse_shape, Slice, SliceInfo};

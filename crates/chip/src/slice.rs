@@ -433,3 +433,52 @@ mod tests {
         assert_eq!(pod.bisection_bytes_per_s(), Some(6.4e12));
     }
 }
+
+/// The facts of a slice that `tpusim slice info --json` prints.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SliceInfo {
+    /// Chip name.
+    pub chip: String,
+    /// Chips per axis.
+    pub shape: Vec<u32>,
+    /// Chips in all.
+    pub chips: u64,
+    /// Hosts.
+    pub hosts: u64,
+    /// TensorCores.
+    pub cores: u64,
+    /// Wraparound per axis.
+    pub wraparound: Vec<bool>,
+    /// The rate class the FLOP/s are for.
+    pub dtype: &'static str,
+    /// Peak FLOP/s of the whole slice at `dtype`.
+    pub flops_per_s: f64,
+    /// HBM of the whole slice, bytes.
+    pub hbm_bytes: u64,
+    /// Most hops between two chips.
+    pub max_hops: u64,
+    /// Links cut by the worst bisection (None where not defined).
+    pub bisection_links: Option<u64>,
+    /// Bandwidth across it, bytes/s.
+    pub bisection_bytes_per_s: Option<f64>,
+}
+
+impl Slice {
+    /// This slice's facts at rate class `class`.
+    pub fn info(&self, class: RateClass) -> Result<SliceInfo> {
+        Ok(SliceInfo {
+            chip: self.chip.name.clone(),
+            shape: self.dims.clone(),
+            chips: self.chips(),
+            hosts: self.hosts(),
+            cores: self.cores(),
+            wraparound: self.wraparound.clone(),
+            dtype: class.name(),
+            flops_per_s: self.flops_per_s(class),
+            hbm_bytes: self.hbm_bytes()?,
+            max_hops: self.max_hops(),
+            bisection_links: self.bisection_links(),
+            bisection_bytes_per_s: self.bisection_bytes_per_s(),
+        })
+    }
+}

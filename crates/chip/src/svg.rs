@@ -27,11 +27,7 @@ const B: f64 = 50.0;
 /// Largest |decimal exponent| an axis reaches (f64 spans about 1e-324 to 1e308).
 const MAX_DECADE: f64 = 330.0;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+use tpusim_svg::esc;
 
 /// The SVG document. `extra_bandwidths` adds named memory roofs (bytes/s), e.g. a
 /// user's `--bw` override.

@@ -170,6 +170,47 @@ fn sweep_writes_one_csv_row_per_run() {
 }
 
 #[test]
+fn sweep_html_plots_throughput_against_batch_per_chip_and_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = dir.path().join("grid.toml");
+    let t = tiny().replace('\\', "/");
+    std::fs::write(
+        &grid,
+        format!(
+            "models = [\"{t}\"]\nchips = [\"v5e\", \"bm1684x\", \"nochip\"]\nbatches = [1, 2, 4]\n"
+        ),
+    )
+    .unwrap();
+    let (page, csv) = (dir.path().join("s.html"), dir.path().join("s.csv"));
+    tpusim()
+        .args(["report", "--sweep"])
+        .arg(&grid)
+        .arg("--html")
+        .arg(&page)
+        .arg("--out")
+        .arg(&csv)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    // one chart for the one model, one line per chip that ran, one dot per run
+    assert_eq!(html.matches("<svg").count(), 1, "{html}");
+    assert_eq!(html.matches("<polyline").count(), 2);
+    assert_eq!(html.matches("<circle").count(), 6);
+    // every run in the table, the failed ones with their error
+    assert_eq!(html.matches("<tr><td").count(), 9);
+    assert!(html.contains("unknown chip"));
+    // batch 4's throughput (batch / time) is the dot's title, as the CSV's time gives it
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let row = text.lines().find(|l| l.contains(",v5e,tpu,4,")).unwrap();
+    let time: f64 = row.split(',').nth(5).unwrap().parse().unwrap();
+    let rate = tpusim_report::units::si(4.0 / time, "/s");
+    assert!(
+        html.contains(&format!("v5e bf16: batch 4, {rate}")),
+        "{rate}"
+    );
+}
+
+#[test]
 fn bad_input_is_one_error_line_and_exit_2() {
     for (args, needle) in [
         (

@@ -24,12 +24,7 @@ const COLOURS: [&str; 6] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948",
 ];
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use tpusim_svg::esc;
 
 /// Draw the lane map of `tensor` on `chip` as a standalone SVG document.
 pub fn lane_map(chip: &Chip, tensor: &Placement) -> Result<String> {

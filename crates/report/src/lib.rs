@@ -28,7 +28,8 @@
 //! - [`glossary`]: the overlap rule and what every column means, for both renderers;
 //! - [`terminal`], [`html`], [`svg`], [`breakdown`], [`units`]: renderers (text table, self-contained
 //!   HTML page with inline SVG pictures) — pure functions from a [`Report`] to text.
-//! - [`sweep`]: grids of runs from a TOML file, run in parallel, CSV out.
+//! - [`sweep`]: grids of runs from a TOML file, run in parallel, CSV out;
+//!   [`sweep_html`] draws them (throughput against batch per chip and model).
 //!
 //! Invariants: `total_time_s` is the sum of the groups' times, and equals `compute_s` +
 //! `exposed_dma_s` (the overlap rule in [`glossary`]); on an NPU it is the plan's time
@@ -53,6 +54,7 @@ pub mod schedule;
 pub mod storage;
 pub mod svg;
 pub mod sweep;
+pub mod sweep_html;
 pub mod terminal;
 pub mod timing;
 pub mod units;

@@ -6,21 +6,7 @@ use crate::model::{GroupReport, LayoutPicture, Report};
 use crate::units::{bytes, seconds, si};
 use std::fmt::Write;
 
-/// Escape text for use inside XML/HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
-}
+pub use tpusim_svg::esc;
 
 /// Colour of a block kind in the memory plans.
 fn kind_colour(kind: &str) -> &'static str {
@@ -36,10 +22,12 @@ fn kind_colour(kind: &str) -> &'static str {
 /// vector-unit peak and the off-chip bandwidth slope. Layers bound by compute are red,
 /// by memory blue; each dot has a `<title>` tooltip.
 pub fn roofline(r: &Report) -> String {
-    let (w, h) = (720.0_f64, 420.0_f64);
-    let (ml, mr, mt, mb) = (70.0, 20.0, 20.0, 50.0);
+    let w = 720.0_f64;
+    let (ml, mr, mt) = (70.0, 20.0, 20.0);
     let pw = w - ml - mr;
-    let ph = h - mt - mb;
+    let ph = 350.0_f64;
+    let (legend_svg, legend_h) = legend(ml, mt + ph + 56.0, pw);
+    let h = mt + ph + 56.0 + legend_h;
     let pts: Vec<(f64, f64, &crate::model::LayerReport)> = r
         .layers
         .iter()
@@ -83,9 +71,11 @@ pub fn roofline(r: &Report) -> String {
         let x = sx(10f64.powf(d));
         let _ = write!(
             o,
-            r##"<line x1="{x:.1}" y1="{mt}" x2="{x:.1}" y2="{:.1}" stroke="#e2e2e2"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">1e{d}</text>"##,
+            r##"<line x1="{x:.1}" y1="{mt}" x2="{x:.1}" y2="{:.1}" stroke="#e2e2e2"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="{}">1e{d}</text>"##,
             mt + ph,
-            mt + ph + 15.0
+            mt + ph + 18.0,
+            // the first label starts at the axis, clear of the FLOP/s labels
+            if d == lx0 { "start" } else { "middle" }
         );
         d += 1.0;
     }
@@ -105,8 +95,9 @@ pub fn roofline(r: &Report) -> String {
         o,
         r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">arithmetic intensity (FLOP per byte moved)</text>"#,
         ml + pw / 2.0,
-        h - 10.0
+        mt + ph + 36.0
     );
+    o.push_str(&legend_svg);
     let _ = write!(
         o,
         r#"<text x="14" y="{:.1}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {:.1})">FLOP/s</text>"#,
@@ -187,6 +178,52 @@ pub fn roofline(r: &Report) -> String {
     o
 }
 
+/// The roofline's legend: what the lines and the dots mean, and why a compute-bound dot
+/// can sit left of the ridge.
+fn legend(x: f64, y: f64, width: f64) -> (String, f64) {
+    let mut o = String::new();
+    let items = [
+        ("line", "#222", "roof: off-chip bandwidth × intensity up to the ridge, then the matrix units' peak"),
+        ("dash", "#7a7", "vector units' peak (element-wise, pooling, normalisation layers)"),
+        ("dot", "#d0453a", "compute-bound layer: its compute takes longer than its memory traffic. Left of the ridge that happens when it computes below the roof: on the vector units, or on MXUs whose tiles it fills only partly (see util); its height is the rate it reaches"),
+        ("dot", "#3a6fd0", "memory-bound layer: its traffic (tile padding included) takes longer than its compute"),
+    ];
+    let mut row = y;
+    for (kind, colour, text) in items {
+        let mark = match kind {
+            "dot" => format!(
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{colour}"/>"#,
+                x + 8.0,
+                row - 4.0
+            ),
+            "dash" => format!(
+                r#"<line x1="{x:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}" stroke-dasharray="5,4"/>"#,
+                row - 4.0,
+                x + 16.0,
+                row - 4.0
+            ),
+            _ => format!(
+                r#"<line x1="{x:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}" stroke-width="2"/>"#,
+                row - 4.0,
+                x + 16.0,
+                row - 4.0
+            ),
+        };
+        o.push_str(&mark);
+        for line in tpusim_svg::wrap(text, width - 24.0, 11.0) {
+            let _ = write!(
+                o,
+                r#"<text x="{:.1}" y="{row:.1}" font-size="11">{}</text>"#,
+                x + 24.0,
+                esc(&line)
+            );
+            row += 14.0;
+        }
+        row += 2.0;
+    }
+    (o, row - y + 8.0)
+}
+
 /// One group's on-chip memory plan: x = time step, y = address; every block a rectangle
 /// coloured by kind (activation blue, weight orange, buffer violet) with a tooltip.
 /// The address axis runs to the group's peak; `capacity` (the on-chip size the
@@ -247,6 +284,20 @@ pub fn memory_plan(g: &GroupReport, index: usize, capacity: u64) -> String {
         h - 8.0,
         steps - 1
     );
+    // the address axis: ticks at the quarters of the peak (0 and the peak are labelled
+    // above)
+    for q in 1..4u64 {
+        let a = top / 4 * q;
+        let y = sy(a);
+        let _ = write!(
+            o,
+            r##"<line x1="{:.1}" y1="{y:.1}" x2="{ml}" y2="{y:.1}" stroke="#666"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
+            ml - 3.0,
+            ml - 4.0,
+            y + 3.5,
+            esc(&bytes(a))
+        );
+    }
     for b in &g.blocks {
         let x0 = sx(b.start_ts);
         let x1 = sx(b.end_ts + 1);

@@ -288,7 +288,9 @@ fn html_is_self_contained_and_escaped() {
         assert!(!page.contains(bad), "page contains {bad}");
     }
     // three layers placed on the roofline, two blocks in the plan, four layout cells
-    assert_eq!(page.matches("<circle").count(), 3);
+    assert_eq!(page.matches("fill-opacity=\"0.75\"><title>").count(), 3);
+    // and the legend's two dots (compute- and memory-bound)
+    assert_eq!(page.matches("<circle").count(), 5);
     assert_eq!(page.matches("steps 0–").count(), 2);
     assert_eq!(page.matches("% data</title>").count(), 4);
     // balanced svg/table/section tags

@@ -69,9 +69,11 @@ pub struct ReportArgs {
     /// time_s], plus tensors, peak rates and more. Sizes in bytes, times in seconds.
     #[arg(long, conflicts_with = "sweep")]
     json: bool,
-    /// Also write a self-contained HTML page (summary, roofline, memory plans, layout of
-    /// the worst-padded tensor, every table; no external resources) to FILE.
-    #[arg(long, value_name = "FILE", conflicts_with = "sweep")]
+    /// Also write a self-contained HTML page (summary, time breakdown, roofline, memory
+    /// plans, layout of the worst-padded tensor, every table; no external resources) to
+    /// FILE. With --sweep: a page of throughput against batch per chip and model, and
+    /// every run.
+    #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// Print only the summary, not the per-layer table.
     #[arg(long)]
@@ -252,10 +254,16 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
     );
     bar.finish_and_clear();
     let csv = sweep::csv(&rows);
-    match &args.out {
-        Some(path) => write_atomic(path, csv.as_bytes())?,
-        None => print!("{csv}"),
+    let mut outputs = crate::output::Outputs::default();
+    if let Some(path) = &args.html {
+        outputs.add(path, tpusim_report::sweep_html::render(&rows).into_bytes());
     }
+    if let Some(path) = &args.out {
+        outputs.add(path, csv.into_bytes());
+    } else {
+        print!("{csv}");
+    }
+    outputs.commit()?;
     let failed = rows.iter().filter(|r| r.outcome.is_err()).count();
     if failed > 0 {
         eprintln!(

@@ -209,6 +209,11 @@ fn forward_pads(
     s: [u64; 2],
     d: [u64; 2],
 ) -> Result<[u64; 4]> {
+    if s.contains(&0) || d.contains(&0) {
+        return Err(node.err(format!(
+            "strides {s:?} and dilations {d:?} must be at least 1"
+        )));
+    }
     let auto = attr_string(node.n, "auto_pad").unwrap_or_default();
     match auto.as_str() {
         "" | "NOTSET" => {

@@ -5,7 +5,6 @@ use super::fmt::{bytes as fbytes, opt, sci, table};
 use crate::util::print_json;
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
-use serde::Serialize;
 use tpusim_chip::RateClass;
 
 /// Verbs of `tpusim slice`.
@@ -43,22 +42,6 @@ pub enum SliceCmd {
     },
 }
 
-#[derive(Serialize)]
-struct Info {
-    chip: String,
-    shape: Vec<u32>,
-    chips: u64,
-    hosts: u64,
-    cores: u64,
-    wraparound: Vec<bool>,
-    dtype: &'static str,
-    flops_per_s: f64,
-    hbm_bytes: u64,
-    max_hops: u64,
-    bisection_links: Option<u64>,
-    bisection_bytes_per_s: Option<f64>,
-}
-
 /// Run one `tpusim slice` verb.
 pub fn run(cmd: SliceCmd) -> Result<()> {
     match cmd {
@@ -67,20 +50,7 @@ pub fn run(cmd: SliceCmd) -> Result<()> {
             let t: tpusim_layout::ElementType =
                 dtype.parse().map_err(|e| anyhow!("--dtype: {e}"))?;
             let class = RateClass::of(t)?;
-            let info = Info {
-                chip: s.chip.name.clone(),
-                shape: s.dims.clone(),
-                chips: s.chips(),
-                hosts: s.hosts(),
-                cores: s.cores(),
-                wraparound: s.wraparound.clone(),
-                dtype: class.name(),
-                flops_per_s: s.flops_per_s(class),
-                hbm_bytes: s.hbm_bytes()?,
-                max_hops: s.max_hops(),
-                bisection_links: s.bisection_links(),
-                bisection_bytes_per_s: s.bisection_bytes_per_s(),
-            };
+            let info = s.info(class)?;
             if json {
                 return print_json(&info);
             }

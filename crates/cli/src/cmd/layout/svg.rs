@@ -4,9 +4,12 @@
 use anyhow::Result;
 use std::fmt::Write;
 use tpusim_layout::{ArrayShape, Dim, Geometry, TileDim};
+use tpusim_svg::{esc, fit, text_width};
 
 const CELL: usize = 34;
 const MARGIN: usize = 30;
+/// Least picture width, pixels: the caption's.
+const MIN_WIDTH: usize = 480;
 
 /// Tile rows/cols of the first tile over the two minor dims, when every entry is a size.
 fn first_tile_2d(a: &ArrayShape) -> Option<(u64, u64)> {
@@ -82,15 +85,22 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
         }
         None => u64::MAX,
     };
-    let w = MARGIN * 2 + CELL * pcol as usize;
+    // wide enough for the caption at the bottom
+    let w = (MARGIN * 2 + CELL * pcol as usize).max(MIN_WIDTH);
     let h = MARGIN * 2 + CELL * prow as usize + 20;
+    let text_px = (w - MARGIN - 4) as f64;
     let mut s = String::new();
     writeln!(
         s,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="monospace" font-size="11">"##
     )?;
-    writeln!(s, r##"<title>{a}</title>"##)?;
-    writeln!(s, r##"<text x="{MARGIN}" y="18">{a}</text>"##)?;
+    let shape = a.to_string();
+    writeln!(s, r##"<title>{}</title>"##, esc(&shape))?;
+    writeln!(
+        s,
+        r##"<text x="{MARGIN}" y="18">{}</text>"##,
+        esc(&fit(&shape, text_px, 11.0))
+    )?;
     let cell_index = |r: u64, c: u64| -> Option<(u64, bool)> {
         if r < rows && c < cols {
             Some((idx[(r * cols + c) as usize], false))
@@ -118,9 +128,12 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
                 r##"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#888" stroke-width="0.5"/>"##
             )?;
             let color = if pad { "#888" } else { "#000" };
+            // a long index gets a smaller font, so it stays inside its cell
+            let label = n.to_string();
+            let font = (11.0f64).min((CELL as f64 - 4.0) / text_width(&label, 1.0));
             writeln!(
                 s,
-                r##"<text x="{}" y="{}" text-anchor="middle" fill="{color}">{n}</text>"##,
+                r##"<text x="{}" y="{}" text-anchor="middle" fill="{color}" font-size="{font:.1}">{label}</text>"##,
                 x + CELL / 2,
                 y + CELL / 2 + 4
             )?;
@@ -171,12 +184,16 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
         }
     }
     let pad_cells = prow * pcol - rows * cols;
-    writeln!(
-        s,
-        r##"<text x="{MARGIN}" y="{}">{} logical elements, {} physical; grey = padding ({pad_cells} shown)</text>"##,
-        h - 8,
+    let caption = format!(
+        "{} logical elements, {} physical; grey = padding ({pad_cells} shown)",
         g.logical_elements(),
         g.physical_elements()
+    );
+    writeln!(
+        s,
+        r##"<text x="{MARGIN}" y="{}">{}</text>"##,
+        h - 8,
+        esc(&fit(&caption, text_px, 11.0))
     )?;
     s.push_str("</svg>\n");
     Ok(s)
