@@ -55,6 +55,31 @@ pub fn fold_count(df: Dataflow, a: ArraySpec, g: Gemm) -> u64 {
     ceil_div(rd, a.rows) * ceil_div(cd, a.cols)
 }
 
+/// The fold grid of one GEMM: row and column blocks, the last (partial) block's
+/// extents, and the stream length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FoldGrid {
+    pub row_blocks: u64,
+    pub col_blocks: u64,
+    pub last_rows: u64,
+    pub last_cols: u64,
+    pub stream: u64,
+}
+
+impl FoldGrid {
+    pub(crate) fn new(df: Dataflow, a: ArraySpec, g: Gemm) -> FoldGrid {
+        let (rd, cd) = fold_dims(df, g);
+        let (row_blocks, col_blocks) = (ceil_div(rd, a.rows), ceil_div(cd, a.cols));
+        FoldGrid {
+            row_blocks,
+            col_blocks,
+            last_rows: rd - (row_blocks.max(1) - 1) * a.rows,
+            last_cols: cd - (col_blocks.max(1) - 1) * a.cols,
+            stream: stream_len(df, g),
+        }
+    }
+}
+
 /// (dimension mapped to rows, dimension mapped to columns) for the dataflow.
 pub(crate) fn fold_dims(df: Dataflow, g: Gemm) -> (u64, u64) {
     match df {

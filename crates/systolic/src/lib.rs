@@ -61,7 +61,7 @@ mod shape;
 mod summary;
 mod svg;
 
-pub use analytic::{analyze, RunOptions, Stats, MAX_ANALYTIC_FOLDS};
+pub use analytic::{analyze, analyze_fold_by_fold, RunOptions, Stats, MAX_ANALYTIC_FOLDS};
 pub use conv::{conv_reference, im2col, run_conv, weights_to_gemm, ConvRun};
 pub use element::{Acc, Element};
 pub use engine::{

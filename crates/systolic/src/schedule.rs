@@ -157,6 +157,69 @@ impl Scheduler {
         off
     }
 
+    /// The times `push` reads back, and whether this mode reads each: `off_prev`,
+    /// `end_prev`, `last_use_prev2`, `last_use_prev`, `union_close`, `end_max`,
+    /// `load_start_prev` (ws/is double-buffered only), `drain_start_prev` (os only).
+    pub(crate) fn times(&self) -> ([u64; 8], [bool; 8]) {
+        let wsis_db = self.df != Dataflow::Os && self.double_buffer;
+        let os = self.df == Dataflow::Os;
+        (
+            [
+                self.off_prev,
+                self.end_prev,
+                self.last_use_prev2,
+                self.last_use_prev,
+                self.union_close,
+                self.end_max,
+                self.load_start_prev,
+                self.drain_start_prev,
+            ],
+            [true, true, true, true, true, true, wsis_db, os],
+        )
+    }
+
+    /// What only accumulates: `union_open`, `busy_union`, `n`, and the last fold's
+    /// durations (stream, pre, post).
+    pub(crate) fn tallies(&self) -> [u64; 6] {
+        [
+            self.union_open,
+            self.busy_union,
+            self.n,
+            self.stream_prev,
+            self.pre_prev,
+            self.post_prev,
+        ]
+    }
+
+    /// Move the schedule `steps` periods on, each period shifting every time the mode
+    /// reads by `shift` and each tally by its own `per_tally` (see
+    /// `analytic::push_repeated`, which checks that this is exactly what pushing them
+    /// would do). `None` on overflow.
+    pub(crate) fn advance(&mut self, shift: u64, per_tally: [u64; 6], steps: u64) -> Option<()> {
+        let by = shift.checked_mul(steps)?;
+        let (_, read) = self.times();
+        let fields = [
+            &mut self.off_prev,
+            &mut self.end_prev,
+            &mut self.last_use_prev2,
+            &mut self.last_use_prev,
+            &mut self.union_close,
+            &mut self.end_max,
+            &mut self.load_start_prev,
+            &mut self.drain_start_prev,
+        ];
+        for (f, used) in fields.into_iter().zip(read) {
+            if used {
+                *f = f.checked_add(by)?;
+            }
+        }
+        let tallies = [&mut self.union_open, &mut self.busy_union, &mut self.n];
+        for (f, d) in tallies.into_iter().zip(per_tally) {
+            *f = f.checked_add(d.checked_mul(steps)?)?;
+        }
+        Some(())
+    }
+
     /// The timeline of every fold pushed so far.
     pub fn finish(&self) -> Timeline {
         let compute = self.busy_union + (self.union_close - self.union_open);
