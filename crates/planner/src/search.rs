@@ -96,9 +96,19 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
         } else {
             last
         };
+        let mut links = Links::default();
+        if from == last {
+            links.add(&g.ops[last], last);
+        }
         for first in (lo..from).rev() {
             if !groupable(&g.ops[first].kind) {
                 break;
+            }
+            // ops that share no tensor with the rest gain nothing from a group (their
+            // data never stays on chip); skip such candidates, which also keeps a
+            // topology of independent layers linear
+            if !links.add(&g.ops[first], first) {
+                continue;
             }
             let comp_lb = comp_prefix[j] - comp_prefix[first];
             let dma_lb =
@@ -138,4 +148,52 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
     }
     pieces.reverse();
     Ok(pieces)
+}
+
+/// Which ops of a candidate group (grown from its last op towards its first) are
+/// linked through the activation tensors they read or write: a union-find over the
+/// group's ops.
+#[derive(Default)]
+struct Links {
+    /// A group op that touches each tensor seen so far.
+    by_tensor: std::collections::HashMap<usize, usize>,
+    /// Union-find parents, by op id.
+    parent: std::collections::HashMap<usize, usize>,
+    /// Connected components among the ops added.
+    components: usize,
+}
+
+impl Links {
+    fn root(&mut self, mut o: usize) -> usize {
+        while let Some(&p) = self.parent.get(&o) {
+            if p == o {
+                break;
+            }
+            let gp = self.parent.get(&p).copied().unwrap_or(p);
+            self.parent.insert(o, gp);
+            o = p;
+        }
+        o
+    }
+
+    /// Add op `id`; whether the ops added so far are one connected group.
+    fn add(&mut self, op: &tpusim_graph::Op, id: usize) -> bool {
+        self.parent.insert(id, id);
+        self.components += 1;
+        for &t in op.inputs.iter().chain(&op.outputs) {
+            match self.by_tensor.get(&t).copied() {
+                Some(other) => {
+                    let (a, b) = (self.root(id), self.root(other));
+                    if a != b {
+                        self.parent.insert(a, b);
+                        self.components -= 1;
+                    }
+                }
+                None => {
+                    self.by_tensor.insert(t, id);
+                }
+            }
+        }
+        self.components == 1
+    }
 }
