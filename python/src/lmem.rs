@@ -20,14 +20,7 @@ fn placement(
     let shape: TensorShape = shape.parse().map_err(|e| bad(format!("shape: {e}")))?;
     let dtype: ElementType = dtype.parse().map_err(|e| bad(format!("dtype: {e}")))?;
     let layout: LocalLayout = layout.parse().map_err(|e| bad(format!("layout: {e}")))?;
-    let start_npu = if layout.is_local() { start_npu } else { 0 };
-    Ok(Placement {
-        shape,
-        dtype,
-        layout,
-        start_npu,
-        start_addr,
-    })
+    Ok(Placement::at(shape, dtype, layout, start_npu, start_addr))
 }
 
 /// Strides (elements) of the tensor and its bytes per lane (local layouts).

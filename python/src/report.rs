@@ -3,8 +3,7 @@
 use crate::errors::{bad, detached, json};
 use pyo3::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
-use tpusim_report::{ChipFile, ModelSource, Report, Request};
+use tpusim_report::{ChipFile, ModelArg, ModelSource, Report, Request};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report_json, m)?)?;
@@ -15,27 +14,19 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// A MODEL as the CLI takes it: a built-in name, or an `.onnx` / `.csv` file.
 fn model_source(model: &str) -> Result<ModelSource, String> {
-    let lower = model.to_ascii_lowercase();
-    let stem = || {
-        Path::new(model)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| model.to_string())
-    };
-    let read = |what: &str| format!("cannot read {what} '{model}'");
-    if lower.ends_with(".onnx") {
-        let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", read("ONNX file")))?;
-        Ok(ModelSource::Onnx {
-            name: stem(),
-            bytes,
-        })
-    } else if lower.ends_with(".csv") {
-        let text =
-            std::fs::read_to_string(model).map_err(|e| format!("{}: {e}", read("topology")))?;
-        Ok(ModelSource::Topology { name: stem(), text })
-    } else {
-        Ok(ModelSource::Builtin(model.to_string()))
-    }
+    let read =
+        |what: &str, path: &str, e: std::io::Error| format!("cannot read {what} '{path}': {e}");
+    Ok(match ModelArg::parse(model) {
+        ModelArg::Builtin(n) => ModelSource::Builtin(n),
+        ModelArg::Onnx { path, name } => ModelSource::Onnx {
+            bytes: std::fs::read(&path).map_err(|e| read("ONNX file", &path, e))?,
+            name,
+        },
+        ModelArg::Topology { path, name } => ModelSource::Topology {
+            text: std::fs::read_to_string(&path).map_err(|e| read("topology", &path, e))?,
+            name,
+        },
+    })
 }
 
 /// One report's inputs, as the Python call and a sweep row give them.

@@ -80,6 +80,24 @@ impl Placement {
         }
     }
 
+    /// A placement starting at lane `start_npu` (local layouts; a global layout has no
+    /// lanes, so it starts at lane 0) and byte `start_addr`.
+    pub fn at(
+        shape: TensorShape,
+        dtype: ElementType,
+        layout: LocalLayout,
+        start_npu: u64,
+        start_addr: u64,
+    ) -> Placement {
+        Placement {
+            shape,
+            dtype,
+            layout,
+            start_npu: if layout.is_local() { start_npu } else { 0 },
+            start_addr,
+        }
+    }
+
     /// Check the placement against `chip`: valid shape, start lane, EU_NUM and (for
     /// aligned and line layouts) an EU_BYTES-aligned start address.
     pub fn validate(&self, chip: &Chip) -> Result<()> {

@@ -79,6 +79,47 @@ impl ModelSource {
     }
 }
 
+/// What a MODEL argument names, as every front end reads it: a built-in model, or a
+/// file by its extension (the caller reads it), with the name to show (its stem).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelArg {
+    /// A built-in model name.
+    Builtin(String),
+    /// An `.onnx` file.
+    Onnx {
+        /// The path as given.
+        path: String,
+        /// The file's stem.
+        name: String,
+    },
+    /// A SCALE-Sim topology `.csv`.
+    Topology {
+        /// The path as given.
+        path: String,
+        /// The file's stem.
+        name: String,
+    },
+}
+
+impl ModelArg {
+    /// Classify `model` by its extension (case-insensitive).
+    pub fn parse(model: &str) -> ModelArg {
+        let lower = model.to_ascii_lowercase();
+        let name = std::path::Path::new(model)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| model.to_string());
+        let path = model.to_string();
+        if lower.ends_with(".onnx") {
+            ModelArg::Onnx { path, name }
+        } else if lower.ends_with(".csv") {
+            ModelArg::Topology { path, name }
+        } else {
+            ModelArg::Builtin(path)
+        }
+    }
+}
+
 /// One report to make.
 #[derive(Debug, Clone)]
 pub struct Request {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tpusim_report::build::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
 use tpusim_report::sweep::{self, SweepSpec};
-use tpusim_report::{html, terminal, ModelSource, Request};
+use tpusim_report::{html, terminal, ModelArg, ModelSource, Request};
 
 /// Arguments of `tpusim report`.
 ///
@@ -109,25 +109,18 @@ fn parse_resolution(text: Option<&str>) -> Result<(u64, u64)> {
 
 /// Resolve a MODEL argument: built-in name, or a file read here (libraries do no I/O).
 fn model_source(model: &str) -> Result<ModelSource> {
-    let lower = model.to_ascii_lowercase();
-    let stem = || {
-        Path::new(model)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| model.to_string())
-    };
-    if lower.ends_with(".onnx") {
-        let bytes = crate::input::read_bytes(Path::new(model), crate::input::InputKind::Onnx)?;
-        Ok(ModelSource::Onnx {
-            name: stem(),
-            bytes,
-        })
-    } else if lower.ends_with(".csv") {
-        let text = crate::input::read_input(Path::new(model), crate::input::InputKind::Topology)?;
-        Ok(ModelSource::Topology { name: stem(), text })
-    } else {
-        Ok(ModelSource::Builtin(model.to_string()))
-    }
+    use crate::input::{read_bytes, read_input, InputKind};
+    Ok(match ModelArg::parse(model) {
+        ModelArg::Builtin(n) => ModelSource::Builtin(n),
+        ModelArg::Onnx { path, name } => ModelSource::Onnx {
+            name,
+            bytes: read_bytes(Path::new(&path), InputKind::Onnx)?,
+        },
+        ModelArg::Topology { path, name } => ModelSource::Topology {
+            name,
+            text: read_input(Path::new(&path), InputKind::Topology)?,
+        },
+    })
 }
 
 fn vmem(args: &ReportArgs) -> Result<Option<u64>> {

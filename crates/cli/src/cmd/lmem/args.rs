@@ -99,13 +99,12 @@ impl TensorArgs {
         let dtype: ElementType = self.dtype.parse().context("--dtype")?;
         let layout: LocalLayout = self.layout.parse().context("--layout")?;
         let start_addr = parse_bytes(&self.addr).context("--addr")?;
-        let start_npu = if layout.is_local() { self.start_npu } else { 0 };
-        Ok(Placement {
+        Ok(Placement::at(
             shape,
             dtype,
             layout,
-            start_npu,
+            self.start_npu,
             start_addr,
-        })
+        ))
     }
 }
