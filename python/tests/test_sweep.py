@@ -37,6 +37,17 @@ def test_custom_chip_as_a_dict():
     assert df.loc[0, "total_time_s"] == df.loc[1, "total_time_s"], df.loc[0, "error"]
 
 
+def test_an_explicit_list_of_configurations():
+    rows = [{"model": "resnet18", "chip": "v5e", "resolution": 64}, {"model": "resnet18", "batch": 2, "chip": "v6e", "resolution": 64}]
+    df = tpusim.sweep(rows, progress=False)
+    assert list(df.columns[:5]) == ["model", "chip", "resolution", "batch", "key"]
+    assert df.loc[0, "total_time_s"] == tpusim.report("resnet18", chip="v5e", resolution=64).total_time_s
+    assert df.loc[1, "total_time_s"] == tpusim.report("resnet18", chip="v6e", batch=2, resolution=64).total_time_s
+    assert pd.isna(df.loc[0, "batch"])
+    with pytest.raises(tpusim.BadInput, match="explicit sweep"):
+        tpusim.sweep([{}])
+
+
 def test_systolic_sweep_and_bad_spaces():
     df = tpusim.sweep({"m": [64, 512], "k": [96], "n": [32], "rows": [16, 128], "cols": [16]}, progress=False)
     assert len(df) == 4

@@ -59,6 +59,13 @@ def _choices(space: dict[str, Any]) -> dict[str, list[Any]]:
     return out
 
 
+def _explicit(rows: Any) -> list[dict[str, Any]]:
+    """An explicit list of configurations (dicts), checked."""
+    if not rows or not all(isinstance(r, dict) and r for r in rows):
+        raise BadInput("an explicit sweep is a non-empty list of non-empty dicts, e.g. [{'model': 'resnet18', 'batch': 8}]")
+    return [{str(k): v for k, v in r.items()} for r in rows]
+
+
 def _key(row: dict[str, Any]) -> str:
     text = json.dumps({"tpusim": _native.__version__, "row": row}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -153,7 +160,8 @@ def _table(kind: str, rows: list[dict[str, Any]], keys: list[str]) -> Any:
     results = evaluate(kind, rows)
     recs = []
     for r, res in zip(rows, results):
-        rec = {k: (json.dumps(v, sort_keys=True) if isinstance(v, (dict, list, tuple)) else v) for k, v in r.items()}
+        shown = lambda v: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list, tuple)) else v  # noqa: E731
+        rec = {k: shown(r[k]) if k in r else None for k in keys}
         rec["key"] = _key(r)
         rec.update(res)
         recs.append(rec)
@@ -222,9 +230,11 @@ def sweep(
     chunk_size: Optional[int] = None,
     progress: Optional[bool] = None,
 ) -> Any:
-    """Evaluate every combination of ``space`` (a dict of lists) and return a pandas
-    DataFrame: one row per combination, the space's keys as columns, ``key`` (a hash of
-    the row and the tpusim version), ``total_time_s`` and the run's other figures.
+    """Evaluate every combination of ``space`` (a dict of lists; or an explicit list of
+    configurations, each a dict) and return a pandas DataFrame: one row per
+    configuration, the space's keys as columns (a key a row leaves out is empty there
+    and takes its default), ``key`` (a hash of the row and the tpusim version),
+    ``total_time_s`` and the run's other figures.
 
     A report sweep has ``model`` and any of ``chip`` (a name, a chip TOML path or a dict
     of its fields), ``batch``, ``dtype``, ``resolution``, ``vmem``, ``input_dtype``,
@@ -240,10 +250,15 @@ def sweep(
     """
     import pandas as pd
 
-    choices = _choices(space)
-    kind = _kind(choices)
-    keys = list(choices)
-    rows = [dict(zip(keys, combo)) for combo in itertools.product(*choices.values())]
+    if isinstance(space, (list, tuple)):
+        rows = _explicit(space)
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        kind = _kind({k: [] for k in keys})
+    else:
+        choices = _choices(space)
+        kind = _kind(choices)
+        keys = list(choices)
+        rows = [dict(zip(keys, combo)) for combo in itertools.product(*choices.values())]
     if backend not in ("local", "ray"):
         raise BadInput(f"backend '{backend}': use local or ray")
     if chunk_size is None:

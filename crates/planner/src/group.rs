@@ -33,7 +33,12 @@ pub struct Ctx<'a> {
     /// slower timing of TPU-MLIR's transfer moves (the search: a margin for TPU-MLIR's
     /// unknown cycle estimates); `false` when reproducing a grouping TPU-MLIR chose.
     pub margin: bool,
+    /// Told (ops searched, ops in all) as the group search moves through the network.
+    pub progress: Option<&'a Progress<'a>>,
 }
+
+/// A progress callback: (ops done, ops in all).
+pub type Progress<'a> = dyn Fn(usize, usize) + Sync + 'a;
 
 /// Ops that can run from local memory inside a group.
 pub fn groupable(kind: &OpKind) -> bool {

@@ -62,6 +62,7 @@ pub mod tpumlir_steps;
 pub mod verify;
 
 pub use error::{PlanError, Result};
+pub use group::Progress;
 pub use options::{Allocator, PlanOptions, Search, Timing};
 pub use plan::{
     Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
@@ -133,6 +134,7 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
             bank_bytes: chip.bank_bytes(),
         },
         margin: true,
+        progress: None,
     })
 }
 
@@ -140,15 +142,30 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
 /// result. Errors: a malformed graph, bad options, or (internal) a plan the verifier
 /// rejects.
 pub fn plan(graph: &Graph, chip: &Chip, opts: &PlanOptions) -> Result<Plan> {
+    plan_with_progress(graph, chip, opts, &|_, _| {})
+}
+
+/// [`plan`], telling `progress` (ops searched, ops in all) as the group search goes
+/// (it may go through the network twice: see the comment inside).
+pub fn plan_with_progress(
+    graph: &Graph,
+    chip: &Chip,
+    opts: &PlanOptions,
+    progress: &Progress<'_>,
+) -> Result<Plan> {
     // Groups placed by TPU-MLIR's allocator must also fit with a slower timing of its
     // transfer moves (a margin, see `Ctx::margin`). Checking that for every candidate
     // of the search tripled the planning time, so the search first runs without it and
     // is repeated with it only if a group it chose fails it.
     let exact = Ctx {
         margin: false,
+        progress: Some(progress),
         ..context(graph, chip, opts)?
     };
-    let safe = context(graph, chip, opts)?;
+    let safe = Ctx {
+        progress: Some(progress),
+        ..context(graph, chip, opts)?
+    };
     let mut pieces = search::search(&exact)?;
     for (_, first, last, nsecs, hsecs) in groups_of(&pieces) {
         let gt = slicing::GroupTensors::new(graph, &safe.uses, first, last);

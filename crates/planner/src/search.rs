@@ -83,6 +83,9 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
         wbytes_prefix[i + 1] = wbytes_prefix[i].saturating_add(w);
     }
     for j in 1..=n {
+        if let Some(p) = ctx.progress {
+            p(j - 1, n);
+        }
         let last = j - 1;
         best[j] = add(best[last], global[last]);
         choice[j] = Piece::Global(last);

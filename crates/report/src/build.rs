@@ -176,6 +176,15 @@ impl Request {
 
 /// Make the report of one request.
 pub fn report(req: &Request) -> Result<Report> {
+    report_with_progress(req, &|_, _| {})
+}
+
+/// [`report`], telling `progress` (ops searched, ops in all) while the plan's group
+/// search runs, the long part of a large network.
+pub fn report_with_progress(
+    req: &Request,
+    progress: &tpusim_planner::Progress<'_>,
+) -> Result<Report> {
     let machine = match &req.chip_file {
         Some(f) => Machine::from_toml(&f.text, &f.origin, req.vmem_bytes)?,
         None => Machine::lookup(&req.chip, req.vmem_bytes)?,
@@ -192,7 +201,14 @@ pub fn report(req: &Request) -> Result<Report> {
         input_bits: input_bits(req.input_dtype.as_deref(), &machine, dtype)?,
     };
     let graph = tpusim_planner::prepare(&written, how).map_err(|e| req.model.lower(e))?;
-    let mut r = report_graph(&graph, req.model.name(), &machine, dtype, req.batch)?;
+    let mut r = report_graph_with(
+        &graph,
+        req.model.name(),
+        &machine,
+        dtype,
+        req.batch,
+        progress,
+    )?;
     if r.fits_hbm == Some(false) {
         crate::capacity::suggest(req, how, &machine, dtype, &mut r.capacity)?;
     }
@@ -240,6 +256,17 @@ pub fn report_graph(
     dtype: ElementType,
     batch: u64,
 ) -> Result<Report> {
+    report_graph_with(graph, model, machine, dtype, batch, &|_, _| {})
+}
+
+fn report_graph_with(
+    graph: &Graph,
+    model: &str,
+    machine: &Machine,
+    dtype: ElementType,
+    batch: u64,
+    progress: &tpusim_planner::Progress<'_>,
+) -> Result<Report> {
     let bw = machine.offchip_bytes_per_s(dtype)?;
     let peak = machine.peak_flops_per_s(dtype)?;
     let vector = machine.vector_flops_per_s(dtype)?;
@@ -264,20 +291,23 @@ pub fn report_graph(
         dtype,
         ..PlanOptions::default()
     };
-    let plan = tpusim_planner::plan(graph, &pchip, &opts).map_err(|e| match e {
-        tpusim_planner::PlanError::BadOption {
-            name: "dtype",
-            value,
-            why,
-        } => ReportError::BadDtype {
-            given: value,
-            why: why.to_string(),
-        },
-        other => ReportError::Lower {
-            context: format!("planning '{model}' on {}", machine.name()),
-            message: other.to_string(),
-        },
-    })?;
+    let plan =
+        tpusim_planner::plan_with_progress(graph, &pchip, &opts, progress).map_err(
+            |e| match e {
+                tpusim_planner::PlanError::BadOption {
+                    name: "dtype",
+                    value,
+                    why,
+                } => ReportError::BadDtype {
+                    given: value,
+                    why: why.to_string(),
+                },
+                other => ReportError::Lower {
+                    context: format!("planning '{model}' on {}", machine.name()),
+                    message: other.to_string(),
+                },
+            },
+        )?;
 
     // layers alone
     let mut layers = Vec::with_capacity(graph.ops.len());

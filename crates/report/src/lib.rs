@@ -59,7 +59,9 @@ pub mod terminal;
 pub mod timing;
 pub mod units;
 
-pub use build::{report, report_graph, ChipFile, ModelArg, ModelSource, Request};
+pub use build::{
+    report, report_graph, report_with_progress, ChipFile, ModelArg, ModelSource, Request,
+};
 pub use error::{ReportError, Result};
 pub use machine::Machine;
 pub use model::{BlockReport, GroupReport, LayerReport, LayoutPicture, Report, TensorReport};

@@ -325,3 +325,23 @@ proptest! {
         check(&r);
     }
 }
+
+/// `report_with_progress` tells the group search's progress: every op position once per
+/// pass, in order, out of the network's op count.
+#[test]
+fn progress_is_told_op_by_op() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let r = tpusim_report::report_with_progress(
+        &req("resnet18", "bm1684x", 1, None, 64),
+        &|done, all| seen.lock().unwrap().push((done, all)),
+    )
+    .unwrap();
+    let seen = seen.into_inner().unwrap();
+    let n = r.layers.len();
+    assert!(!seen.is_empty() && seen.iter().all(|&(d, a)| a == n && d < n));
+    // one or two passes, each 0, 1, …, n−1
+    assert_eq!(seen.len() % n, 0, "{} calls for {n} ops", seen.len());
+    for (i, &(d, _)) in seen.iter().enumerate() {
+        assert_eq!(d, i % n);
+    }
+}

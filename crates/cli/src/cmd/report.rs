@@ -9,7 +9,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use tpusim_report::build::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
 use tpusim_report::sweep::{self, SweepSpec};
 use tpusim_report::{html, terminal, ModelArg, ModelSource, Request};
@@ -163,15 +162,19 @@ pub fn run(args: ReportArgs) -> Result<()> {
         fuse: !args.no_fuse,
         chip_file: chip_file(&args)?,
     };
-    let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    spinner.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    // a bar over the plan's group search (the long part of a large network); indicatif
+    // draws nothing when stderr is not a terminal
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} {bar:20} op {pos}/{len} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    spinner.set_message(format!("planning and timing {model} on {}", args.chip));
-    spinner.enable_steady_tick(Duration::from_millis(120));
-    let result = tpusim_report::report(&req);
-    spinner.finish_and_clear();
+    bar.set_message(format!("planning {} on {}", req.model.name(), args.chip));
+    let result = tpusim_report::report_with_progress(&req, &|done, all| {
+        bar.set_length(all as u64);
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
     let from_file = [".onnx", ".csv"]
         .iter()
         .any(|e| model.to_ascii_lowercase().ends_with(e));
