@@ -27,6 +27,9 @@ def test_a_failing_row_keeps_its_error_and_the_others_run():
     df = tpusim.sweep({"model": ["resnet18"], "chip": ["v5e", "nochip"], "resolution": [64]}, progress=False)
     assert df.loc[0, "total_time_s"] > 0 and pd.isna(df.loc[0, "error"])
     assert pd.isna(df.loc[1, "total_time_s"]) and "unknown chip 'nochip'" in df.loc[1, "error"]
+    # inputs refused before running, too
+    df = tpusim.sweep({"model": ["resnet18"], "batch": [0, 1], "resolution": [64]}, progress=False)
+    assert "batch 0" in df.loc[0, "error"] and df.loc[1, "total_time_s"] > 0
 
 
 def test_custom_chip_as_a_dict():

@@ -93,7 +93,7 @@ def chip_toml(d: dict[str, Any]) -> str:
     return "\n".join(top) + "\n"
 
 
-def _report_ask(row: dict[str, Any], tmp: dict[str, str]) -> dict[str, Any]:
+def _report_ask(row: dict[str, Any]) -> dict[str, Any]:
     r = dict(row)
     chip = r.pop("chip", "v5e")
     if isinstance(chip, dict):
@@ -110,8 +110,21 @@ def _report_ask(row: dict[str, Any], tmp: dict[str, str]) -> dict[str, Any]:
 
 
 def _report_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    asks = [_report_ask(r, {}) for r in rows]
-    return json.loads(_native.sweep_reports(json.dumps(asks)))
+    # a row whose inputs are wrong keeps its error; the others still run
+    asks: list[Optional[dict[str, Any]]] = []
+    errors: list[Optional[str]] = []
+    for r in rows:
+        try:
+            asks.append(_report_ask(r))
+            errors.append(None)
+        except BadInput as e:
+            asks.append(None)
+            errors.append(str(e))
+    ran = iter(json.loads(_native.sweep_reports(json.dumps([a for a in asks if a is not None]))))
+    out = []
+    for a, err in zip(asks, errors):
+        out.append(next(ran) if a is not None else {"total_time_s": None, "error": err})
+    return out
 
 
 def _systolic_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

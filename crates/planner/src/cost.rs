@@ -447,6 +447,21 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
     }
 }
 
+/// `c` with its compute replaced by `compute` cycles: max(compute, DMA) plus the
+/// exposed fraction of the smaller (a view's zero cost stays zero).
+pub fn with_compute(c: GlobalOpCost, compute: f64, t: &Timing) -> GlobalOpCost {
+    if c == GlobalOpCost::default() {
+        return c;
+    }
+    let dma = c.dma_cycles as f64;
+    let exposed = t.global_exposed_fraction * compute.min(dma);
+    GlobalOpCost {
+        cycles: (compute.max(dma) + exposed).ceil() as u64,
+        compute_cycles: compute.round() as u64,
+        ..c
+    }
+}
+
 /// What [`global_cost`] finds for an op run alone from global memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GlobalOpCost {

@@ -35,10 +35,17 @@ pub struct Ctx<'a> {
     pub margin: bool,
     /// Told (ops searched, ops in all) as the group search moves through the network.
     pub progress: Option<&'a Progress<'a>>,
+    /// The caller's compute time of an op, used in place of the planner's own model.
+    pub compute: Option<&'a ComputeModel<'a>>,
 }
 
 /// A progress callback: (ops done, ops in all).
 pub type Progress<'a> = dyn Fn(usize, usize) + Sync + 'a;
+
+/// A compute model given by the caller: cycles (at the chip's clock) of `op` computing
+/// `n` output batches × `h` output rows. The report gives its TPU timing (the systolic
+/// model on the MXUs), so the search chooses by the times the report will show.
+pub type ComputeModel<'a> = dyn Fn(&tpusim_graph::Op, u64, u64) -> f64 + Sync + 'a;
 
 /// Ops that can run from local memory inside a group.
 pub fn groupable(kind: &OpKind) -> bool {
@@ -687,6 +694,9 @@ impl<'a> Ctx<'a> {
             return 0.0;
         };
         let (n, h) = s.ranges[gt.pos[&y]];
+        if let Some(f) = self.compute {
+            return f(op, n[1] - n[0], h[1] - h[0]);
+        }
         let in_h = op
             .inputs
             .first()
@@ -699,6 +709,34 @@ impl<'a> Ctx<'a> {
             in_h,
         };
         crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, plain)
+    }
+
+    /// Compute cycles of the whole of `op` (the caller's model if given).
+    pub(crate) fn whole_op_cycles(&self, op: &tpusim_graph::Op) -> f64 {
+        let Some(y) = op.outputs.first().and_then(|&o| self.graph.tensors.get(o)) else {
+            return 0.0;
+        };
+        match self.compute {
+            Some(f) => f(op, y.shape.n, y.shape.h),
+            None => crate::cost::op_cycles(
+                self.graph,
+                op,
+                y.shape.n,
+                y.shape.h,
+                self.chip.npu_num,
+                &self.timing,
+            ),
+        }
+    }
+
+    /// [`crate::cost::global_cost`] of `op` (with the caller's compute model if given).
+    pub(crate) fn global_cost(&self, op: &tpusim_graph::Op) -> crate::cost::GlobalOpCost {
+        let bits = self.dtype.bits();
+        let own = crate::cost::global_cost(self.graph, op, bits, self.chip.npu_num, &self.timing);
+        match self.compute {
+            None => own,
+            Some(_) => crate::cost::with_compute(own, self.whole_op_cycles(op), &self.timing),
+        }
     }
 
     /// The plan record of a placed group.

@@ -62,7 +62,7 @@ pub mod tpumlir_steps;
 pub mod verify;
 
 pub use error::{PlanError, Result};
-pub use group::Progress;
+pub use group::{ComputeModel, Progress};
 pub use options::{Allocator, PlanOptions, Search, Timing};
 pub use plan::{
     Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
@@ -71,7 +71,6 @@ pub use search::Piece;
 pub use tpusim_lmem::Chip;
 
 use alloc::LaneGeometry;
-use cost::global_cost;
 use group::Ctx;
 use tpusim_graph::query::Uses;
 use tpusim_graph::Graph;
@@ -135,6 +134,7 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
         },
         margin: true,
         progress: None,
+        compute: None,
     })
 }
 
@@ -142,28 +142,53 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
 /// result. Errors: a malformed graph, bad options, or (internal) a plan the verifier
 /// rejects.
 pub fn plan(graph: &Graph, chip: &Chip, opts: &PlanOptions) -> Result<Plan> {
-    plan_with_progress(graph, chip, opts, &|_, _| {})
+    plan_with(graph, chip, opts, Hooks::default())
 }
 
-/// [`plan`], telling `progress` (ops searched, ops in all) as the group search goes
-/// (it may go through the network twice: see the comment inside).
+/// What a caller may add to a plan: a progress callback and its own compute model.
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<'a> {
+    /// Told (ops searched, ops in all) as the group search goes (it may go through the
+    /// network twice: see the comment in [`plan_with`]).
+    pub progress: Option<&'a Progress<'a>>,
+    /// Compute cycles of an op slice in place of the planner's NPU model (the report
+    /// gives a TPU's MXU and VPU timing).
+    pub compute: Option<&'a ComputeModel<'a>>,
+}
+
+/// [`plan`], telling `progress` (ops searched, ops in all) as the group search goes.
 pub fn plan_with_progress(
     graph: &Graph,
     chip: &Chip,
     opts: &PlanOptions,
     progress: &Progress<'_>,
 ) -> Result<Plan> {
+    plan_with(
+        graph,
+        chip,
+        opts,
+        Hooks {
+            progress: Some(progress),
+            compute: None,
+        },
+    )
+}
+
+/// [`plan`] with the caller's [`Hooks`].
+pub fn plan_with(graph: &Graph, chip: &Chip, opts: &PlanOptions, hooks: Hooks<'_>) -> Result<Plan> {
     // Groups placed by TPU-MLIR's allocator must also fit with a slower timing of its
     // transfer moves (a margin, see `Ctx::margin`). Checking that for every candidate
     // of the search tripled the planning time, so the search first runs without it and
     // is repeated with it only if a group it chose fails it.
     let exact = Ctx {
         margin: false,
-        progress: Some(progress),
+        progress: hooks.progress,
+        compute: hooks.compute,
         ..context(graph, chip, opts)?
     };
     let safe = Ctx {
-        progress: Some(progress),
+        progress: hooks.progress,
+        compute: hooks.compute,
         ..context(graph, chip, opts)?
     };
     let mut pieces = search::search(&exact)?;
@@ -345,7 +370,6 @@ pub fn plan_with_groups(
 
 fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
     let g = ctx.graph;
-    let bits = ctx.dtype.bits();
     let npu = ctx.chip.npu_num;
     let mut groups = Vec::new();
     let mut global_ops = Vec::new();
@@ -354,7 +378,7 @@ fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
     for p in pieces {
         match *p {
             Piece::Global(o) => {
-                let c = global_cost(g, &g.ops[o], bits, npu, &ctx.timing);
+                let c = ctx.global_cost(&g.ops[o]);
                 global_ops.push(g.ops[o].name.clone());
                 global_costs.push(GlobalCost {
                     op: g.ops[o].name.clone(),
@@ -388,7 +412,7 @@ fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
     }
     let (mut cag, mut gag) = (0u64, 0u64);
     for op in &g.ops {
-        let c = global_cost(g, op, bits, npu, &ctx.timing);
+        let c = ctx.global_cost(op);
         cag = error::add(cag, c.cycles, "all-global cycles")?;
         gag = error::add(gag, c.bytes, "all-global GMEM bytes")?;
     }

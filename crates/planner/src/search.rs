@@ -13,7 +13,7 @@
 //! 139,848 cycles in its profile, 112,896 of them compute), so grouping it is the
 //! better choice there too.
 
-use crate::cost::{bytes_of, global_cost, op_cycles};
+use crate::cost::bytes_of;
 use crate::error::Result;
 use crate::group::{groupable, groups_alone, Ctx};
 
@@ -55,7 +55,7 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
         .ops
         .iter()
         .map(|op| {
-            let c = global_cost(g, op, bits, ctx.chip.npu_num, &ctx.timing);
+            let c = ctx.global_cost(op);
             (c.cycles, c.bytes)
         })
         .collect();
@@ -66,14 +66,7 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
     let mut comp_prefix = vec![0f64; n + 1];
     let mut wbytes_prefix = vec![0u64; n + 1];
     for (i, op) in g.ops.iter().enumerate() {
-        let c = op
-            .outputs
-            .first()
-            .and_then(|&o| g.tensors.get(o))
-            .map_or(0.0, |t| {
-                op_cycles(g, op, t.shape.n, t.shape.h, ctx.chip.npu_num, &ctx.timing)
-            });
-        comp_prefix[i + 1] = comp_prefix[i] + c;
+        comp_prefix[i + 1] = comp_prefix[i] + ctx.whole_op_cycles(op);
         let w: u64 = op
             .weights
             .iter()
