@@ -100,16 +100,9 @@ fn plan_json(
                 .map_err(|_| format!("unknown input_dtype '{t}' (try f32, or same)"))?
                 .bits(),
         };
-        let written = match model_source(model)? {
-            ModelSource::Builtin(n) => tpusim_graph::load(&n, batch, resolution),
-            ModelSource::Onnx { bytes, .. } => {
-                tpusim_graph::from_onnx_bytes(&bytes, Some(batch), Some(resolution))
-            }
-            ModelSource::Topology { name, text } => {
-                tpusim_graph::from_topology_csv(&text, &name, batch)
-            }
-        }
-        .map_err(|e| e.to_string())?;
+        let written = model_source(model)?
+            .graph(batch, resolution)
+            .map_err(|e| e.to_string())?;
         let how = tpusim_planner::Preparation {
             fuse,
             input_bits: (input_bits != dtype.bits()).then_some(input_bits),

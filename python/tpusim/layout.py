@@ -3,6 +3,7 @@ tilings, conversion of real data between layouts, and the padding of an HLO dump
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Optional, Sequence
 
@@ -23,7 +24,7 @@ class ShapeInfo(Record):
 
 def info(shape: str) -> ShapeInfo | list[ShapeInfo]:
     """Facts of an array shape (a list for a tuple shape)."""
-    doc = __import__("json").loads(_native.layout_info(shape))
+    doc = json.loads(_native.layout_info(shape))
     if isinstance(doc, list):
         return [ShapeInfo(d) for d in doc]
     return ShapeInfo(doc)
@@ -143,4 +144,4 @@ def hlo_padding(hlo: str) -> dict[str, Any]:
     if "\n" not in hlo and os.path.exists(hlo):
         with open(hlo, encoding="utf-8") as f:
             text = f.read()
-    return __import__("json").loads(_native.layout_hlo_padding(text))
+    return json.loads(_native.layout_hlo_padding(text))

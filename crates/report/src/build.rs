@@ -400,11 +400,12 @@ fn report_graph_with(
         let mut g = ctx.group(gp)?;
         if let Some(clock) = npu_clock {
             // one answer for `plan` and `report`: the planner's own estimate
-            g.time_s = gp.cycles as f64 / clock;
-            g.compute_s = gp.compute_cycles as f64 / clock;
-            g.dma_s = gp.dma_cycles as f64 / clock;
+            g.set_times(
+                gp.cycles as f64 / clock,
+                gp.compute_cycles as f64 / clock,
+                gp.dma_cycles as f64 / clock,
+            );
         }
-        g.exposed_dma_s = (g.time_s - g.compute_s).max(0.0);
         pieces.push((first, g));
     }
     for (gi, name) in plan.global_ops.iter().enumerate() {
@@ -425,20 +426,19 @@ fn report_graph_with(
             ),
             _ => (l.time_s(), l.compute_s, l.memory_s),
         };
-        pieces.push((
-            o,
-            GroupReport {
-                ops: vec![name.clone()],
-                time_s,
-                global: true,
-                nsecs: 1,
-                hsecs: 1,
-                dma_s,
-                compute_s,
-                exposed_dma_s: (time_s - compute_s).max(0.0),
-                blocks: vec![],
-            },
-        ));
+        let mut g = GroupReport {
+            ops: vec![name.clone()],
+            time_s: 0.0,
+            global: true,
+            nsecs: 1,
+            hsecs: 1,
+            dma_s: 0.0,
+            compute_s: 0.0,
+            exposed_dma_s: 0.0,
+            blocks: vec![],
+        };
+        g.set_times(time_s, compute_s, dma_s);
+        pieces.push((o, g));
     }
     pieces.sort_by_key(|p| p.0);
     let groups: Vec<GroupReport> = pieces.into_iter().map(|p| p.1).collect();

@@ -14,7 +14,7 @@ use crate::error::{ReportError, Result};
 use crate::machine::Machine;
 use crate::storage::{stored, Stored};
 use serde::{Deserialize, Serialize};
-use tpusim_graph::{Graph, OpKind, TensorKind};
+use tpusim_graph::{Graph, TensorKind};
 use tpusim_layout::ElementType;
 use tpusim_planner::Preparation;
 
@@ -68,10 +68,6 @@ impl Needed {
     }
 }
 
-fn is_view(kind: &OpKind) -> bool {
-    matches!(kind, OpKind::Flatten | OpKind::Reshape)
-}
-
 /// The bytes `graph` needs off-chip (see the module docs).
 pub fn needed(graph: &Graph, stored: &[Stored]) -> Result<Needed> {
     let n_ops = graph.ops.len();
@@ -79,7 +75,7 @@ pub fn needed(graph: &Graph, stored: &[Stored]) -> Result<Needed> {
     // a view's output is its source's storage
     let mut root: Vec<usize> = (0..nt).collect();
     for op in &graph.ops {
-        if is_view(&op.kind) {
+        if tpusim_planner::cost::is_view(op) {
             if let (Some(&x), Some(&y)) = (op.inputs.first(), op.outputs.first()) {
                 root[y] = root[x];
             }

@@ -175,6 +175,17 @@ pub struct TensorReport {
     pub bytes_stored: u64,
 }
 
+impl GroupReport {
+    /// Set the group's time and its compute and DMA parts; the exposed DMA follows
+    /// (`time_s` − `compute_s`, never below 0).
+    pub fn set_times(&mut self, time_s: f64, compute_s: f64, dma_s: f64) {
+        self.time_s = time_s;
+        self.compute_s = compute_s;
+        self.dma_s = dma_s;
+        self.exposed_dma_s = (time_s - compute_s).max(0.0);
+    }
+}
+
 impl TensorReport {
     /// Bytes of padding: stored − logical (0 if stored is somehow smaller).
     pub fn waste_bytes(&self) -> u64 {

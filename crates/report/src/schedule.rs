@@ -182,14 +182,14 @@ impl<'a> Ctx<'a> {
             time += dma[ns - 1][k + 1] + comp[ns - 1][k + 1];
         }
         let last = (k + 1) as u64;
-        Ok(GroupReport {
+        let mut g = GroupReport {
             ops: gp.ops.clone(),
-            time_s: time,
+            time_s: 0.0,
             global: false,
             nsecs: gp.nsecs,
             hsecs: gp.hsecs,
-            dma_s: dma.iter().flatten().sum(),
-            compute_s: comp.iter().flatten().sum(),
+            dma_s: 0.0,
+            compute_s: 0.0,
             exposed_dma_s: 0.0,
             blocks: gp
                 .blocks
@@ -203,6 +203,12 @@ impl<'a> Ctx<'a> {
                     end_ts: b.end_ts.unwrap_or(last),
                 })
                 .collect(),
-        })
+        };
+        g.set_times(
+            time,
+            comp.iter().flatten().sum(),
+            dma.iter().flatten().sum(),
+        );
+        Ok(g)
     }
 }

@@ -6,7 +6,7 @@ use crate::sweep::SweepRow;
 use crate::units::seconds;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use tpusim_svg::{esc, fit, text_width};
+use tpusim_svg::{esc, fit};
 
 const COLOURS: [&str; 8] = [
     "#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948", "#9c755f",
@@ -135,7 +135,7 @@ fn chart(model: &str, per: &BTreeMap<String, Line>) -> String {
             ly - 4.0,
             ml + 24.0,
             ly,
-            esc(&fit(label, pw - 30.0 - text_width("", 11.0), 11.0))
+            esc(&fit(label, pw - 30.0, 11.0))
         );
     }
     o.push_str("</svg>");

@@ -129,7 +129,7 @@ impl StatsBuilder {
             acc: [0; 6],
         }
     }
-    pub(crate) fn push(&mut self, _a: ArraySpec, t: &crate::fold::FoldTiming) {
+    pub(crate) fn push(&mut self, t: &crate::fold::FoldTiming) {
         self.sched.push(t);
         let add = [
             1,
@@ -266,8 +266,8 @@ pub fn analyze(a: ArraySpec, wl: &Workload, opts: RunOptions) -> Result<Stats> {
     // of each is partial
     let column = |b: &mut StatsBuilder, cols: u64| {
         let full = timing(a.rows, cols);
-        push_repeated(b, grid.row_blocks - 1, |b| b.push(a, &full));
-        b.push(a, &timing(grid.last_rows, cols));
+        push_repeated(b, grid.row_blocks - 1, |b| b.push(&full));
+        b.push(&timing(grid.last_rows, cols));
     };
     push_repeated(&mut b, wl.repeat, |b| {
         push_repeated(b, grid.col_blocks - 1, |b| column(b, a.cols));
@@ -283,7 +283,7 @@ pub fn analyze_fold_by_fold(a: ArraySpec, wl: &Workload, opts: RunOptions) -> Re
     let mut b = StatsBuilder::new(opts);
     for _ in 0..wl.repeat {
         for f in folds(opts.dataflow, a, wl.gemm) {
-            b.push(a, &fold_timing(opts.dataflow, a, f));
+            b.push(&fold_timing(opts.dataflow, a, f));
         }
     }
     Ok(b.finish(a, wl))

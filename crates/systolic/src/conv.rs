@@ -108,7 +108,7 @@ pub fn run_conv<E: Element + Default>(
     }
     let mut b = StatsBuilder::new(opts);
     for t in &all {
-        b.push(arr, t);
+        b.push(t);
     }
     let stats = b.finish(arr, &Workload::from_conv(conv)?);
     Ok(ConvRun {

@@ -157,7 +157,7 @@ pub fn run_gemm<E: Element>(
     };
     let mut b = StatsBuilder::new(opts);
     for t in &timings {
-        b.push(arr, t);
+        b.push(t);
     }
     let stats = b.finish(arr, &Workload::from_gemm(g));
     Ok(EngineRun {
