@@ -25,6 +25,8 @@ pub enum InputKind {
     PlanJson,
     /// An HLO text dump.
     Hlo,
+    /// A model file for `tpusim llm` (Hugging Face `config.json`).
+    ModelJson,
 }
 
 impl InputKind {
@@ -39,6 +41,7 @@ impl InputKind {
             InputKind::TpuMlirCache => "a TPU-MLIR layer-group cache",
             InputKind::PlanJson => "a plan JSON",
             InputKind::Hlo => "an HLO dump",
+            InputKind::ModelJson => "a model config JSON",
         }
     }
 
@@ -53,6 +56,7 @@ impl InputKind {
             InputKind::TpuMlirCache => "TPU-MLIR cache",
             InputKind::PlanJson => "plan file",
             InputKind::Hlo => "HLO file",
+            InputKind::ModelJson => "model file",
         }
     }
 
@@ -61,7 +65,10 @@ impl InputKind {
         const MIB: u64 = 1 << 20;
         match self {
             InputKind::Onnx => 2048 * MIB,
-            InputKind::ScaleSimConfig | InputKind::ChipToml | InputKind::SweepToml => MIB,
+            InputKind::ScaleSimConfig
+            | InputKind::ChipToml
+            | InputKind::SweepToml
+            | InputKind::ModelJson => MIB,
             InputKind::Topology | InputKind::TpuMlirCache => 64 * MIB,
             InputKind::PlanJson => 256 * MIB,
             InputKind::Hlo => 1024 * MIB,

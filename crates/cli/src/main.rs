@@ -1,5 +1,5 @@
 //! `tpusim`: the command-line program. One subcommand per area (`layout`, `chip`,
-//! `roofline`, `slice`, `comm`, `lmem`, `systolic`, `plan`, `report`); every verb prints
+//! `roofline`, `slice`, `comm`, `lmem`, `systolic`, `llm`, `plan`, `report`); every verb prints
 //! a readable table by default and exactly one JSON document with `--json`.
 //!
 //! Errors print one line `error: …` on stderr; exit code 2 for bad input, 1 for an
@@ -43,6 +43,9 @@ enum Area {
     /// Systolic arrays: cycle-accurate and analytic GEMM/conv, SCALE-Sim runs
     #[command(subcommand)]
     Systolic(cmd::systolic::SystolicCmd),
+    /// Transformers and LLMs on TPU slices: models, serve, train, sharding, validate
+    #[command(subcommand)]
+    Llm(cmd::llm::LlmCmd),
     /// Layer groups: plan a network into NPU local memory
     Plan(cmd::plan::PlanArgs),
     /// End to end: time a network on a chip and show where time and memory go
@@ -75,6 +78,7 @@ fn main() {
         Area::Comm(c) => cmd::chip::run_comm(c),
         Area::Lmem(c) => cmd::lmem::run(c),
         Area::Systolic(c) => cmd::systolic::run(c),
+        Area::Llm(c) => cmd::llm::run(c),
         Area::Plan(a) => cmd::plan::run(a),
         Area::Report(a) => cmd::report::run(a),
         Area::Completions { shell } => {

@@ -1,9 +1,9 @@
 //! `tpusim chip|roofline|slice|comm …`: the chip database, roofline estimates, pod
 //! slices and ICI/PCIe/DCN transfers and collectives (library: `tpusim-chip`).
 
-mod args;
+pub(crate) mod args;
 mod comm;
-mod fmt;
+pub(crate) mod fmt;
 mod info;
 mod roofline;
 mod slice;

@@ -3,6 +3,7 @@
 pub mod chip;
 pub mod docs;
 pub mod layout;
+pub mod llm;
 pub mod lmem;
 pub mod plan;
 pub mod report;

@@ -1,0 +1,73 @@
+//! `tpusim llm …`: transformers and LLMs on TPU slices (library: `tpusim-llm`):
+//! models and their counts, serving, training, the sharding search, the book's
+//! thresholds and validation against published measurements.
+
+mod args;
+mod serve;
+mod show;
+mod train;
+mod validate;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+/// Verbs of `tpusim llm`.
+#[derive(Subcommand)]
+pub enum LlmCmd {
+    /// The built-in models: name, family, parameters, layers, width, heads.
+    ///
+    /// Example: `tpusim llm models --json`
+    Models(show::ModelsArgs),
+    /// One model: parameters by part, FLOPs per token, KV-cache bytes per token.
+    ///
+    /// MODEL is a built-in name (`tpusim llm models`) or a JSON file: a Hugging Face
+    /// config.json (LLaMA, Mistral/Mixtral, Gemma, GPT-2, BERT), or the same keys
+    /// plus `mlp` (gated|plain) and `block` (sequential|parallel).
+    ///
+    /// Examples: `tpusim llm show llama-3-8b`, `tpusim llm show config.json --kv-dtype int8 --json`
+    Show(show::ShowArgs),
+    /// Serve a model on a slice: memory per chip and fit, the smallest slice, the
+    /// largest batch, prefill time, decode step time and throughput, the bound.
+    ///
+    /// With no --tp/--dp the sharding is searched (tensor parallel inside a
+    /// replica, data-parallel replicas across the slice) and the runners-up shown.
+    ///
+    /// Examples:
+    /// `tpusim llm serve llama-2-13b --chip v5e --slice 4x2 --batch 1 --context 8192 --ideal`
+    /// `tpusim llm serve llama-3-70b --chip v5e --slice 4x4 --batch 32 --context 8192 --weights int8 --kv-dtype int8 --prefill-tokens 8192 --sweep-batch --html serve.html`
+    Serve(serve::ServeArgs),
+    /// Train a model on one or more slices: memory per chip by part, step time with
+    /// compute and each strategy's collectives, MFU, tokens/s, total time.
+    ///
+    /// With no degrees the sharding is searched over every factorisation of the
+    /// slice (data, FSDP, tensor, pipeline, expert) and the runners-up shown with
+    /// why they lose.
+    ///
+    /// Examples:
+    /// `tpusim llm train llama-3-70b --chip v5p --slice 16x20x28 --batch-tokens 4Mi --seq 8192 --tokens 15e12 --mfu 0.4 --ideal`
+    /// `tpusim llm train llama-3-8b --chip v5e --slice 16x16 --slices 2 --batch-tokens 1Mi --seq 4096 --fsdp 256 --remat full --json`
+    Train(train::TrainArgs),
+    /// Every shipped measurement (MaxText training and JetStream serving on v5e)
+    /// beside the prediction and the error, with fit and held-out summaries.
+    ///
+    /// Example: `tpusim llm validate --json`
+    Validate(validate::ValidateArgs),
+    /// The book's thresholds for a chip: per-chip batch for DP/FSDP per number of
+    /// axes, the critical decode batch, the DCN batch; with --model the TP limit and
+    /// mixed FSDP+TP batch; with --batch-tokens and --chips, X_opt.
+    ///
+    /// Example: `tpusim llm thresholds v5p --model llama-3-70b --batch-tokens 4Mi --chips 8960`
+    Thresholds(show::ThresholdArgs),
+}
+
+/// Run one `tpusim llm` verb.
+pub fn run(cmd: LlmCmd) -> Result<()> {
+    match cmd {
+        LlmCmd::Models(a) => show::models(a),
+        LlmCmd::Show(a) => show::show(a),
+        LlmCmd::Serve(a) => serve::run(a),
+        LlmCmd::Train(a) => train::run(a),
+        LlmCmd::Validate(a) => validate::run(a),
+        LlmCmd::Thresholds(a) => show::thresholds(a),
+    }
+}

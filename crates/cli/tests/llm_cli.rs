@@ -1,0 +1,364 @@
+//! `tpusim llm` as a user meets it: the JSON fields the spec names, built-in
+//! models and config files, pictures, and one-line errors with exit code 2.
+
+mod common;
+
+use common::tpusim;
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let out = tpusim().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[track_caller]
+fn fails(args: &[&str], needle: &str) {
+    let out = tpusim().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with 2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ") && err.contains(needle),
+        "{args:?}: '{err}' lacks '{needle}'"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+}
+
+fn f(v: &Value, k: &str) -> f64 {
+    v[k].as_f64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
+}
+
+#[test]
+fn show_prints_the_spec_fields() {
+    let v = json(&["llm", "show", "llama-3-8b", "--json"]);
+    assert_eq!(v["params"], 8_030_261_248u64);
+    let parts = ["params_attention", "params_mlp", "params_embedding"];
+    let sum: f64 = parts.iter().map(|k| f(&v, k)).sum();
+    assert!(sum <= f(&v, "params") && sum > 0.99 * f(&v, "params"));
+    assert_eq!(f(&v, "kv_bytes_per_token"), 131_072.0);
+    let int8 = json(&["llm", "show", "llama-3-8b", "--kv-dtype", "int8", "--json"]);
+    assert_eq!(f(&int8, "kv_bytes_per_token"), 65_536.0);
+    let models = json(&["llm", "models", "--json"]);
+    assert!(models.as_array().unwrap().len() >= 16);
+}
+
+#[test]
+fn serve_prints_the_spec_fields() {
+    let v = json(&[
+        "llm",
+        "serve",
+        "llama-3-70b",
+        "--chip",
+        "v5e",
+        "--slice",
+        "4x2",
+        "--batch",
+        "32",
+        "--context",
+        "8192",
+        "--weights",
+        "int8",
+        "--kv-dtype",
+        "int8",
+        "--prefill-tokens",
+        "1024",
+        "--ideal",
+        "--json",
+    ]);
+    for k in [
+        "bytes_per_chip",
+        "weights_bytes",
+        "kv_bytes",
+        "decode_step_s",
+        "decode_tokens_per_s",
+        "prefill_s",
+    ] {
+        assert!(f(&v, k) > 0.0, "{k}");
+    }
+    assert_eq!(v["fits"], true);
+    assert_eq!(v["bound"], "hbm");
+    assert_eq!(v["min_slice"], "4x2");
+    // The calibrated answer is slower than the roofline.
+    let cal = json(&[
+        "llm",
+        "serve",
+        "llama-3-70b",
+        "--chip",
+        "v5e",
+        "--slice",
+        "4x2",
+        "--batch",
+        "32",
+        "--context",
+        "8192",
+        "--weights",
+        "int8",
+        "--kv-dtype",
+        "int8",
+        "--json",
+    ]);
+    assert!(f(&cal, "decode_step_s") > f(&v, "decode_step_s"));
+    assert!(v.get("frontier").is_none());
+}
+
+#[test]
+fn serve_frontier_is_monotone_in_throughput_and_latency() {
+    let v = json(&[
+        "llm",
+        "serve",
+        "llama-2-7b",
+        "--chip",
+        "v5e",
+        "--slice",
+        "8",
+        "--context",
+        "2048",
+        "--sweep-batch",
+        "--json",
+    ]);
+    let pts = v["frontier"].as_array().unwrap();
+    assert!(pts.len() > 4);
+    for w in pts.windows(2) {
+        assert!(f(&w[1], "decode_step_s") >= f(&w[0], "decode_step_s"));
+        assert!(f(&w[1], "decode_tokens_per_s") >= f(&w[0], "decode_tokens_per_s"));
+    }
+    let last = pts.last().unwrap();
+    assert_eq!(last["batch"], v["max_batch"]);
+    assert_eq!(last["fits"], true);
+}
+
+#[test]
+fn train_prints_the_spec_fields() {
+    let v = json(&[
+        "llm",
+        "train",
+        "llama-3-8b",
+        "--chip",
+        "v5e",
+        "--slice",
+        "16x16",
+        "--slices",
+        "2",
+        "--batch-tokens",
+        "2Mi",
+        "--seq",
+        "4096",
+        "--tokens",
+        "1e12",
+        "--fsdp",
+        "256",
+        "--remat",
+        "full",
+        "--json",
+    ]);
+    for k in [
+        "memory_per_chip_bytes",
+        "weights_bytes",
+        "optimizer_bytes",
+        "checkpoint_bytes",
+        "step_s",
+        "mfu",
+        "tokens_per_s",
+        "total_s",
+        "flops_total",
+    ] {
+        assert!(f(&v, k) > 0.0, "{k}");
+    }
+    let s = &v["sharding"];
+    assert_eq!(
+        (s["fsdp"].as_u64(), s["dcn_dp"].as_u64(), s["tp"].as_u64()),
+        (Some(256), Some(2), Some(1))
+    );
+    assert!(["compute", "ici", "dcn"].contains(&v["bound"].as_str().unwrap()));
+    assert!(f(&v, "mfu") < 1.0);
+    // total = tokens / (tokens per second)
+    assert!((f(&v, "total_s") * f(&v, "tokens_per_s") / 1e12 - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn train_search_names_runners_up() {
+    let v = json(&[
+        "llm",
+        "train",
+        "llama-3-8b",
+        "--chip",
+        "v5p",
+        "--slice",
+        "4x4x4",
+        "--batch-tokens",
+        "1Mi",
+        "--seq",
+        "4096",
+        "--json",
+    ]);
+    let r = v["runners_up"].as_array().unwrap();
+    assert!(!r.is_empty());
+    for alt in r {
+        assert!(f(alt, "step_s") >= f(&v, "step_s") || alt["fits"] == false);
+        assert!(!alt["why"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn validate_lists_every_shipped_measurement() {
+    let v = json(&["llm", "validate", "--json"]);
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 38);
+    for r in rows {
+        let (m, p, e) = (f(r, "measured"), f(r, "predicted"), f(r, "error"));
+        assert!(((p - m) / m - e).abs() < 1e-12);
+        assert!(r["case"].is_string());
+    }
+}
+
+#[test]
+fn config_files_and_model_files_with_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("maxtext16b.json");
+    std::fs::write(
+        &path,
+        r#"{"hidden_size":5120,"intermediate_size":32768,"num_hidden_layers":32,"num_attention_heads":32,
+            "num_key_value_heads":32,"head_dim":256,"vocab_size":32768,"tie_word_embeddings":true,
+            "mlp":"plain","block":"parallel"}"#,
+    )
+    .unwrap();
+    let v = json(&["llm", "show", path.to_str().unwrap(), "--json"]);
+    // L·(D·H·4N + 2·D·F + D) + V·D + D
+    let want = 32u64 * (5120 * 256 * 128 + 2 * 5120 * 32768 + 5120) + 32768 * 5120 + 5120;
+    assert_eq!(v["params"].as_u64(), Some(want));
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"model_type":"llama","hidden_size":4096}"#).unwrap();
+    fails(
+        &["llm", "show", bad.to_str().unwrap()],
+        "field 'num_attention_heads' is missing",
+    );
+}
+
+#[test]
+fn pictures_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (svg, html) = (dir.path().join("s.svg"), dir.path().join("s.html"));
+    json(&[
+        "llm",
+        "serve",
+        "gemma-7b",
+        "--slice",
+        "4x2",
+        "--batch",
+        "64",
+        "--context",
+        "2048",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        "--json",
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("frontier") && text.contains("HBM"));
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("decode_step_s"));
+    let tsvg = dir.path().join("t.svg");
+    json(&[
+        "llm",
+        "train",
+        "llama-3-8b",
+        "--chip",
+        "v5e",
+        "--slice",
+        "16x16",
+        "--batch-tokens",
+        "1Mi",
+        "--fsdp",
+        "64",
+        "--tp",
+        "4",
+        "--svg",
+        tsvg.to_str().unwrap(),
+        "--json",
+    ]);
+    let t = std::fs::read_to_string(&tsvg).unwrap();
+    assert!(t.contains("tp 4") && t.contains("fsdp"), "{t}");
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    fails(&["llm", "show", "llama-9"], "unknown model 'llama-9'");
+    fails(
+        &["llm", "serve", "llama-3-8b", "--slice", "3x3x3"],
+        "slice 3x3x3 does not fit",
+    );
+    fails(
+        &["llm", "serve", "llama-3-8b", "--slice", "12"],
+        "no slice of 12 chips",
+    );
+    fails(&["llm", "serve", "llama-3-8b", "--batch", "0"], "--batch");
+    fails(
+        &["llm", "serve", "llama-3-8b", "--batch", "2", "--dp", "8"],
+        "less than one sequence",
+    );
+    fails(
+        &[
+            "llm",
+            "serve",
+            "llama-3.1-405b",
+            "--chip",
+            "v5e",
+            "--slice",
+            "4x4",
+            "--context",
+            "128000",
+            "--batch",
+            "64",
+        ],
+        "does not fit any slice",
+    );
+    fails(
+        &[
+            "llm",
+            "train",
+            "llama-3-8b",
+            "--slice",
+            "4x4",
+            "--fsdp",
+            "4",
+            "--tp",
+            "2",
+        ],
+        "must equal 16",
+    );
+    fails(
+        &[
+            "llm",
+            "train",
+            "llama-3-8b",
+            "--slice",
+            "4x4",
+            "--fsdp",
+            "16",
+            "--batch-tokens",
+            "4096",
+            "--seq",
+            "4096",
+        ],
+        "less than one sequence",
+    );
+    fails(
+        &["llm", "serve", "llama-3-8b", "--calib", "hbm=2"],
+        "--calib",
+    );
+    fails(
+        &["llm", "serve", "llama-3-8b", "--calib", "speed=2"],
+        "unknown figure",
+    );
+    fails(
+        &["llm", "train", "llama-3-8b", "--remat", "sometimes"],
+        "--remat",
+    );
+}

@@ -1,0 +1,146 @@
+//! The two kinds of answer: the book's roofline (`Efficiency::ideal`, nothing
+//! fitted) and the calibrated model (`Efficiency::calibrated`), the same formulas
+//! with a few named efficiency figures. Each calibrated figure says what it was
+//! fitted on; `bench/llm-fit.py` refits them on the training split of the shipped
+//! measurements and reports the held-out error (BENCHMARKS.md, "LLM").
+
+use crate::error::{bad, Result};
+use serde::Serialize;
+
+/// Named efficiency figures (every one 1, or 0 for the overheads, in the ideal model).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Efficiency {
+    /// Fraction of peak MXU FLOP/s that training matmuls reach.
+    pub mxu_train: f64,
+    /// Fraction of peak MXU FLOP/s that prefill and decode matmuls reach.
+    pub mxu_serve: f64,
+    /// Fraction of peak HBM bandwidth that decode reaches.
+    pub hbm: f64,
+    /// Fraction of the ICI link bandwidth collectives reach.
+    pub ici: f64,
+    /// Per-hop latency of a collective as a multiple of the chip's figure.
+    pub hop_latency: f64,
+    /// Fraction of the DCN bandwidth a cross-slice AllReduce reaches.
+    pub dcn: f64,
+    /// Fixed cost per doubling of the slice count (synchronisation over DCN), s.
+    pub dcn_sync_s: f64,
+    /// Fraction of the shorter of compute and communication hidden under the longer
+    /// (1: step = max of the terms; 0: their sum).
+    pub overlap: f64,
+    /// Fixed cost of one decode step (dispatch, sampling, host), s.
+    pub decode_step_overhead_s: f64,
+    /// Host cost per generated token (detokenising, streaming), s, serial.
+    pub decode_token_overhead_s: f64,
+}
+
+/// Names users pass to `--calib NAME=VALUE`.
+pub const NAMES: &[&str] = &[
+    "mxu_train",
+    "mxu_serve",
+    "hbm",
+    "ici",
+    "hop_latency",
+    "dcn",
+    "dcn_sync_s",
+    "overlap",
+    "decode_step_overhead_s",
+    "decode_token_overhead_s",
+];
+
+impl Efficiency {
+    /// The book's roofline: peak rates, full overlap, no overheads.
+    pub fn ideal() -> Efficiency {
+        Efficiency {
+            mxu_train: 1.0,
+            mxu_serve: 1.0,
+            hbm: 1.0,
+            ici: 1.0,
+            hop_latency: 1.0,
+            dcn: 1.0,
+            dcn_sync_s: 0.0,
+            overlap: 1.0,
+            decode_step_overhead_s: 0.0,
+            decode_token_overhead_s: 0.0,
+        }
+    }
+
+    /// The calibrated figures (fitted by `bench/llm-fit.py` on the training split
+    /// of `data/llm/*.jsonl`; see BENCHMARKS.md for the fit and its residuals).
+    pub fn calibrated() -> Efficiency {
+        Efficiency {
+            // 18 MaxText v5e rows (16B, 64B, 128B; 1-32 slices): step times.
+            mxu_train: 0.80,
+            overlap: 0.9,
+            dcn: 0.3,
+            dcn_sync_s: 1.0,
+            // 10 JetStream v5e rows (LLaMA-2 7B, LLaMA-3 8B, Gemma 2B/7B): tokens/s.
+            mxu_serve: 0.3,
+            hbm: 1.0,
+            hop_latency: 8.0,
+            decode_step_overhead_s: 0.001,
+            decode_token_overhead_s: 9e-5,
+            // The book's one measured large collective: a v5e AllGather of 34 MB
+            // over a 4-chip line took 680 µs where the formula gives 560 µs.
+            ici: 560.0 / 680.0,
+        }
+    }
+
+    /// Set one figure by name (`--calib NAME=VALUE`); fractions must be in (0, 1],
+    /// times and the hop multiple non-negative and finite.
+    pub fn set(&mut self, name: &str, value: f64) -> Result<()> {
+        let fraction = |v: f64| v.is_finite() && v > 0.0 && v <= 1.0;
+        let ok = match name {
+            "overlap" => value.is_finite() && (0.0..=1.0).contains(&value),
+            "hop_latency" | "dcn_sync_s" | "decode_step_overhead_s" | "decode_token_overhead_s" => {
+                value.is_finite() && value >= 0.0
+            }
+            _ => fraction(value),
+        };
+        let slot = match name {
+            "mxu_train" => &mut self.mxu_train,
+            "mxu_serve" => &mut self.mxu_serve,
+            "hbm" => &mut self.hbm,
+            "ici" => &mut self.ici,
+            "hop_latency" => &mut self.hop_latency,
+            "dcn" => &mut self.dcn,
+            "dcn_sync_s" => &mut self.dcn_sync_s,
+            "overlap" => &mut self.overlap,
+            "decode_step_overhead_s" => &mut self.decode_step_overhead_s,
+            "decode_token_overhead_s" => &mut self.decode_token_overhead_s,
+            _ => {
+                return Err(bad(
+                    "--calib",
+                    name,
+                    format!("unknown figure; known: {}", NAMES.join(", ")),
+                ))
+            }
+        };
+        if !ok {
+            return Err(bad(
+                "--calib",
+                format!("{name}={value}"),
+                "fractions lie in (0, 1] (overlap in [0, 1]); times and hop_latency are finite and >= 0",
+            ));
+        }
+        *slot = value;
+        Ok(())
+    }
+
+    /// `ideal`, `calibrated`, or `custom` (figures set by hand), for reports.
+    pub fn mode(&self, attention_flops: bool) -> &'static str {
+        if *self == Efficiency::ideal() && !attention_flops {
+            "ideal"
+        } else if *self == Efficiency::calibrated() && attention_flops {
+            "calibrated"
+        } else {
+            "custom"
+        }
+    }
+
+    /// Compose overlapped terms: the longest, plus `1 − overlap` of the rest.
+    pub fn compose(&self, terms: &[f64]) -> f64 {
+        let max = terms.iter().copied().fold(0.0, f64::max);
+        let sum: f64 = terms.iter().sum();
+        max + (1.0 - self.overlap) * (sum - max)
+    }
+}

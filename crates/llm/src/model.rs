@@ -1,0 +1,258 @@
+//! The model family of `shared/spec/06-transformers-on-slices.md`: a stack of
+//! transformer layers described by its dimensions, and what follows from them
+//! (parameters by part, FLOPs per token, KV-cache bytes per token).
+
+use crate::precision::Precision;
+use serde::Serialize;
+
+/// The feed-forward block of a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mlp {
+    /// Three `D×F` matrices (SwiGLU/GeGLU: LLaMA, Gemma, Mixtral).
+    Gated,
+    /// Two `D×F` matrices (GELU/ReLU: GPT-2, BERT).
+    Plain,
+}
+
+/// How attention and MLP are composed in a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Block {
+    /// Attention then MLP, each with its own norm (two norms per layer).
+    Sequential,
+    /// One norm feeds attention and MLP side by side; their outputs are summed.
+    Parallel,
+}
+
+/// The normalisation layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Norm {
+    /// RMSNorm: a scale of `D`.
+    Rms,
+    /// LayerNorm: a scale and a bias, `2·D`.
+    Layer,
+}
+
+/// A transformer, by its dimensions (the spec's `L, D, F, N, K, H, V`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Model {
+    /// Name (built-in name, or the file it came from).
+    pub name: String,
+    /// Family: `llama`, `mistral`, `mixtral`, `gemma`, `gpt2`, `bert` or `custom`.
+    pub family: String,
+    /// Layers `L`.
+    pub layers: u64,
+    /// Model width `D`.
+    pub d_model: u64,
+    /// MLP width `F` (per expert).
+    pub d_ff: u64,
+    /// Query heads `N`.
+    pub heads: u64,
+    /// Key/value heads `K` (`K = N` multi-head, `K = 1` multi-query).
+    pub kv_heads: u64,
+    /// Head width `H`.
+    pub head_dim: u64,
+    /// Vocabulary `V`.
+    pub vocab: u64,
+    /// The output projection shares the embedding's weights.
+    pub tied_embedding: bool,
+    /// Gated or plain MLP.
+    pub mlp: Mlp,
+    /// Sequential or parallel block.
+    pub block: Block,
+    /// RMSNorm or LayerNorm.
+    pub norm: Norm,
+    /// Linear layers carry biases (GPT-2, BERT).
+    pub bias: bool,
+    /// Learned position embeddings (GPT-2, BERT); 0 with rotary embeddings.
+    pub positions: u64,
+    /// Token-type embeddings (BERT); 0 otherwise.
+    pub token_types: u64,
+    /// A pooler (`D×D` and a bias) on the first token (BERT).
+    pub pooler: bool,
+    /// A norm after the last layer.
+    pub final_norm: bool,
+    /// A norm after the embedding (BERT).
+    pub embedding_norm: bool,
+    /// Experts of the MLP per layer (1 = dense).
+    pub experts: u64,
+    /// Experts active per token.
+    pub experts_active: u64,
+    /// Decoder (causal, with an output projection and a KV cache) or encoder.
+    pub decoder: bool,
+}
+
+/// Parameters by part (the JSON fields of `tpusim llm show`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ParamCounts {
+    /// All parameters.
+    pub params: u64,
+    /// Attention: Q, K, V and O (with their biases), all layers.
+    pub params_attention: u64,
+    /// MLP: every expert's matrices (and biases) and the router, all layers.
+    pub params_mlp: u64,
+    /// Token embedding, the untied output projection, position and token-type embeddings.
+    pub params_embedding: u64,
+    /// Norms (layers, final, embedding).
+    pub params_norms: u64,
+    /// Anything else (BERT's pooler).
+    pub params_other: u64,
+    /// Parameters one token touches (MoE: `experts_active` experts of each MLP).
+    pub params_active: u64,
+}
+
+impl Model {
+    /// Q, K, V and O of one layer: `D·H·(2N + 2K)`, plus biases.
+    pub fn attention_per_layer(&self) -> u64 {
+        let (d, h) = (self.d_model, self.head_dim);
+        let w = d * h * (2 * self.heads + 2 * self.kv_heads);
+        let b = if self.bias {
+            h * (self.heads + 2 * self.kv_heads) + d
+        } else {
+            0
+        };
+        w + b
+    }
+
+    /// Matrices of one MLP (one expert): 3 gated, 2 plain.
+    pub fn mlp_matrices(&self) -> u64 {
+        match self.mlp {
+            Mlp::Gated => 3,
+            Mlp::Plain => 2,
+        }
+    }
+
+    /// One expert's MLP: `3·D·F` gated or `2·D·F` plain, plus biases.
+    pub fn mlp_per_expert(&self) -> u64 {
+        let m = self.mlp_matrices();
+        let w = m * self.d_model * self.d_ff;
+        let b = if self.bias {
+            (m - 1) * self.d_ff + self.d_model
+        } else {
+            0
+        };
+        w + b
+    }
+
+    /// The router of an MoE layer: `D·E` (none when dense).
+    pub fn router_per_layer(&self) -> u64 {
+        if self.experts > 1 {
+            self.d_model * self.experts
+        } else {
+            0
+        }
+    }
+
+    /// Parameters of one norm.
+    pub fn norm_size(&self) -> u64 {
+        match self.norm {
+            Norm::Rms => self.d_model,
+            Norm::Layer => 2 * self.d_model,
+        }
+    }
+
+    /// Norms per layer: two in a sequential block, one in a parallel block.
+    pub fn norms_per_layer(&self) -> u64 {
+        match self.block {
+            Block::Sequential => 2,
+            Block::Parallel => 1,
+        }
+    }
+
+    /// Parameters by part; the totals are exact.
+    pub fn params(&self) -> ParamCounts {
+        let l = self.layers;
+        let attention = l * self.attention_per_layer();
+        let mlp_all = l * (self.experts * self.mlp_per_expert() + self.router_per_layer());
+        let mlp_active =
+            l * (self.experts_active * self.mlp_per_expert() + self.router_per_layer());
+        let tables = if self.tied_embedding { 1 } else { 2 };
+        let embedding = self.vocab * self.d_model * tables
+            + self.positions * self.d_model
+            + self.token_types * self.d_model;
+        let norms = l * self.norms_per_layer() * self.norm_size()
+            + u64::from(self.final_norm) * self.norm_size()
+            + u64::from(self.embedding_norm) * self.norm_size();
+        let other = if self.pooler {
+            self.d_model * self.d_model + self.d_model
+        } else {
+            0
+        };
+        let params = attention + mlp_all + embedding + norms + other;
+        ParamCounts {
+            params,
+            params_attention: attention,
+            params_mlp: mlp_all,
+            params_embedding: embedding,
+            params_norms: norms,
+            params_other: other,
+            params_active: params - mlp_all + mlp_active,
+        }
+    }
+
+    /// Weights a token multiplies by (matmuls only): attention, the active experts'
+    /// MLPs and router, and the output projection of a decoder. The embedding lookup
+    /// is not a matmul.
+    pub fn matmul_params_per_token(&self) -> u64 {
+        let per_layer = self.d_model * self.head_dim * (2 * self.heads + 2 * self.kv_heads)
+            + self.experts_active * self.mlp_matrices() * self.d_model * self.d_ff
+            + self.router_per_layer();
+        let head = if self.decoder {
+            self.vocab * self.d_model
+        } else {
+            0
+        };
+        self.layers * per_layer + head
+    }
+
+    /// Attention's own forward FLOPs for one token at context `t` (scores and
+    /// values): `4·t·N·H` per layer.
+    pub fn attention_flops_per_token(&self, t: f64) -> f64 {
+        4.0 * t * (self.heads * self.head_dim * self.layers) as f64
+    }
+
+    /// Forward FLOPs of one token at context `t`: `2 ×` the matmul weights it
+    /// touches plus attention.
+    pub fn forward_flops_per_token(&self, t: f64) -> f64 {
+        2.0 * self.matmul_params_per_token() as f64 + self.attention_flops_per_token(t)
+    }
+
+    /// KV-cache bytes per token: `2·L·K·H·bytes` (keys and values).
+    pub fn kv_bytes_per_token(&self, kv: Precision) -> f64 {
+        2.0 * (self.layers * self.kv_heads * self.head_dim) as f64 * kv.bytes()
+    }
+
+    /// A summary of the model for `tpusim llm show`.
+    pub fn summary(&self, kv: Precision) -> ModelSummary {
+        let counts = self.params();
+        ModelSummary {
+            model: self.clone(),
+            counts,
+            flops_per_token: 2.0 * counts.params_active as f64,
+            forward_flops_per_token_matmul: 2.0 * self.matmul_params_per_token() as f64,
+            kv_dtype: kv,
+            kv_bytes_per_token: self.kv_bytes_per_token(kv),
+        }
+    }
+}
+
+/// What `tpusim llm show` prints (its JSON field names are a contract).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelSummary {
+    /// The dimensions.
+    pub model: Model,
+    /// Parameters by part (flattened: `params`, `params_attention`, …).
+    #[serde(flatten)]
+    pub counts: ParamCounts,
+    /// Forward FLOPs per token by the book's rule, `2 × params_active` (attention
+    /// excluded; add `4·T·N·H·L` at context `T`).
+    pub flops_per_token: f64,
+    /// Forward FLOPs per token of the matmuls alone (no embedding lookup).
+    pub forward_flops_per_token_matmul: f64,
+    /// KV-cache precision.
+    pub kv_dtype: Precision,
+    /// KV-cache bytes per token at `kv_dtype`.
+    pub kv_bytes_per_token: f64,
+}

@@ -1,0 +1,55 @@
+//! Storage precisions of weights, KV caches, parameters and optimizer state.
+
+use crate::error::{bad, Result};
+use serde::Serialize;
+
+/// How a tensor is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// 32-bit float.
+    F32,
+    /// bfloat16.
+    Bf16,
+    /// 8-bit float.
+    Fp8,
+    /// 8-bit integer.
+    Int8,
+    /// 4-bit integer.
+    Int4,
+}
+
+impl Precision {
+    /// Parse `f32`/`fp32`/`float32`, `bf16`/`bfloat16`, `fp8`, `int8`/`s8`, `int4`/`s4`.
+    pub fn parse(what: &str, text: &str) -> Result<Precision> {
+        Ok(match text.trim().to_ascii_lowercase().as_str() {
+            "f32" | "fp32" | "float32" => Precision::F32,
+            "bf16" | "bfloat16" => Precision::Bf16,
+            "fp8" | "f8" => Precision::Fp8,
+            "int8" | "s8" | "i8" => Precision::Int8,
+            "int4" | "s4" | "i4" => Precision::Int4,
+            _ => return Err(bad(what, text, "use f32, bf16, fp8, int8 or int4")),
+        })
+    }
+
+    /// Bytes per element (0.5 for int4).
+    pub fn bytes(self) -> f64 {
+        match self {
+            Precision::F32 => 4.0,
+            Precision::Bf16 => 2.0,
+            Precision::Fp8 | Precision::Int8 => 1.0,
+            Precision::Int4 => 0.5,
+        }
+    }
+
+    /// Lower-case name (`bf16`, `int8`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+            Precision::Int8 => "int8",
+            Precision::Int4 => "int4",
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Built-in models. Each parameter count equals the published one exactly
+//! (`tests/params.rs` pins every one).
+
+use crate::error::{LlmError, Result};
+use crate::model::{Block, Mlp, Model, Norm};
+
+/// The dimensions that differ between built-in models of one family.
+struct Dims {
+    layers: u64,
+    d_model: u64,
+    d_ff: u64,
+    heads: u64,
+    kv_heads: u64,
+    head_dim: u64,
+    vocab: u64,
+}
+
+fn llama(name: &str, d: Dims) -> Model {
+    Model {
+        name: name.into(),
+        family: "llama".into(),
+        layers: d.layers,
+        d_model: d.d_model,
+        d_ff: d.d_ff,
+        heads: d.heads,
+        kv_heads: d.kv_heads,
+        head_dim: d.head_dim,
+        vocab: d.vocab,
+        tied_embedding: false,
+        mlp: Mlp::Gated,
+        block: Block::Sequential,
+        norm: Norm::Rms,
+        bias: false,
+        positions: 0,
+        token_types: 0,
+        pooler: false,
+        final_norm: true,
+        embedding_norm: false,
+        experts: 1,
+        experts_active: 1,
+        decoder: true,
+    }
+}
+
+fn gemma(name: &str, d: Dims) -> Model {
+    Model {
+        family: "gemma".into(),
+        tied_embedding: true,
+        ..llama(name, d)
+    }
+}
+
+fn gpt2(name: &str, layers: u64, d_model: u64) -> Model {
+    let heads = d_model / 64;
+    Model {
+        family: "gpt2".into(),
+        tied_embedding: true,
+        mlp: Mlp::Plain,
+        norm: Norm::Layer,
+        bias: true,
+        positions: 1024,
+        ..llama(
+            name,
+            Dims {
+                layers,
+                d_model,
+                d_ff: 4 * d_model,
+                heads,
+                kv_heads: heads,
+                head_dim: 64,
+                vocab: 50257,
+            },
+        )
+    }
+}
+
+fn bert_base() -> Model {
+    Model {
+        family: "bert".into(),
+        positions: 512,
+        token_types: 2,
+        pooler: true,
+        final_norm: false,
+        embedding_norm: true,
+        decoder: false,
+        ..gpt2("bert-base", 12, 768)
+    }
+    .with_vocab(30522)
+}
+
+impl Model {
+    fn with_vocab(mut self, vocab: u64) -> Model {
+        self.vocab = vocab;
+        self
+    }
+}
+
+const fn dims(layers: u64, d_model: u64, d_ff: u64, heads: u64, kv_heads: u64, vocab: u64) -> Dims {
+    Dims {
+        layers,
+        d_model,
+        d_ff,
+        heads,
+        kv_heads,
+        head_dim: 128,
+        vocab,
+    }
+}
+
+/// Every built-in model, in listing order.
+pub fn builtin() -> Vec<Model> {
+    let mixtral = Model {
+        family: "mixtral".into(),
+        experts: 8,
+        experts_active: 2,
+        ..llama("mixtral-8x7b", dims(32, 4096, 14336, 32, 8, 32000))
+    };
+    vec![
+        gpt2("gpt2", 12, 768),
+        gpt2("gpt2-medium", 24, 1024),
+        gpt2("gpt2-large", 36, 1280),
+        gpt2("gpt2-xl", 48, 1600),
+        bert_base(),
+        llama("llama-2-7b", dims(32, 4096, 11008, 32, 32, 32000)),
+        llama("llama-2-13b", dims(40, 5120, 13824, 40, 40, 32000)),
+        llama("llama-2-70b", dims(80, 8192, 28672, 64, 8, 32000)),
+        llama("llama-3-8b", dims(32, 4096, 14336, 32, 8, 128256)),
+        llama("llama-3-70b", dims(80, 8192, 28672, 64, 8, 128256)),
+        llama("llama-3.1-8b", dims(32, 4096, 14336, 32, 8, 128256)),
+        llama("llama-3.1-70b", dims(80, 8192, 28672, 64, 8, 128256)),
+        llama("llama-3.1-405b", dims(126, 16384, 53248, 128, 8, 128256)),
+        Model {
+            family: "mistral".into(),
+            ..llama("mistral-7b", dims(32, 4096, 14336, 32, 8, 32000))
+        },
+        mixtral,
+        gemma(
+            "gemma-2b",
+            Dims {
+                head_dim: 256,
+                ..dims(18, 2048, 16384, 8, 1, 256000)
+            },
+        ),
+        gemma(
+            "gemma-7b",
+            Dims {
+                head_dim: 256,
+                ..dims(28, 3072, 24576, 16, 16, 256000)
+            },
+        ),
+    ]
+}
+
+/// Other spellings users type for built-in names.
+const ALIASES: &[(&str, &str)] = &[
+    ("gpt2-small", "gpt2"),
+    ("gpt-2", "gpt2"),
+    ("bert-base-uncased", "bert-base"),
+    ("bert-base-cased", "bert-base"),
+    ("llama2-7b", "llama-2-7b"),
+    ("llama2-13b", "llama-2-13b"),
+    ("llama2-70b", "llama-2-70b"),
+    ("llama3-8b", "llama-3-8b"),
+    ("llama3-70b", "llama-3-70b"),
+    ("llama3.1-8b", "llama-3.1-8b"),
+    ("llama3.1-70b", "llama-3.1-70b"),
+    ("llama3.1-405b", "llama-3.1-405b"),
+    ("llama-3-405b", "llama-3.1-405b"),
+    ("mixtral-8x7b-v0.1", "mixtral-8x7b"),
+    ("mistral-7b-v0.1", "mistral-7b"),
+];
+
+/// Normalise a name as users write it: case, an organisation prefix
+/// (`meta-llama/`), `meta-`, `-hf`, `_` for `-`.
+fn normalise(name: &str) -> String {
+    let n = name.trim().to_ascii_lowercase().replace('_', "-");
+    let n = n.rsplit('/').next().unwrap_or(&n).to_string();
+    let n = n.strip_prefix("meta-").unwrap_or(&n).to_string();
+    n.strip_suffix("-hf").unwrap_or(&n).to_string()
+}
+
+/// A built-in model by name or alias.
+pub fn lookup(name: &str) -> Result<Model> {
+    let n = normalise(name);
+    let n = ALIASES
+        .iter()
+        .find(|(a, _)| *a == n)
+        .map_or(n.clone(), |(_, to)| (*to).to_string());
+    let all = builtin();
+    let known = all
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    all.iter()
+        .find(|m| m.name == n)
+        .cloned()
+        .ok_or_else(|| LlmError::UnknownModel {
+            given: name.to_string(),
+            known,
+        })
+}

@@ -1,0 +1,151 @@
+//! Every built-in model's parameter count equals the published one, and the
+//! spec's worked counts hold.
+
+use tpusim_llm::{hf, zoo, Precision};
+
+/// Published totals (model cards, papers, or the Hugging Face models' own
+/// `num_parameters()`), independent of our formulas.
+const PUBLISHED: &[(&str, u64)] = &[
+    ("gpt2", 124_439_808),
+    ("gpt2-medium", 354_823_168),
+    ("gpt2-large", 774_030_080),
+    ("gpt2-xl", 1_557_611_200),
+    ("bert-base", 109_482_240),
+    ("llama-2-7b", 6_738_415_616),
+    ("llama-2-13b", 13_015_864_320),
+    ("llama-2-70b", 68_976_648_192),
+    ("llama-3-8b", 8_030_261_248),
+    ("llama-3-70b", 70_553_706_496),
+    ("llama-3.1-8b", 8_030_261_248),
+    ("llama-3.1-70b", 70_553_706_496),
+    ("llama-3.1-405b", 405_853_388_800),
+    ("mistral-7b", 7_241_732_096),
+    ("mixtral-8x7b", 46_702_792_704),
+    ("gemma-2b", 2_506_172_416),
+    ("gemma-7b", 8_537_680_896),
+];
+
+#[test]
+fn builtin_counts_equal_the_published_ones() {
+    for &(name, want) in PUBLISHED {
+        let m = zoo::lookup(name).unwrap();
+        assert_eq!(m.params().params, want, "{name}");
+    }
+    assert_eq!(
+        zoo::builtin().len(),
+        PUBLISHED.len(),
+        "every built-in is pinned"
+    );
+}
+
+#[test]
+fn parts_add_up_and_moe_active_counts_two_experts() {
+    for m in zoo::builtin() {
+        let c = m.params();
+        let sum = c.params_attention
+            + c.params_mlp
+            + c.params_embedding
+            + c.params_norms
+            + c.params_other;
+        assert_eq!(sum, c.params, "{}", m.name);
+    }
+    // Mixtral 8x7B: about 12.9e9 parameters active per token (two experts).
+    let mx = zoo::lookup("mixtral-8x7b").unwrap().params();
+    assert_eq!(mx.params_active, 46_702_792_704 - 6 * 32 * 3 * 4096 * 14336);
+}
+
+#[test]
+fn spec_worked_counts() {
+    // LLaMA-2 13B: MLP 8.5e9, attention 4.2e9, vocab 0.3e9.
+    let m = zoo::lookup("llama-2-13b").unwrap();
+    let c = m.params();
+    assert!((c.params_mlp as f64 / 8.5e9 - 1.0).abs() < 0.01);
+    assert!((c.params_attention as f64 / 4.2e9 - 1.0).abs() < 0.01);
+    assert!((c.params_embedding as f64 / 0.33e9 - 1.0).abs() < 0.01);
+    // KV per token: 819 kB bf16 (13B); 160 kB int8 (LLaMA-3 70B).
+    assert_eq!(m.kv_bytes_per_token(Precision::Bf16), 819_200.0);
+    let l70 = zoo::lookup("llama-3-70b").unwrap();
+    assert_eq!(l70.kv_bytes_per_token(Precision::Int8), 163_840.0);
+    // ≈ 4.2e11 training FLOPs per token (6·P).
+    assert!((6.0 * l70.params().params as f64 / 4.2e11 - 1.0).abs() < 0.01);
+}
+
+#[test]
+fn aliases_and_unknown_names() {
+    assert_eq!(
+        zoo::lookup("meta-llama/Meta-Llama-3-8B").unwrap().name,
+        "llama-3-8b"
+    );
+    assert_eq!(zoo::lookup("Llama-2-7b-hf").unwrap().name, "llama-2-7b");
+    assert_eq!(zoo::lookup("gpt2-small").unwrap().name, "gpt2");
+    let e = zoo::lookup("llama-9").unwrap_err().to_string();
+    assert!(
+        e.contains("unknown model 'llama-9'") && e.contains("llama-3-8b"),
+        "{e}"
+    );
+}
+
+/// Hugging Face configs as the hub ships them give the same counts.
+#[test]
+fn hugging_face_configs() {
+    let llama3 = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+        "intermediate_size":14336,"num_hidden_layers":32,"num_attention_heads":32,
+        "num_key_value_heads":8,"vocab_size":128256,"tie_word_embeddings":false,"rms_norm_eps":1e-5}"#;
+    assert_eq!(
+        hf::from_json(llama3, "c.json").unwrap().params().params,
+        8_030_261_248
+    );
+    let gpt2 = r#"{"model_type":"gpt2","n_embd":768,"n_layer":12,"n_head":12,"n_positions":1024,"vocab_size":50257}"#;
+    assert_eq!(
+        hf::from_json(gpt2, "g.json").unwrap().params().params,
+        124_439_808
+    );
+    let bert = r#"{"model_type":"bert","hidden_size":768,"intermediate_size":3072,"num_hidden_layers":12,
+        "num_attention_heads":12,"vocab_size":30522,"max_position_embeddings":512,"type_vocab_size":2}"#;
+    assert_eq!(
+        hf::from_json(bert, "b.json").unwrap().params().params,
+        109_482_240
+    );
+    let mixtral = r#"{"model_type":"mixtral","hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,
+        "num_attention_heads":32,"num_key_value_heads":8,"vocab_size":32000,"num_local_experts":8,"num_experts_per_tok":2}"#;
+    assert_eq!(
+        hf::from_json(mixtral, "m.json").unwrap().params().params,
+        46_702_792_704
+    );
+    let gemma = r#"{"model_type":"gemma","hidden_size":2048,"intermediate_size":16384,"num_hidden_layers":18,
+        "num_attention_heads":8,"num_key_value_heads":1,"head_dim":256,"vocab_size":256000}"#;
+    assert_eq!(
+        hf::from_json(gemma, "g.json").unwrap().params().params,
+        2_506_172_416
+    );
+}
+
+#[test]
+fn bad_configs_name_the_field() {
+    let cases = [
+        (
+            r#"{"model_type":"llama","hidden_size":4096}"#,
+            "'num_attention_heads' is missing",
+        ),
+        (r#"{"model_type":"t5"}"#, "'model_type' is 't5'"),
+        (
+            r#"{"model_type":"llama","hidden_size":4096,"intermediate_size":1,"num_hidden_layers":1,"num_attention_heads":32,"num_key_value_heads":5,"vocab_size":10}"#,
+            "'num_key_value_heads' is 5",
+        ),
+        (
+            r#"{"model_type":"gpt2","n_embd":768,"hidden_size":512}"#,
+            "they name one dimension",
+        ),
+        (r#"{"hidden_size":-3}"#, "'hidden_size' is -3"),
+        (
+            r#"{"hidden_size":8,"intermediate_size":8,"num_hidden_layers":1,"num_attention_heads":1,"vocab_size":8,"mlp":"swi"}"#,
+            "'mlp' is 'swi'",
+        ),
+        ("[1,2]", "expected an object"),
+        ("{", "not JSON"),
+    ];
+    for (text, want) in cases {
+        let e = hf::from_json(text, "f.json").unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}
