@@ -7,7 +7,7 @@ import os
 import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORDER = ["layout", "chip", "lmem", "systolic", "graph", "plan", "report", "hardening", "python"]
+ORDER = ["layout", "chip", "lmem", "systolic", "graph", "plan", "report", "hardening", "python", "llm"]
 
 
 def demote(text):

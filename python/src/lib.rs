@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod chip;
 mod errors;
 mod layout;
+mod llm;
 mod lmem;
 mod report;
 mod systolic;
@@ -23,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     report::register(m)?;
     chip::register(m)?;
     lmem::register(m)?;
+    llm::register(m)?;
     systolic::register(m)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ One module per area, as the CLI has one verb per area::
     r.total_time_s, r.to_dict(), r.layers_df()
     tpusim.layout.info("bf16[8,128]{1,0:T(8,128)(2,1)}").array_size_bytes
     tpusim.layout.convert(np.ones((3, 5), np.float32), to="f32[3,5]{1,0:T(8,128)}")
+    tpusim.llm.serve("llama-3-70b", chip="v5e", slice="4x2", batch=32, context=8192)
     tpusim.sweep({"model": ["resnet18"], "chip": ["v5e", "v6e"], "batch": [1, 8]})
 
 Every answer comes from the same Rust library crates as the `tpusim` command, and equals
@@ -15,7 +16,7 @@ raises :class:`tpusim.BadInput` (a subclass) naming what was wrong.
 """
 
 from ._native import BadInput, Error, __version__
-from . import chip, layout, lmem, systolic
+from . import chip, layout, llm, lmem, systolic
 from ._report import Plan, Report, plan, report
 from ._sweep import sweep
 
@@ -26,6 +27,7 @@ __all__ = [
     "layout",
     "chip",
     "lmem",
+    "llm",
     "systolic",
     "report",
     "plan",

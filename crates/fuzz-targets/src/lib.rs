@@ -9,6 +9,7 @@
 pub mod chip_toml;
 pub mod hlo;
 pub mod layout_tiles;
+pub mod llm_model;
 pub mod lmem_toml;
 pub mod npy;
 pub mod onnx;
@@ -47,6 +48,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
         "topology" => topology::run(data),
         "chip_toml" => chip_toml::run(data),
         "lmem_toml" => lmem_toml::run(data),
+        "llm_model" => llm_model::run(data),
         "tpumlir_cache" => tpumlir_cache::run(data),
         "plan_json" => plan_json::run(data),
         "sweep_toml" => sweep_toml::run(data),
@@ -61,7 +63,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
 }
 
 /// Every target's name.
-pub const TARGETS: [&str; 14] = [
+pub const TARGETS: [&str; 15] = [
     "shape",
     "hlo",
     "npy",
@@ -76,4 +78,5 @@ pub const TARGETS: [&str; 14] = [
     "plan_json",
     "sweep_toml",
     "layout_tiles",
+    "llm_model",
 ];

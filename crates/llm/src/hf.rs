@@ -282,37 +282,23 @@ fn check(f: &Fields, m: &Model) -> Result<()> {
             ),
         ));
     }
-    let too_big = [
-        m.layers, m.d_model, m.d_ff, m.heads, m.head_dim, m.vocab, m.experts,
-    ]
-    .iter()
-    .any(|&x| x > 1 << 24);
-    if too_big || m.params_checked().is_none() {
-        return Err(f.err(
-            "hidden_size",
-            "makes a model too large to count (over 2^64 parameters)",
-        ));
+    // Bounds that keep every count below 2^61 (so no product can overflow) and
+    // far above any real model.
+    let limits = [
+        ("num_hidden_layers", m.layers, 1 << 12),
+        ("hidden_size", m.d_model, 1 << 18),
+        ("intermediate_size", m.d_ff, 1 << 20),
+        ("num_attention_heads", m.heads, 1 << 12),
+        ("head_dim", m.head_dim, 1 << 12),
+        ("vocab_size", m.vocab, 1 << 24),
+        ("num_local_experts", m.experts, 1 << 8),
+        ("max_position_embeddings", m.positions, 1 << 24),
+        ("type_vocab_size", m.token_types, 1 << 24),
+    ];
+    for (field, value, limit) in limits {
+        if value > limit {
+            return Err(f.err(field, format!("is {value}; at most {limit} is supported")));
+        }
     }
     Ok(())
-}
-
-impl Model {
-    /// The parameter count with every product checked: `None` on overflow.
-    pub(crate) fn params_checked(&self) -> Option<u64> {
-        let dh = self.d_model.checked_mul(self.head_dim)?;
-        let att = dh.checked_mul(2 * self.heads + 2 * self.kv_heads)?;
-        let mlp = self
-            .d_model
-            .checked_mul(self.d_ff)?
-            .checked_mul(3)?
-            .checked_mul(self.experts)?;
-        let per_layer = att
-            .checked_add(mlp)?
-            .checked_add(self.d_model.checked_mul(8)?)?;
-        let emb = self.vocab.checked_mul(self.d_model)?.checked_mul(2)?;
-        self.layers
-            .checked_mul(per_layer)?
-            .checked_add(emb)?
-            .checked_add(1 << 40)
-    }
 }

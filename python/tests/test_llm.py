@@ -1,0 +1,76 @@
+"""tpusim.llm equals `tpusim llm … --json` field for field, and says what was wrong."""
+
+import json
+
+import pytest
+
+import tpusim
+
+
+def test_show_and_models_equal_the_cli(cli):
+    assert tpusim.llm.show("llama-3-8b").to_dict() == cli("llm", "show", "llama-3-8b")
+    assert tpusim.llm.show("gemma-7b", kv_dtype="int8").params == 8_537_680_896
+    assert [m.to_dict() for m in tpusim.llm.models()] == cli("llm", "models")
+
+
+def test_serve_equals_the_cli(cli):
+    got = tpusim.llm.serve(
+        "llama-3-70b", chip="v5e", slice="4x2", batch=32, context=8192, weights="int8",
+        kv_dtype="int8", prefill_tokens=1024, ideal=True, sweep_batch=True,
+    )
+    want = cli(
+        "llm", "serve", "llama-3-70b", "--chip", "v5e", "--slice", "4x2", "--batch", "32",
+        "--context", "8192", "--weights", "int8", "--kv-dtype", "int8", "--prefill-tokens",
+        "1024", "--ideal", "--sweep-batch",
+    )
+    assert got.to_dict() == want
+    assert got.min_slice == "4x2" and got.fits
+    assert len(got.frontier_df()) == len(want["frontier"])
+
+
+def test_train_equals_the_cli(cli):
+    got = tpusim.llm.train(
+        "llama-3-8b", chip="v5e", slice="16x16", slices=2, batch_tokens=2 << 20, seq=4096,
+        tokens=1e12, degrees={"fsdp": 256}, calib={"overlap": 0.5},
+    )
+    want = cli(
+        "llm", "train", "llama-3-8b", "--chip", "v5e", "--slice", "16x16", "--slices", "2",
+        "--batch-tokens", "2Mi", "--seq", "4096", "--tokens", "1e12", "--fsdp", "256",
+        "--calib", "overlap=0.5",
+    )
+    assert got.to_dict() == want
+    assert got.mode == "custom"
+    searched = tpusim.llm.train("llama-3-8b", chip="v5p", slice="4x4x4")
+    assert searched.to_dict() == cli("llm", "train", "llama-3-8b", "--chip", "v5p", "--slice", "4x4x4")
+
+
+def test_validate_and_thresholds_equal_the_cli(cli):
+    assert tpusim.llm.validate() == cli("llm", "validate")
+    df = tpusim.llm.validate_df(ideal=True)
+    assert len(df) == 38 and set(df["split"]) == {"fit", "held_out"}
+    got = tpusim.llm.thresholds("v5p", model="llama-3-70b", batch_tokens=4 << 20, chips=8960)
+    want = cli("llm", "thresholds", "v5p", "--model", "llama-3-70b", "--batch-tokens", "4Mi", "--chips", "8960")
+    assert got.to_dict() == want
+    assert round(got.x_opt) == 1619
+
+
+def test_config_files(tmp_path, cli):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({
+        "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "vocab_size": 32000,
+    }))
+    assert tpusim.llm.show(cfg).params == 7_241_732_096
+    assert tpusim.llm.show(str(cfg)).to_dict() == cli("llm", "show", str(cfg))
+
+
+def test_bad_input_raises_badinput():
+    with pytest.raises(tpusim.BadInput, match="unknown model 'llama-9'"):
+        tpusim.llm.show("llama-9")
+    with pytest.raises(tpusim.BadInput, match="must equal 16"):
+        tpusim.llm.train("llama-3-8b", slice="4x4", degrees={"fsdp": 4})
+    with pytest.raises(tpusim.BadInput, match="unknown degree"):
+        tpusim.llm.train("llama-3-8b", slice="4x4", degrees={"zz": 16})
+    with pytest.raises(tpusim.BadInput, match="does not fit any slice"):
+        tpusim.llm.serve("llama-3.1-405b", slice="4x4", batch=64, context=128000)

@@ -1,0 +1,195 @@
+"""Transformers and LLMs on TPU slices: ``tpusim llm`` as functions.
+
+Every function returns what ``tpusim llm VERB … --json`` prints, field for field::
+
+    import tpusim
+    tpusim.llm.show("llama-3-8b").params                      # 8030261248
+    s = tpusim.llm.serve("llama-3-70b", chip="v5e", slice="4x2", batch=32,
+                         context=8192, weights="int8", kv_dtype="int8", ideal=True)
+    s.decode_step_s, s.fits, s.min_slice, s.bound
+    t = tpusim.llm.train("llama-3-8b", chip="v5p", slice="4x4x4", batch_tokens=2**20)
+    t.sharding, t.step_s, t.mfu, t.runners_up
+    tpusim.llm.validate_df()                                   # measured vs predicted
+
+MODEL is a built-in name (:func:`models`) or a path to a Hugging Face ``config.json``
+(or the same keys plus ``mlp`` and ``block``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping, Optional, Union
+
+from . import _native
+from ._record import Record, frame
+
+__all__ = [
+    "models",
+    "show",
+    "serve",
+    "train",
+    "validate",
+    "validate_df",
+    "thresholds",
+    "ModelSummary",
+    "Serve",
+    "Train",
+    "Thresholds",
+]
+
+ModelArg = Union[str, "os.PathLike[str]"]
+
+
+class ModelSummary(Record):
+    """``tpusim llm show --json``: params, params_attention, params_mlp, params_embedding,
+    params_norms, params_other, params_active, flops_per_token, kv_bytes_per_token, model."""
+
+
+class Serve(Record):
+    """``tpusim llm serve --json``: fits, bytes_per_chip, weights_bytes, kv_bytes,
+    decode_step_s, decode_tokens_per_s, prefill_s, bound, min_slice, max_batch,
+    sharding, decode, runners_up, mode, frontier (with ``sweep_batch``)."""
+
+    def frontier_df(self) -> Any:
+        """The latency–throughput frontier as a DataFrame (needs ``sweep_batch=True``)."""
+        return frame(self._d.get("frontier") or [])
+
+
+class Train(Record):
+    """``tpusim llm train --json``: memory_per_chip_bytes, weights_bytes,
+    optimizer_bytes, checkpoint_bytes, step_s, mfu, tokens_per_s, total_s,
+    flops_total, bound, sharding, comms, runners_up, thresholds, mode."""
+
+
+class Thresholds(Record):
+    """``tpusim llm thresholds --json``: the book's thresholds for a chip."""
+
+
+def _model(model: ModelArg) -> dict[str, Optional[str]]:
+    path = os.fspath(model)
+    if path.endswith(".json") or os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return {"model": path, "model_json": f.read()}
+    return {"model": path, "model_json": None}
+
+
+def _ask(verb: str, **ask: Any) -> Any:
+    return json.loads(_native.llm_json(verb, json.dumps(ask)))
+
+
+def models() -> list[ModelSummary]:
+    """The built-in models with their counts."""
+    return [ModelSummary(d) for d in _ask("models")]
+
+
+def show(model: ModelArg, kv_dtype: str = "bf16") -> ModelSummary:
+    """Parameters by part, FLOPs and KV-cache bytes per token of one model."""
+    return ModelSummary(_ask("show", kv_dtype=kv_dtype, **_model(model)))
+
+
+def serve(
+    model: ModelArg,
+    chip: str = "v5e",
+    slice: str = "4x2",
+    batch: int = 1,
+    context: int = 8192,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+    prefill_tokens: Optional[int] = None,
+    mfu: Optional[float] = None,
+    tp: Optional[int] = None,
+    dp: Optional[int] = None,
+    ideal: bool = False,
+    calib: Optional[Mapping[str, float]] = None,
+    sweep_batch: bool = False,
+) -> Serve:
+    """``tpusim llm serve``: memory fit, smallest slice, prefill, decode step and
+    throughput of ``model`` on a ``slice`` ("4x2" or a chip count "8") of ``chip``."""
+    return Serve(
+        _ask(
+            "serve",
+            chip=chip,
+            slice=str(slice),
+            batch=int(batch),
+            context=int(context),
+            weights=weights,
+            kv_dtype=kv_dtype,
+            prefill_tokens=None if prefill_tokens is None else int(prefill_tokens),
+            mfu=mfu,
+            tp=tp,
+            dp=dp,
+            ideal=bool(ideal),
+            calib=dict(calib or {}),
+            sweep_batch=bool(sweep_batch),
+            **_model(model),
+        )
+    )
+
+
+def train(
+    model: ModelArg,
+    chip: str = "v5e",
+    slice: str = "4x2",
+    slices: int = 1,
+    batch_tokens: int = 1 << 20,
+    seq: int = 4096,
+    tokens: Optional[float] = None,
+    degrees: Optional[Mapping[str, int]] = None,
+    remat: str = "full",
+    checkpoints_per_layer: Optional[float] = None,
+    param_dtype: str = "bf16",
+    optimizer_bytes: float = 8.0,
+    microbatches: Optional[int] = None,
+    full_attention: bool = False,
+    mfu: Optional[float] = None,
+    ideal: bool = False,
+    calib: Optional[Mapping[str, float]] = None,
+) -> Train:
+    """``tpusim llm train``: memory per chip by part, step time, MFU and tokens/s;
+    ``degrees`` such as ``{"fsdp": 64, "tp": 4}`` (or ``None`` to search)."""
+    return Train(
+        _ask(
+            "train",
+            chip=chip,
+            slice=str(slice),
+            slices=int(slices),
+            batch_tokens=int(batch_tokens),
+            seq=int(seq),
+            tokens=None if tokens is None else float(tokens),
+            degrees=None if degrees is None else {k: int(v) for k, v in degrees.items()},
+            remat=remat,
+            checkpoints_per_layer=checkpoints_per_layer,
+            param_dtype=param_dtype,
+            optimizer_bytes=float(optimizer_bytes),
+            microbatches=microbatches,
+            full_attention=bool(full_attention),
+            mfu=mfu,
+            ideal=bool(ideal),
+            calib=dict(calib or {}),
+            **_model(model),
+        )
+    )
+
+
+def validate(ideal: bool = False, calib: Optional[Mapping[str, float]] = None) -> list[dict[str, Any]]:
+    """Every shipped measurement beside its prediction: case, quantity, measured,
+    predicted, error, split."""
+    return list(_ask("validate", ideal=bool(ideal), calib=dict(calib or {})))
+
+
+def validate_df(ideal: bool = False, calib: Optional[Mapping[str, float]] = None) -> Any:
+    """:func:`validate` as a DataFrame."""
+    return frame(validate(ideal, calib))
+
+
+def thresholds(
+    chip: str,
+    model: Optional[ModelArg] = None,
+    batch_tokens: Optional[int] = None,
+    chips: Optional[int] = None,
+) -> Thresholds:
+    """The book's thresholds for ``chip`` (with a model: TP limit, mixed FSDP+TP
+    batch; with ``batch_tokens`` and ``chips`` too: X_opt)."""
+    m = _model(model) if model is not None else {"model": None, "model_json": None}
+    return Thresholds(_ask("thresholds", chip=chip, batch_tokens=batch_tokens, chips=chips, **m))
