@@ -6,6 +6,7 @@ use crate::errors::detached;
 use pyo3::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use tpusim_llm::ops::{Phase, Workload};
 use tpusim_llm::serve::{answer as serve_answer, ServeInput};
 use tpusim_llm::train::{answer as train_answer, TrainInput};
 use tpusim_llm::{hf, slices, validate, zoo, Degrees, Efficiency, Model, Precision, Remat};
@@ -36,7 +37,11 @@ impl ModelAsk {
 
 /// `ideal` and `calib` (figure name → value).
 fn efficiency(ideal: bool, calib: &BTreeMap<String, f64>) -> Result<Efficiency, String> {
-    let mut e = if ideal { Efficiency::ideal() } else { Efficiency::calibrated() };
+    let mut e = if ideal {
+        Efficiency::ideal()
+    } else {
+        Efficiency::calibrated()
+    };
     for (k, v) in calib {
         e.set(k, *v).map_err(|e| e.to_string())?;
     }
@@ -73,7 +78,11 @@ struct ServeAsk {
 }
 
 fn serve(ask: ServeAsk) -> Result<String, String> {
-    let mut i = ServeInput::new(ask.model.resolve()?, slice(&ask.chip, &ask.slice)?, ask.ideal);
+    let mut i = ServeInput::new(
+        ask.model.resolve()?,
+        slice(&ask.chip, &ask.slice)?,
+        ask.ideal,
+    );
     i.batch = ask.batch;
     i.context = ask.context;
     i.weights = precision("weights", &ask.weights)?;
@@ -122,14 +131,22 @@ fn degrees(given: &BTreeMap<String, u64>) -> Result<Degrees, String> {
             "pp" => d.pp = v,
             "ep" => d.ep = v,
             "sp" => d.sp = v,
-            other => return Err(format!("unknown degree '{other}' (dp, fsdp, tp, pp, ep, sp)")),
+            other => {
+                return Err(format!(
+                    "unknown degree '{other}' (dp, fsdp, tp, pp, ep, sp)"
+                ))
+            }
         }
     }
     Ok(d)
 }
 
 fn train(ask: TrainAsk) -> Result<String, String> {
-    let mut i = TrainInput::new(ask.model.resolve()?, slice(&ask.chip, &ask.slice)?, ask.ideal);
+    let mut i = TrainInput::new(
+        ask.model.resolve()?,
+        slice(&ask.chip, &ask.slice)?,
+        ask.ideal,
+    );
     i.slices = ask.slices;
     i.batch_tokens = ask.batch_tokens;
     i.seq = ask.seq;
@@ -141,7 +158,10 @@ fn train(ask: TrainAsk) -> Result<String, String> {
     };
     i.params = precision("param_dtype", &ask.param_dtype)?;
     if !(ask.optimizer_bytes.is_finite() && ask.optimizer_bytes >= 0.0) {
-        return Err(format!("optimizer_bytes {}: a number of bytes >= 0", ask.optimizer_bytes));
+        return Err(format!(
+            "optimizer_bytes {}: a number of bytes >= 0",
+            ask.optimizer_bytes
+        ));
     }
     i.optimizer_bytes_per_param = ask.optimizer_bytes;
     i.microbatches = ask.microbatches;
@@ -176,6 +196,33 @@ struct ThresholdAsk {
     chips: Option<u64>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReportAsk {
+    #[serde(flatten)]
+    model: ModelAsk,
+    chip: String,
+    phase: String,
+    batch: u64,
+    seq: u64,
+    context: u64,
+    weights: String,
+    kv_dtype: String,
+}
+
+fn report(a: ReportAsk) -> Result<String, String> {
+    let chip = tpusim_chip::lookup(&a.chip).map_err(|e| e.to_string())?;
+    let w = Workload {
+        phase: Phase::parse(&a.phase).map_err(|e| e.to_string())?,
+        batch: a.batch,
+        seq: a.seq,
+        context: a.context,
+        weights: precision("weights", &a.weights)?,
+        kv: precision("kv_dtype", &a.kv_dtype)?,
+    };
+    to(&tpusim_llm::tpu::report(&a.model.resolve()?, &chip, &w).map_err(|e| e.to_string())?)
+}
+
 fn parse<T: for<'a> Deserialize<'a>>(verb: &str, ask: &str) -> Result<T, String> {
     serde_json::from_str(ask).map_err(|e| format!("llm {verb}: {e}"))
 }
@@ -183,14 +230,21 @@ fn parse<T: for<'a> Deserialize<'a>>(verb: &str, ask: &str) -> Result<T, String>
 fn run(verb: &str, ask: &str) -> Result<String, String> {
     match verb {
         "models" => {
-            let all: Vec<_> = zoo::builtin().into_iter().map(|m| m.summary(Precision::Bf16)).collect();
+            let all: Vec<_> = zoo::builtin()
+                .into_iter()
+                .map(|m| m.summary(Precision::Bf16))
+                .collect();
             to(&all)
         }
         "show" => {
             let a: ShowAsk = parse(verb, ask)?;
-            to(&a.model.resolve()?.summary(precision("kv_dtype", &a.kv_dtype)?))
+            to(&a
+                .model
+                .resolve()?
+                .summary(precision("kv_dtype", &a.kv_dtype)?))
         }
         "serve" => serve(parse(verb, ask)?),
+        "report" => report(parse(verb, ask)?),
         "train" => train(parse(verb, ask)?),
         "validate" => {
             let a: ValidateAsk = parse(verb, ask)?;
@@ -203,11 +257,18 @@ fn run(verb: &str, ask: &str) -> Result<String, String> {
                 (None, None) => None,
                 _ => Some(a.model.resolve()?),
             };
-            let bc = a.batch_tokens.zip(a.chips).map(|(b, n)| (b as f64, n.max(1)));
-            to(&tpusim_llm::thresholds::thresholds(&chip, model.map(|m| m.d_ff), bc))
+            let bc = a
+                .batch_tokens
+                .zip(a.chips)
+                .map(|(b, n)| (b as f64, n.max(1)));
+            to(&tpusim_llm::thresholds::thresholds(
+                &chip,
+                model.map(|m| m.d_ff),
+                bc,
+            ))
         }
         other => Err(format!(
-            "unknown llm verb '{other}' (models, show, serve, train, validate, thresholds)"
+            "unknown llm verb '{other}' (models, show, report, serve, train, validate, thresholds)"
         )),
     }
 }

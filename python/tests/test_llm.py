@@ -74,3 +74,9 @@ def test_bad_input_raises_badinput():
         tpusim.llm.train("llama-3-8b", slice="4x4", degrees={"zz": 16})
     with pytest.raises(tpusim.BadInput, match="does not fit any slice"):
         tpusim.llm.serve("llama-3.1-405b", slice="4x4", batch=64, context=128000)
+
+
+def test_report_equals_the_cli(cli):
+    got = tpusim.llm.report("llama-3-8b", chip="v5p", phase="decode", batch=8, context=4096)
+    assert got.to_dict() == cli("report", "llama-3-8b", "--chip", "v5p", "--phase", "decode", "--batch", "8", "--context", "4096")
+    assert got.bound == "hbm" and len(got.ops_df()) == len(got.ops)

@@ -27,12 +27,14 @@ from ._record import Record, frame
 __all__ = [
     "models",
     "show",
+    "report",
     "serve",
     "train",
     "validate",
     "validate_df",
     "thresholds",
     "ModelSummary",
+    "Report",
     "Serve",
     "Train",
     "Thresholds",
@@ -44,6 +46,16 @@ ModelArg = Union[str, "os.PathLike[str]"]
 class ModelSummary(Record):
     """``tpusim llm show --json``: params, params_attention, params_mlp, params_embedding,
     params_norms, params_other, params_active, flops_per_token, kv_bytes_per_token, model."""
+
+
+class Report(Record):
+    """``tpusim llm report --json`` (= ``tpusim report MODEL --phase … --json`` for a
+    transformer): ops, flops, bytes_moved, kv_cache_bytes_read, total_time_s, bound,
+    tokens_per_s, fits_hbm, …"""
+
+    def ops_df(self) -> Any:
+        """The operations as a DataFrame."""
+        return frame(self._d["ops"])
 
 
 class Serve(Record):
@@ -86,6 +98,25 @@ def models() -> list[ModelSummary]:
 def show(model: ModelArg, kv_dtype: str = "bf16") -> ModelSummary:
     """Parameters by part, FLOPs and KV-cache bytes per token of one model."""
     return ModelSummary(_ask("show", kv_dtype=kv_dtype, **_model(model)))
+
+
+def report(
+    model: ModelArg,
+    chip: str = "v5e",
+    phase: str = "prefill",
+    batch: int = 1,
+    seq: int = 2048,
+    context: int = 2048,
+    weights: str = "bf16",
+    kv_dtype: str = "bf16",
+) -> Report:
+    """One step of prefill or decode on one TPU, operation by operation."""
+    return Report(
+        _ask(
+            "report", chip=chip, phase=phase, batch=int(batch), seq=int(seq),
+            context=int(context), weights=weights, kv_dtype=kv_dtype, **_model(model),
+        )
+    )
 
 
 def serve(

@@ -362,3 +362,64 @@ fn bad_input_is_one_line() {
         "--remat",
     );
 }
+
+#[test]
+fn report_takes_a_transformer() {
+    let v = json(&[
+        "report",
+        "llama-3-8b",
+        "--chip",
+        "v5p",
+        "--phase",
+        "decode",
+        "--batch",
+        "8",
+        "--context",
+        "4096",
+        "--json",
+    ]);
+    assert_eq!(v["phase"], "decode");
+    assert_eq!(v["bound"], "hbm");
+    assert!(f(&v, "kv_cache_bytes_read") > 0.0 && f(&v, "total_time_s") > 0.0);
+    let same = json(&[
+        "llm",
+        "report",
+        "llama-3-8b",
+        "--chip",
+        "v5p",
+        "--phase",
+        "decode",
+        "--batch",
+        "8",
+        "--context",
+        "4096",
+        "--json",
+    ]);
+    assert_eq!(v, same);
+    let ops = v["ops"].as_array().unwrap();
+    for name in [
+        "qkv",
+        "scores",
+        "softmax",
+        "attn_values",
+        "mlp_up",
+        "mlp_act",
+        "logits",
+    ] {
+        assert!(ops.iter().any(|o| o["name"] == name), "{name}");
+    }
+    let prefill = json(&["report", "gpt2", "--seq", "512", "--json"]);
+    assert_eq!(prefill["phase"], "prefill");
+    fails(
+        &["report", "resnet50", "--phase", "decode"],
+        "apply to transformers",
+    );
+    fails(
+        &["report", "bert-base", "--phase", "decode"],
+        "is an encoder",
+    );
+    fails(
+        &["report", "gpt2", "--phase", "sideways"],
+        "use prefill or decode",
+    );
+}

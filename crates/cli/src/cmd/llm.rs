@@ -2,7 +2,8 @@
 //! models and their counts, serving, training, the sharding search, the book's
 //! thresholds and validation against published measurements.
 
-mod args;
+pub(crate) mod args;
+pub(crate) mod report;
 mod serve;
 mod show;
 mod train;
@@ -47,6 +48,13 @@ pub enum LlmCmd {
     /// `tpusim llm train llama-3-70b --chip v5p --slice 16x20x28 --batch-tokens 4Mi --seq 8192 --tokens 15e12 --mfu 0.4 --ideal`
     /// `tpusim llm train llama-3-8b --chip v5e --slice 16x16 --slices 2 --batch-tokens 1Mi --seq 4096 --fsdp 256 --remat full --json`
     Train(train::TrainArgs),
+    /// One step of prefill or decode on one TPU, operation by operation: every
+    /// matmul on the MXUs (padded to the array), softmax, norms and element-wise work
+    /// on the VPU, KV-cache reads and writes, the bound. `tpusim report MODEL` does the
+    /// same when MODEL is a transformer.
+    ///
+    /// Example: `tpusim llm report llama-3-8b --chip v5e --phase decode --batch 8 --context 4096`
+    Report(report::ReportArgs),
     /// Every shipped measurement (MaxText training and JetStream serving on v5e)
     /// beside the prediction and the error, with fit and held-out summaries.
     ///
@@ -67,6 +75,7 @@ pub fn run(cmd: LlmCmd) -> Result<()> {
         LlmCmd::Show(a) => show::show(a),
         LlmCmd::Serve(a) => serve::run(a),
         LlmCmd::Train(a) => train::run(a),
+        LlmCmd::Report(a) => report::run(a),
         LlmCmd::Validate(a) => validate::run(a),
         LlmCmd::Thresholds(a) => show::thresholds(a),
     }

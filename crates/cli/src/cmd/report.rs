@@ -77,6 +77,17 @@ pub struct ReportArgs {
     /// Print only the summary, not the per-layer table.
     #[arg(long)]
     summary: bool,
+    /// Transformers (MODEL a built-in LLM such as llama-3-8b or gpt2, or a Hugging Face
+    /// config.json): prefill (the prompt) or decode (one token per sequence). See
+    /// `tpusim llm report --help`.
+    #[arg(long, value_name = "prefill|decode")]
+    phase: Option<String>,
+    /// Transformers: prompt tokens per sequence in prefill (default 2048).
+    #[arg(long)]
+    seq: Option<String>,
+    /// Transformers: KV-cache length per sequence in decode (default 2048).
+    #[arg(long)]
+    context: Option<String>,
     /// Run a grid of reports from a TOML file (`models`, `chips`, optional `batches`,
     /// `dtypes`) in parallel on all cores and write one CSV row per run.
     #[arg(long, value_name = "FILE.toml")]
@@ -142,6 +153,32 @@ fn chip_file(args: &ReportArgs) -> Result<Option<tpusim_report::ChipFile>> {
         .transpose()
 }
 
+/// A built-in LLM name or a model config JSON.
+fn is_transformer(model: &str) -> bool {
+    model.to_ascii_lowercase().ends_with(".json") || tpusim_llm::zoo::lookup(model).is_ok()
+}
+
+/// `tpusim report MODEL` for a transformer: `tpusim llm report` with --dtype as the
+/// weight and KV precision.
+fn transformer(args: &ReportArgs, model: String) -> Result<()> {
+    let dtype = args.dtype.clone().unwrap_or_else(|| "bf16".into());
+    super::llm::report::run(super::llm::report::ReportArgs {
+        model,
+        chip: args.chip.clone(),
+        phase: args.phase.clone().unwrap_or_else(|| "prefill".into()),
+        batch: args.batch.to_string(),
+        seq: args.seq.clone().unwrap_or_else(|| "2048".into()),
+        context: args.context.clone().unwrap_or_else(|| "2048".into()),
+        weights: dtype.clone(),
+        kv_dtype: dtype,
+        file: crate::cmd::chip::args::ChipFile {
+            chip_file: args.chip_file.clone(),
+        },
+        summary: args.summary,
+        json: args.json,
+    })
+}
+
 /// Run `tpusim report`.
 pub fn run(args: ReportArgs) -> Result<()> {
     if let Some(file) = &args.sweep {
@@ -151,6 +188,12 @@ pub fn run(args: ReportArgs) -> Result<()> {
         .model
         .clone()
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    if is_transformer(&model) {
+        return transformer(&args, model);
+    }
+    if args.phase.is_some() || args.seq.is_some() || args.context.is_some() {
+        bail!("--phase, --seq and --context apply to transformers; '{model}' is a CNN (built-in) or an ONNX/topology file");
+    }
     let req = Request {
         model: model_source(&model)?,
         chip: args.chip.clone(),

@@ -1,0 +1,182 @@
+//! A transformer timed on one TPU, operation by operation (`tpusim report MODEL
+//! --phase prefill|decode` for a transformer): every matmul on the MXUs with its
+//! contracting and output dimensions padded to the array, every element-wise op and
+//! reduction on the VPU, each against HBM (a roofline per operation, no fusion
+//! across operations), KV-cache reads and writes shown.
+
+use crate::error::Result;
+use crate::model::Model;
+use crate::ops::{ops, Op, Phase, Unit, Workload};
+use crate::precision::Precision;
+use serde::Serialize;
+use tpusim_chip::roofline::{estimate, matmul_class, Roofs};
+use tpusim_chip::{Chip, RateClass, Source};
+use tpusim_layout::ElementType;
+
+/// One operation and its time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpTime {
+    /// The operation.
+    #[serde(flatten)]
+    pub op: Op,
+    /// FLOPs the unit executes for one run (matmul dimensions padded to the MXU).
+    pub executed_flops: f64,
+    /// Compute time of one run, s.
+    pub compute_s: f64,
+    /// HBM time of one run, s.
+    pub memory_s: f64,
+    /// `max` of the two, s.
+    pub time_s: f64,
+    /// `compute` or `hbm`.
+    pub bound: String,
+}
+
+/// What `tpusim report` prints for a transformer (field names shared with the
+/// CNN report where they mean the same: `total_time_s`, `flops`, `fits_hbm`, …).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TransformerReport {
+    /// Model name.
+    pub model: String,
+    /// Chip name.
+    pub chip: String,
+    /// The workload.
+    #[serde(flatten)]
+    pub workload: Workload,
+    /// Tokens processed in this step (all sequences).
+    pub tokens: u64,
+    /// Operations: per layer (count = layers), then the head (count 1).
+    pub ops: Vec<OpTime>,
+    /// Useful FLOPs of the step.
+    pub flops: f64,
+    /// Executed FLOPs (padding included).
+    pub executed_flops: f64,
+    /// Bytes moved to and from HBM.
+    pub bytes_moved: f64,
+    /// Weight bytes read.
+    pub weight_bytes_read: f64,
+    /// KV-cache bytes read.
+    pub kv_cache_bytes_read: f64,
+    /// KV-cache bytes written.
+    pub kv_cache_bytes_written: f64,
+    /// MXU time, s (sum over matmuls of their roofline time).
+    pub mxu_s: f64,
+    /// VPU time, s.
+    pub vpu_s: f64,
+    /// The step: the sum of every operation's roofline time, s.
+    pub total_time_s: f64,
+    /// `max(executed FLOPs / peak, bytes / HBM)` of the whole step, s.
+    pub roofline_lower_bound_s: f64,
+    /// `compute` or `hbm`: where most of the step's time is bound.
+    pub bound: &'static str,
+    /// Tokens per second (new tokens / step).
+    pub tokens_per_s: f64,
+    /// Weights, the KV cache after this step, and the largest operation's activations.
+    pub hbm_bytes_needed: f64,
+    /// Whether that fits the chip's HBM.
+    pub fits_hbm: bool,
+}
+
+fn element(p: Precision) -> ElementType {
+    match p {
+        Precision::F32 => ElementType::F32,
+        Precision::Bf16 => ElementType::Bf16,
+        Precision::Fp8 => ElementType::F8e4m3fn,
+        Precision::Int8 => ElementType::S8,
+        Precision::Int4 => ElementType::S4,
+    }
+}
+
+fn pad(v: u64, to: Option<u32>) -> f64 {
+    match to {
+        Some(m) => v.div_ceil(u64::from(m)) as f64 * f64::from(m),
+        None => v as f64,
+    }
+}
+
+fn time(chip: &Chip, w: &Workload, op: Op) -> Result<OpTime> {
+    let (roofs, executed) = match (op.unit, op.gemm) {
+        (Unit::Mxu, Some(g)) => {
+            let operand = if op.kv_bytes_read > 0.0 {
+                w.kv
+            } else {
+                w.weights
+            };
+            let class = matmul_class(chip, ElementType::Bf16, element(operand))?;
+            let roofs = Roofs::of(chip, tpusim_chip::Unit::Mxu, class, Source::Hbm, None, None)?;
+            let executed =
+                2.0 * (g.batch * g.m) as f64 * pad(g.k, chip.mxu_dim) * pad(g.n, chip.mxu_dim);
+            (roofs, executed)
+        }
+        _ => (
+            Roofs::of(
+                chip,
+                tpusim_chip::Unit::Vpu,
+                RateClass::Bf16,
+                Source::Hbm,
+                None,
+                None,
+            )?,
+            op.flops,
+        ),
+    };
+    let r = estimate(op.flops, executed, op.bytes(), &roofs)?;
+    Ok(OpTime {
+        executed_flops: executed,
+        compute_s: r.t_math_s,
+        memory_s: r.t_comms_s,
+        time_s: r.t_lower_s,
+        bound: r.bound,
+        op,
+    })
+}
+
+/// Time one step of `w` on `model` on one `chip`.
+pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerReport> {
+    let timed: Vec<OpTime> = ops(model, w)?
+        .into_iter()
+        .map(|op| time(chip, w, op))
+        .collect::<Result<_>>()?;
+    let sum =
+        |f: &dyn Fn(&OpTime) -> f64| timed.iter().map(|o| o.op.count as f64 * f(o)).sum::<f64>();
+    let flops = sum(&|o| o.op.flops);
+    let executed = sum(&|o| o.executed_flops);
+    let bytes = sum(&|o| o.op.bytes());
+    let on = |u: Unit| sum(&|o| if o.op.unit == u { o.time_s } else { 0.0 });
+    let total = sum(&|o| o.time_s);
+    let compute_bound = sum(&|o| if o.bound == "compute" { o.time_s } else { 0.0 });
+    let peak = chip.peak(RateClass::Bf16).ops_per_s;
+    let tokens = w.batch * w.new_tokens();
+    let kv_after = (w.batch * (w.context * u64::from(w.phase == Phase::Decode) + w.new_tokens()))
+        as f64
+        * model.kv_bytes_per_token(w.kv);
+    let largest_act = timed
+        .iter()
+        .map(|o| o.op.act_bytes_in + o.op.act_bytes_out)
+        .fold(0.0, f64::max);
+    let needed = model.params().params as f64 * w.weights.bytes() + kv_after + largest_act;
+    Ok(TransformerReport {
+        model: model.name.clone(),
+        chip: chip.name.clone(),
+        workload: *w,
+        tokens,
+        flops,
+        executed_flops: executed,
+        bytes_moved: bytes,
+        weight_bytes_read: sum(&|o| o.op.weight_bytes),
+        kv_cache_bytes_read: sum(&|o| o.op.kv_bytes_read),
+        kv_cache_bytes_written: sum(&|o| o.op.kv_bytes_written),
+        mxu_s: on(Unit::Mxu),
+        vpu_s: on(Unit::Vpu),
+        total_time_s: total,
+        roofline_lower_bound_s: (executed / peak).max(bytes / chip.hbm_bytes_per_s),
+        bound: if compute_bound * 2.0 >= total {
+            "compute"
+        } else {
+            "hbm"
+        },
+        tokens_per_s: tokens as f64 / total,
+        hbm_bytes_needed: needed,
+        fits_hbm: needed <= chip.hbm_bytes as f64,
+        ops: timed,
+    })
+}

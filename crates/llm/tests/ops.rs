@@ -1,0 +1,116 @@
+//! The per-operation transformer model against independent counts: FLOPs from the
+//! parameter formulas, KV-cache traffic from `kv_bytes_per_token`, weight traffic from
+//! the parameter counts, and the bound where the roofline puts it.
+
+use tpusim_llm::ops::{ops, Phase, Workload};
+use tpusim_llm::tpu::report;
+use tpusim_llm::{zoo, Precision};
+
+fn wl(phase: Phase, batch: u64, seq: u64, context: u64) -> Workload {
+    Workload {
+        phase,
+        batch,
+        seq,
+        context,
+        weights: Precision::Bf16,
+        kv: Precision::Bf16,
+    }
+}
+
+#[test]
+fn flops_equal_the_parameter_formula_plus_attention() {
+    for name in [
+        "llama-3-8b",
+        "gpt2",
+        "gemma-2b",
+        "mixtral-8x7b",
+        "llama-2-13b",
+    ] {
+        let m = zoo::lookup(name).unwrap();
+        for w in [wl(Phase::Prefill, 2, 512, 0), wl(Phase::Decode, 4, 0, 1000)] {
+            let all = ops(&m, &w).unwrap();
+            let sum = |names: &[&str]| -> f64 {
+                all.iter()
+                    .filter(|o| names.contains(&o.name.as_str()))
+                    .map(|o| o.count as f64 * o.flops)
+                    .sum()
+            };
+            let t = (w.batch * w.new_tokens()) as f64;
+            // Weights a token multiplies by, without the output projection (logits of
+            // the last token of each sequence only).
+            let head = (m.vocab * m.d_model) as f64;
+            let layer_weights = m.matmul_params_per_token() as f64 - head;
+            let want = 2.0 * layer_weights * t + 2.0 * head * w.batch as f64;
+            let got = sum(&["qkv", "attn_out", "router", "mlp_up", "mlp_down", "logits"]);
+            assert!(
+                (got / want - 1.0).abs() < 1e-12,
+                "{name} {:?}: {got} vs {want}",
+                w.phase
+            );
+            let att = 4.0 * t * (w.attended() * m.heads * m.head_dim * m.layers) as f64;
+            assert!(
+                (sum(&["scores", "attn_values"]) / att - 1.0).abs() < 1e-12,
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn decode_reads_every_cache_and_every_weight_once() {
+    let m = zoo::lookup("llama-3-70b").unwrap();
+    let w = Workload {
+        kv: Precision::Int8,
+        ..wl(Phase::Decode, 16, 0, 8191)
+    };
+    let r = report(&m, &tpusim_chip::lookup("v5p").unwrap(), &w).unwrap();
+    let kv = 16.0 * 8192.0 * m.kv_bytes_per_token(Precision::Int8);
+    assert!((r.kv_cache_bytes_read / kv - 1.0).abs() < 1e-12);
+    assert_eq!(
+        r.kv_cache_bytes_written,
+        16.0 * m.kv_bytes_per_token(Precision::Int8)
+    );
+    // Every weight but the embedding table (16 rows of it are gathered) and the norms.
+    let c = m.params();
+    let read = (c.params - c.params_norms - m.vocab * m.d_model) as f64 * 2.0 + 16.0 * 8192.0 * 2.0;
+    assert!(
+        (r.weight_bytes_read / read - 1.0).abs() < 1e-12,
+        "{} vs {read}",
+        r.weight_bytes_read
+    );
+    assert_eq!(r.bound, "hbm");
+    assert!(r.total_time_s >= r.roofline_lower_bound_s);
+}
+
+#[test]
+fn long_prefill_is_compute_bound_and_pads_to_the_mxu() {
+    let m = zoo::lookup("llama-3-8b").unwrap();
+    let v5e = tpusim_chip::lookup("v5e").unwrap();
+    let r = report(&m, &v5e, &wl(Phase::Prefill, 4, 4096, 0)).unwrap();
+    assert_eq!(r.bound, "compute");
+    // Gemma's 256-wide heads and LLaMA's 128 fill the 128-wide MXU; GPT-2's 64-wide
+    // heads are padded to 128 in the attention matmuls.
+    let g = report(
+        &zoo::lookup("gpt2").unwrap(),
+        &v5e,
+        &wl(Phase::Prefill, 1, 1024, 0),
+    )
+    .unwrap();
+    let scores = g.ops.iter().find(|o| o.op.name == "attn_values").unwrap();
+    assert_eq!(scores.executed_flops, 2.0 * scores.op.flops);
+    let l = r.ops.iter().find(|o| o.op.name == "attn_values").unwrap();
+    assert_eq!(l.executed_flops, l.op.flops);
+}
+
+#[test]
+fn encoders_have_no_decode_and_no_cache() {
+    let bert = zoo::lookup("bert-base").unwrap();
+    let e = ops(&bert, &wl(Phase::Decode, 1, 0, 10))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("encoder"), "{e}");
+    let p = ops(&bert, &wl(Phase::Prefill, 1, 128, 0)).unwrap();
+    assert!(p
+        .iter()
+        .all(|o| o.kv_bytes_written == 0.0 && o.name != "logits"));
+}
