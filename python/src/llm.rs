@@ -208,6 +208,7 @@ struct ReportAsk {
     context: u64,
     weights: String,
     kv_dtype: String,
+    systolic_cycles: bool,
 }
 
 fn report(a: ReportAsk) -> Result<String, String> {
@@ -220,7 +221,9 @@ fn report(a: ReportAsk) -> Result<String, String> {
         weights: precision("weights", &a.weights)?,
         kv: precision("kv_dtype", &a.kv_dtype)?,
     };
-    to(&tpusim_llm::tpu::report(&a.model.resolve()?, &chip, &w).map_err(|e| e.to_string())?)
+    let checked =
+        tpusim_llm::systolic_map::report(&a.model.resolve()?, &chip, &w, a.systolic_cycles);
+    to(&checked.map_err(|e| e.to_string())?)
 }
 
 fn parse<T: for<'a> Deserialize<'a>>(verb: &str, ask: &str) -> Result<T, String> {

@@ -80,3 +80,9 @@ def test_report_equals_the_cli(cli):
     got = tpusim.llm.report("llama-3-8b", chip="v5p", phase="decode", batch=8, context=4096)
     assert got.to_dict() == cli("report", "llama-3-8b", "--chip", "v5p", "--phase", "decode", "--batch", "8", "--context", "4096")
     assert got.bound == "hbm" and len(got.ops_df()) == len(got.ops)
+
+
+def test_report_with_systolic_cycles_equals_the_cli(cli):
+    got = tpusim.llm.report("gpt2", phase="decode", batch=2, context=256, systolic_cycles=True)
+    assert got.to_dict() == cli("report", "gpt2", "--phase", "decode", "--batch", "2", "--context", "256", "--systolic-cycles")
+    assert all(g["engine_cycles"] in (None, g["cycles"]) for g in got.systolic)

@@ -109,12 +109,15 @@ def report(
     context: int = 2048,
     weights: str = "bf16",
     kv_dtype: str = "bf16",
+    systolic_cycles: bool = False,
 ) -> Report:
-    """One step of prefill or decode on one TPU, operation by operation."""
+    """One step of prefill or decode on one TPU, operation by operation; with
+    ``systolic_cycles`` its GEMMs also timed on the systolic model and engine."""
     return Report(
         _ask(
             "report", chip=chip, phase=phase, batch=int(batch), seq=int(seq),
-            context=int(context), weights=weights, kv_dtype=kv_dtype, **_model(model),
+            context=int(context), weights=weights, kv_dtype=kv_dtype,
+            systolic_cycles=bool(systolic_cycles), **_model(model),
         )
     )
 

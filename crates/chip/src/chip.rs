@@ -327,6 +327,23 @@ impl Chip {
         )
     }
 
+    /// Vector-unit FLOP/s for timing element-wise work: [`Chip::vpu_flops_per_s`],
+    /// else sublanes × lanes × ALUs per lane (8, 128 and 1 when unknown) × cores at
+    /// the clock the bf16 peak implies (peak / MXU FLOPs per cycle). `None` without
+    /// MXU figures.
+    pub fn vector_flops_per_s(&self) -> Option<f64> {
+        self.vpu_flops_per_s().or_else(|| {
+            let clock = self.bf16_flops_per_s / self.mxu_flops_per_cycle()?;
+            Some(
+                f64::from(self.vpu_sublanes.unwrap_or(8))
+                    * f64::from(self.vpu_lanes.unwrap_or(128))
+                    * f64::from(self.vpu_alus_per_lane.unwrap_or(1))
+                    * f64::from(self.cores_per_chip)
+                    * clock,
+            )
+        })
+    }
+
     /// Peak matmul rate per chip for a rate class, with its origin (table figure or
     /// the documented fallback: f32 → bf16/6, int8 → bf16, int4 → int8, fp8 → bf16).
     pub fn peak(&self, class: RateClass) -> Peak {

@@ -18,14 +18,7 @@ fn json(args: &[&str]) -> Value {
 
 #[track_caller]
 fn fails(args: &[&str], needle: &str) {
-    let out = tpusim().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with 2");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with("error: ") && err.contains(needle),
-        "{args:?}: '{err}' lacks '{needle}'"
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    common::bad_input(&tpusim().args(args).output().unwrap(), &[needle]);
 }
 
 fn f(v: &Value, k: &str) -> f64 {
@@ -421,5 +414,80 @@ fn report_takes_a_transformer() {
     fails(
         &["report", "gpt2", "--phase", "sideways"],
         "use prefill or decode",
+    );
+}
+
+#[test]
+fn systolic_cycles_cross_check_and_topology() {
+    let v = json(&[
+        "report",
+        "gpt2",
+        "--chip",
+        "v5e",
+        "--phase",
+        "decode",
+        "--batch",
+        "2",
+        "--context",
+        "256",
+        "--systolic-cycles",
+        "--json",
+    ]);
+    let rows = v["systolic"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|g| g["name"] == "scores" && g["batch"] == 24),
+        "batched over sequences and heads"
+    );
+    let mut checked = 0;
+    for g in rows {
+        if let Some(e) = g["engine_cycles"].as_u64() {
+            assert_eq!(Some(e), g["cycles"].as_u64(), "{}", g["name"]);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5);
+    // One layer's GEMMs as a SCALE-Sim topology, run by `tpusim systolic run`.
+    let dir = tempfile::tempdir().unwrap();
+    let topo = dir.path().join("gpt2_layer.csv");
+    let out = tpusim()
+        .args([
+            "llm",
+            "report",
+            "gpt2",
+            "--phase",
+            "decode",
+            "--batch",
+            "2",
+            "--context",
+            "256",
+            "--summary",
+            "--topology",
+        ])
+        .arg(&topo)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&topo).unwrap();
+    assert!(text.starts_with("Layer, M, N, K,\n"));
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("scores.")).count(),
+        24
+    );
+    let cfg = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../systolic/tests/data/scalesim/gemm_32_ws_calc/scale.cfg"
+    );
+    let run = tpusim()
+        .args(["systolic", "run", "--config", cfg, "--topology"])
+        .arg(&topo)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
     );
 }

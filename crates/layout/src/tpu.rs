@@ -98,6 +98,25 @@ impl FromStr for TpuGen {
     }
 }
 
+impl TpuGen {
+    /// The generation of a chip as the chip database names it (`v4p`, `v5e`,
+    /// `tpu-v5p`, …); `None` for a chip that is not a TPU generation.
+    pub fn of_chip(name: &str) -> Option<TpuGen> {
+        let n = name.to_ascii_lowercase();
+        let n = n.strip_prefix("tpu-").unwrap_or(&n);
+        Some(match n {
+            "v2" => TpuGen::V2,
+            "v3" => TpuGen::V3,
+            "v4" | "v4p" => TpuGen::V4,
+            "v5e" => TpuGen::V5e,
+            "v5p" => TpuGen::V5p,
+            "v6e" => TpuGen::V6e,
+            "tpu7x" => TpuGen::Tpu7x,
+            _ => return None,
+        })
+    }
+}
+
 /// Bits an element counts as for TPU tiling on `gen`: pred and sub-byte types count as
 /// 8 on v2/v3, pred as 8 everywhere.
 fn tiling_bits(t: ElementType, gen: TpuGen) -> u32 {

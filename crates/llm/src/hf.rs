@@ -3,7 +3,7 @@
 //! (`sequential` | `parallel`) for models outside those families.
 
 use crate::error::{LlmError, Result};
-use crate::model::{Block, Mlp, Model, Norm};
+use crate::model::{Block, Dims, Mlp, Model};
 use serde_json::{Map, Value};
 
 /// The families this reader knows, by `model_type`.
@@ -120,119 +120,96 @@ pub fn from_map(map: &Map<String, Value>, origin: &str) -> Result<Model> {
 fn llama_family(f: &Fields, family: &str) -> Result<Model> {
     let d = f.need(&["hidden_size"])?;
     let heads = f.need(&["num_attention_heads"])?;
-    let kv_heads = f.count(&["num_key_value_heads"])?.unwrap_or(heads);
     let head_dim = match f.count(&["head_dim"])? {
         Some(h) => h,
         None if d % heads == 0 => d / heads,
-        None => {
-            return Err(f.err(
-                "head_dim",
-                format!(
+        None => return Err(f.err(
+            "head_dim",
+            format!(
                 "is missing and hidden_size {d} is not a multiple of num_attention_heads {heads}"
             ),
-            ))
-        }
+        )),
     };
-    let experts = f.count(&["num_local_experts", "num_experts"])?.unwrap_or(1);
-    let active = f.count(&["num_experts_per_tok"])?.unwrap_or(experts.min(2));
-    let gemma = family == "gemma";
-    let bias = f.flag("attention_bias")?.unwrap_or(false);
-    Ok(Model {
-        name: String::new(),
-        family: String::new(),
+    let dims = Dims {
         layers: f.need(&["num_hidden_layers"])?,
         d_model: d,
         d_ff: f.need(&["intermediate_size"])?,
         heads,
-        kv_heads,
+        kv_heads: f.count(&["num_key_value_heads"])?.unwrap_or(heads),
         head_dim,
         vocab: f.need(&["vocab_size"])?,
-        tied_embedding: f.flag("tie_word_embeddings")?.unwrap_or(gemma),
-        mlp: Mlp::Gated,
-        block: Block::Sequential,
-        norm: Norm::Rms,
-        bias,
-        positions: 0,
-        token_types: 0,
-        pooler: false,
-        final_norm: true,
-        embedding_norm: false,
+    };
+    let experts = f.count(&["num_local_experts", "num_experts"])?.unwrap_or(1);
+    let active = f.count(&["num_experts_per_tok"])?.unwrap_or(experts.min(2));
+    Ok(Model {
+        tied_embedding: f.flag("tie_word_embeddings")?.unwrap_or(family == "gemma"),
+        bias: f.flag("attention_bias")?.unwrap_or(false),
         experts,
         experts_active: if experts > 1 { active } else { 1 },
-        decoder: true,
+        ..Model::decoder("", family, dims)
+    })
+}
+
+/// Multi-head dimensions of the GPT-2 and BERT families (`H = D / N`), from the
+/// first name of each field present.
+fn multi_head(
+    f: &Fields,
+    width: &[&str],
+    heads: &[&str],
+    layers: &[&str],
+    ff: Option<&[&str]>,
+) -> Result<Dims> {
+    let d = f.need(width)?;
+    let n = f.need(heads)?;
+    if d % n != 0 {
+        return Err(f.err(
+            heads[0],
+            format!("is {n}, which does not divide {} {d}", width[0]),
+        ));
+    }
+    let d_ff = match ff {
+        Some(names) => f.need(names)?,
+        None => f.count(&["n_inner", "intermediate_size"])?.unwrap_or(4 * d),
+    };
+    Ok(Dims {
+        layers: f.need(layers)?,
+        d_model: d,
+        d_ff,
+        heads: n,
+        kv_heads: n,
+        head_dim: d / n,
+        vocab: f.need(&["vocab_size"])?,
     })
 }
 
 fn gpt2_family(f: &Fields) -> Result<Model> {
-    let d = f.need(&["n_embd", "hidden_size"])?;
-    let heads = f.need(&["n_head", "num_attention_heads"])?;
-    if d % heads != 0 {
-        return Err(f.err(
-            "n_head",
-            format!("is {heads}, which does not divide n_embd {d}"),
-        ));
-    }
+    let dims = multi_head(
+        f,
+        &["n_embd", "hidden_size"],
+        &["n_head", "num_attention_heads"],
+        &["n_layer", "num_hidden_layers"],
+        None,
+    )?;
+    let positions = f
+        .count(&["n_positions", "max_position_embeddings"])?
+        .unwrap_or(1024);
     Ok(Model {
-        name: String::new(),
-        family: String::new(),
-        layers: f.need(&["n_layer", "num_hidden_layers"])?,
-        d_model: d,
-        d_ff: f.count(&["n_inner", "intermediate_size"])?.unwrap_or(4 * d),
-        heads,
-        kv_heads: heads,
-        head_dim: d / heads,
-        vocab: f.need(&["vocab_size"])?,
         tied_embedding: f.flag("tie_word_embeddings")?.unwrap_or(true),
-        mlp: Mlp::Plain,
-        block: Block::Sequential,
-        norm: Norm::Layer,
-        bias: true,
-        positions: f
-            .count(&["n_positions", "max_position_embeddings"])?
-            .unwrap_or(1024),
-        token_types: 0,
-        pooler: false,
-        final_norm: true,
-        embedding_norm: false,
-        experts: 1,
-        experts_active: 1,
-        decoder: true,
+        ..Model::decoder("", "gpt2", dims).gpt2_style(positions)
     })
 }
 
 fn bert_family(f: &Fields) -> Result<Model> {
-    let d = f.need(&["hidden_size"])?;
-    let heads = f.need(&["num_attention_heads"])?;
-    if d % heads != 0 {
-        return Err(f.err(
-            "num_attention_heads",
-            format!("is {heads}, which does not divide hidden_size {d}"),
-        ));
-    }
-    Ok(Model {
-        name: String::new(),
-        family: String::new(),
-        layers: f.need(&["num_hidden_layers"])?,
-        d_model: d,
-        d_ff: f.need(&["intermediate_size"])?,
-        heads,
-        kv_heads: heads,
-        head_dim: d / heads,
-        vocab: f.need(&["vocab_size"])?,
-        tied_embedding: true,
-        mlp: Mlp::Plain,
-        block: Block::Sequential,
-        norm: Norm::Layer,
-        bias: true,
-        positions: f.count(&["max_position_embeddings"])?.unwrap_or(512),
-        token_types: f.count(&["type_vocab_size"])?.unwrap_or(2),
-        pooler: true,
-        final_norm: false,
-        embedding_norm: true,
-        experts: 1,
-        experts_active: 1,
-        decoder: false,
-    })
+    let dims = multi_head(
+        f,
+        &["hidden_size"],
+        &["num_attention_heads"],
+        &["num_hidden_layers"],
+        Some(&["intermediate_size"]),
+    )?;
+    let positions = f.count(&["max_position_embeddings"])?.unwrap_or(512);
+    let types = f.count(&["type_vocab_size"])?.unwrap_or(2);
+    Ok(Model::decoder("", "bert", dims).bert_style(positions, types))
 }
 
 /// `mlp`, `block` and an activation that names a plain MLP.

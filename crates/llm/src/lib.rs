@@ -51,6 +51,7 @@ pub mod search;
 pub mod serve;
 pub mod slices;
 pub mod svg;
+pub mod systolic_map;
 pub mod thresholds;
 pub mod tpu;
 pub mod train;

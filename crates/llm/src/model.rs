@@ -84,6 +84,193 @@ pub struct Model {
     pub decoder: bool,
 }
 
+/// The dimensions that set a model's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dims {
+    /// Layers `L`.
+    pub layers: u64,
+    /// Width `D`.
+    pub d_model: u64,
+    /// MLP width `F`.
+    pub d_ff: u64,
+    /// Query heads `N`.
+    pub heads: u64,
+    /// Key/value heads `K`.
+    pub kv_heads: u64,
+    /// Head width `H`.
+    pub head_dim: u64,
+    /// Vocabulary `V`.
+    pub vocab: u64,
+}
+
+impl Model {
+    /// A dense decoder of these dimensions with LLaMA's choices: gated MLP,
+    /// RMSNorm, rotary positions, no biases, untied embedding, a final norm.
+    pub fn decoder(name: &str, family: &str, d: Dims) -> Model {
+        Model {
+            name: name.into(),
+            family: family.into(),
+            layers: d.layers,
+            d_model: d.d_model,
+            d_ff: d.d_ff,
+            heads: d.heads,
+            kv_heads: d.kv_heads,
+            head_dim: d.head_dim,
+            vocab: d.vocab,
+            tied_embedding: false,
+            mlp: Mlp::Gated,
+            block: Block::Sequential,
+            norm: Norm::Rms,
+            bias: false,
+            positions: 0,
+            token_types: 0,
+            pooler: false,
+            final_norm: true,
+            embedding_norm: false,
+            experts: 1,
+            experts_active: 1,
+            decoder: true,
+        }
+    }
+
+    /// GPT-2's choices on the same dimensions: plain MLP, LayerNorm, biases,
+    /// `positions` learned positions, tied embedding.
+    pub fn gpt2_style(self, positions: u64) -> Model {
+        Model {
+            tied_embedding: true,
+            mlp: Mlp::Plain,
+            norm: Norm::Layer,
+            bias: true,
+            positions,
+            ..self
+        }
+    }
+
+    /// BERT's: GPT-2's, plus `token_types` token-type embeddings, a norm after the
+    /// embedding instead of after the last layer, a pooler, and no decoder.
+    pub fn bert_style(self, positions: u64, token_types: u64) -> Model {
+        Model {
+            token_types,
+            pooler: true,
+            final_norm: false,
+            embedding_norm: true,
+            decoder: false,
+            ..self.gpt2_style(positions)
+        }
+    }
+}
+
+/// One weight tensor: its name and dimensions, as a JAX or PyTorch model stores it
+/// (matrices `[in, out]`, GPT-2's fused QKV, experts stacked `[E, in, out]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tensor {
+    /// Name (`attn.qkv.w`, `mlp.up.w`, `embed`, …).
+    pub name: String,
+    /// Dimensions.
+    pub dims: Vec<u64>,
+}
+
+impl Tensor {
+    fn new(name: &str, dims: &[u64]) -> Tensor {
+        Tensor {
+            name: name.into(),
+            dims: dims.to_vec(),
+        }
+    }
+
+    /// Elements.
+    pub fn elements(&self) -> u64 {
+        self.dims.iter().product()
+    }
+}
+
+impl Model {
+    fn norm_tensors(&self, name: &str, out: &mut Vec<Tensor>) {
+        out.push(Tensor::new(&format!("{name}.g"), &[self.d_model]));
+        if self.norm == Norm::Layer {
+            out.push(Tensor::new(&format!("{name}.b"), &[self.d_model]));
+        }
+    }
+
+    fn linear(&self, name: &str, stack: &[u64], inp: u64, out_dim: u64, out: &mut Vec<Tensor>) {
+        out.push(Tensor::new(
+            &format!("{name}.w"),
+            &[stack, &[inp, out_dim]].concat(),
+        ));
+        if self.bias {
+            out.push(Tensor::new(
+                &format!("{name}.b"),
+                &[stack, &[out_dim]].concat(),
+            ));
+        }
+    }
+
+    /// The weight tensors of one layer.
+    pub fn layer_tensors(&self) -> Vec<Tensor> {
+        let (d, h, f) = (self.d_model, self.head_dim, self.d_ff);
+        let mut t = Vec::new();
+        self.norm_tensors("ln_1", &mut t);
+        if self.bias {
+            self.linear(
+                "attn.qkv",
+                &[],
+                d,
+                (self.heads + 2 * self.kv_heads) * h,
+                &mut t,
+            );
+        } else {
+            self.linear("attn.q", &[], d, self.heads * h, &mut t);
+            self.linear("attn.k", &[], d, self.kv_heads * h, &mut t);
+            self.linear("attn.v", &[], d, self.kv_heads * h, &mut t);
+        }
+        self.linear("attn.o", &[], self.heads * h, d, &mut t);
+        if self.block == Block::Sequential {
+            self.norm_tensors("ln_2", &mut t);
+        }
+        let stack: &[u64] = if self.experts > 1 {
+            &[self.experts]
+        } else {
+            &[]
+        };
+        if self.experts > 1 {
+            t.push(Tensor::new("mlp.router.w", &[d, self.experts]));
+        }
+        if self.mlp == Mlp::Gated {
+            self.linear("mlp.gate", stack, d, f, &mut t);
+        }
+        self.linear("mlp.up", stack, d, f, &mut t);
+        self.linear("mlp.down", stack, f, d, &mut t);
+        t
+    }
+
+    /// The weight tensors outside the layers: embeddings, final and embedding norms,
+    /// the untied output projection, the pooler.
+    pub fn outer_tensors(&self) -> Vec<Tensor> {
+        let d = self.d_model;
+        let mut t = vec![Tensor::new("embed", &[self.vocab, d])];
+        if self.positions > 0 {
+            t.push(Tensor::new("embed_positions", &[self.positions, d]));
+        }
+        if self.token_types > 0 {
+            t.push(Tensor::new("embed_token_types", &[self.token_types, d]));
+        }
+        if self.embedding_norm {
+            self.norm_tensors("ln_embed", &mut t);
+        }
+        if self.final_norm {
+            self.norm_tensors("ln_f", &mut t);
+        }
+        if !self.tied_embedding {
+            t.push(Tensor::new("lm_head.w", &[d, self.vocab]));
+        }
+        if self.pooler {
+            t.push(Tensor::new("pooler.w", &[d, d]));
+            t.push(Tensor::new("pooler.b", &[d]));
+        }
+        t
+    }
+}
+
 /// Parameters by part (the JSON fields of `tpusim llm show`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ParamCounts {

@@ -4,14 +4,14 @@
 //! reduction on the VPU, each against HBM (a roofline per operation, no fusion
 //! across operations), KV-cache reads and writes shown.
 
-use crate::error::Result;
-use crate::model::Model;
+use crate::error::{bad, Result};
+use crate::model::{Model, Tensor};
 use crate::ops::{ops, Op, Phase, Unit, Workload};
 use crate::precision::Precision;
 use serde::Serialize;
 use tpusim_chip::roofline::{estimate, matmul_class, Roofs};
 use tpusim_chip::{Chip, RateClass, Source};
-use tpusim_layout::ElementType;
+use tpusim_layout::{sizes, tpu_default, ElementType, TpuGen};
 
 /// One operation and its time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,7 +70,14 @@ pub struct TransformerReport {
     pub bound: &'static str,
     /// Tokens per second (new tokens / step).
     pub tokens_per_s: f64,
-    /// Weights, the KV cache after this step, and the largest operation's activations.
+    /// Weights as XLA stores them on this TPU generation (each tensor in its
+    /// default tiled layout, padding included); `null` for a chip that is not a TPU
+    /// generation.
+    pub weights_bytes_tiled: Option<f64>,
+    /// One layer's weights so stored.
+    pub layer_weights_bytes_tiled: Option<f64>,
+    /// Weights (tiled where known), the KV cache after this step, and the largest
+    /// operation's activations.
     pub hbm_bytes_needed: f64,
     /// Whether that fits the chip's HBM.
     pub fits_hbm: bool,
@@ -113,7 +120,7 @@ fn time(chip: &Chip, w: &Workload, op: Op) -> Result<OpTime> {
                 tpusim_chip::Unit::Vpu,
                 RateClass::Bf16,
                 Source::Hbm,
-                None,
+                chip.vector_flops_per_s(),
                 None,
             )?,
             op.flops,
@@ -128,6 +135,18 @@ fn time(chip: &Chip, w: &Workload, op: Op) -> Result<OpTime> {
         bound: r.bound,
         op,
     })
+}
+
+/// Bytes of `tensors` in XLA's default TPU layouts of `gen` at `p`.
+pub fn tiled_bytes(tensors: &[Tensor], p: Precision, gen: TpuGen) -> Result<f64> {
+    let mut total = 0.0;
+    for t in tensors {
+        let shape = tpu_default(element(p), &t.dims, gen).map_err(|e| bad("tensor", &t.name, e))?;
+        total += sizes(&shape)
+            .map_err(|e| bad("tensor", &t.name, e))?
+            .array_size_bytes as f64;
+    }
+    Ok(total)
 }
 
 /// Time one step of `w` on `model` on one `chip`.
@@ -153,7 +172,15 @@ pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerRep
         .iter()
         .map(|o| o.op.act_bytes_in + o.op.act_bytes_out)
         .fold(0.0, f64::max);
-    let needed = model.params().params as f64 * w.weights.bytes() + kv_after + largest_act;
+    let tiled = TpuGen::of_chip(&chip.name)
+        .map(|gen| -> Result<(f64, f64)> {
+            let layer = tiled_bytes(&model.layer_tensors(), w.weights, gen)?;
+            let outer = tiled_bytes(&model.outer_tensors(), w.weights, gen)?;
+            Ok((layer * model.layers as f64 + outer, layer))
+        })
+        .transpose()?;
+    let weights = tiled.map_or(model.params().params as f64 * w.weights.bytes(), |t| t.0);
+    let needed = weights + kv_after + largest_act;
     Ok(TransformerReport {
         model: model.name.clone(),
         chip: chip.name.clone(),
@@ -175,6 +202,8 @@ pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerRep
             "hbm"
         },
         tokens_per_s: tokens as f64 / total,
+        weights_bytes_tiled: tiled.map(|t| t.0),
+        layer_weights_bytes_tiled: tiled.map(|t| t.1),
         hbm_bytes_needed: needed,
         fits_hbm: needed <= chip.hbm_bytes as f64,
         ops: timed,

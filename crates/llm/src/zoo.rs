@@ -2,97 +2,44 @@
 //! (`tests/params.rs` pins every one).
 
 use crate::error::{LlmError, Result};
-use crate::model::{Block, Mlp, Model, Norm};
-
-/// The dimensions that differ between built-in models of one family.
-struct Dims {
-    layers: u64,
-    d_model: u64,
-    d_ff: u64,
-    heads: u64,
-    kv_heads: u64,
-    head_dim: u64,
-    vocab: u64,
-}
+use crate::model::{Dims, Model};
 
 fn llama(name: &str, d: Dims) -> Model {
-    Model {
-        name: name.into(),
-        family: "llama".into(),
-        layers: d.layers,
-        d_model: d.d_model,
-        d_ff: d.d_ff,
-        heads: d.heads,
-        kv_heads: d.kv_heads,
-        head_dim: d.head_dim,
-        vocab: d.vocab,
-        tied_embedding: false,
-        mlp: Mlp::Gated,
-        block: Block::Sequential,
-        norm: Norm::Rms,
-        bias: false,
-        positions: 0,
-        token_types: 0,
-        pooler: false,
-        final_norm: true,
-        embedding_norm: false,
-        experts: 1,
-        experts_active: 1,
-        decoder: true,
-    }
+    Model::decoder(name, "llama", d)
 }
 
 fn gemma(name: &str, d: Dims) -> Model {
     Model {
-        family: "gemma".into(),
         tied_embedding: true,
-        ..llama(name, d)
+        ..Model::decoder(name, "gemma", d)
     }
 }
 
 fn gpt2(name: &str, layers: u64, d_model: u64) -> Model {
     let heads = d_model / 64;
-    Model {
-        family: "gpt2".into(),
-        tied_embedding: true,
-        mlp: Mlp::Plain,
-        norm: Norm::Layer,
-        bias: true,
-        positions: 1024,
-        ..llama(
-            name,
-            Dims {
-                layers,
-                d_model,
-                d_ff: 4 * d_model,
-                heads,
-                kv_heads: heads,
-                head_dim: 64,
-                vocab: 50257,
-            },
-        )
-    }
+    let d = Dims {
+        layers,
+        d_model,
+        d_ff: 4 * d_model,
+        heads,
+        kv_heads: heads,
+        head_dim: 64,
+        vocab: 50257,
+    };
+    Model::decoder(name, "gpt2", d).gpt2_style(1024)
 }
 
 fn bert_base() -> Model {
-    Model {
-        family: "bert".into(),
-        positions: 512,
-        token_types: 2,
-        pooler: true,
-        final_norm: false,
-        embedding_norm: true,
-        decoder: false,
-        ..gpt2("bert-base", 12, 768)
-    }
-    .with_vocab(30522)
-}
-
-impl Model {
-    fn with_vocab(mut self, vocab: u64) -> Model {
-        self.vocab = vocab;
-        self
-    }
+    let d = Dims {
+        layers: 12,
+        d_model: 768,
+        d_ff: 3072,
+        heads: 12,
+        kv_heads: 12,
+        head_dim: 64,
+        vocab: 30522,
+    };
+    Model::decoder("bert-base", "bert", d).bert_style(512, 2)
 }
 
 const fn dims(layers: u64, d_model: u64, d_ff: u64, heads: u64, kv_heads: u64, vocab: u64) -> Dims {

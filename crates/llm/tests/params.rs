@@ -149,3 +149,14 @@ fn bad_configs_name_the_field() {
         assert!(e.contains(want), "{text}: {e}");
     }
 }
+
+/// The weight tensors (as a model stores them) hold exactly the parameters counted
+/// by the formulas.
+#[test]
+fn tensors_hold_every_parameter() {
+    for m in zoo::builtin() {
+        let layer: u64 = m.layer_tensors().iter().map(|t| t.elements()).sum();
+        let outer: u64 = m.outer_tensors().iter().map(|t| t.elements()).sum();
+        assert_eq!(m.layers * layer + outer, m.params().params, "{}", m.name);
+    }
+}

@@ -60,18 +60,7 @@ pub enum Machine {
 pub const DEFAULT_CHIP: &str = "v5e";
 
 fn tpu_gen(name: &str) -> Option<TpuGen> {
-    let n = name.to_ascii_lowercase();
-    let n = n.strip_prefix("tpu-").unwrap_or(&n);
-    Some(match n {
-        "v2" => TpuGen::V2,
-        "v3" => TpuGen::V3,
-        "v4" | "v4p" => TpuGen::V4,
-        "v5e" => TpuGen::V5e,
-        "v5p" => TpuGen::V5p,
-        "v6e" => TpuGen::V6e,
-        "tpu7x" => TpuGen::Tpu7x,
-        _ => return None,
-    })
+    TpuGen::of_chip(name)
 }
 
 fn known() -> (String, String) {
@@ -255,18 +244,18 @@ impl Machine {
         }
     }
 
-    /// Vector-unit rate, FLOP/s (element-wise ops, pooling). TPU: the chip's VPU figure,
-    /// else sublanes × lanes × ALUs (1 if unknown) × cores at the MXU clock the table
-    /// implies. NPU: EU_NUM results per cycle per lane × lanes × clock.
+    /// Vector-unit rate, FLOP/s (element-wise ops, pooling). TPU:
+    /// `Chip::vector_flops_per_s` (the VPU figure, else sublanes × lanes × ALUs × cores
+    /// at the MXU clock the table implies). NPU: EU_NUM results per cycle per lane × lanes × clock.
     pub fn vector_flops_per_s(&self, dtype: ElementType) -> Result<f64> {
         match self {
-            Machine::Tpu(t) => Ok(t.chip.vpu_flops_per_s().unwrap_or_else(|| {
-                f64::from(t.chip.vpu_sublanes.unwrap_or(8))
-                    * f64::from(t.chip.vpu_lanes.unwrap_or(128))
-                    * f64::from(t.chip.vpu_alus_per_lane.unwrap_or(1))
-                    * f64::from(t.chip.cores_per_chip)
-                    * t.clock_hz
-            })),
+            Machine::Tpu(t) => t
+                .chip
+                .vector_flops_per_s()
+                .ok_or_else(|| ReportError::Lower {
+                    context: format!("chip '{}'", t.chip.name),
+                    message: "no vector-unit rate (needs the VPU figures or the MXU's)".into(),
+                }),
             Machine::Npu(n) => {
                 let tm = npu_timing(&n.chip, dtype)?;
                 Ok(tm.eltwise_per_cycle_per_lane * n.chip.npu_num as f64 * tm.clock_hz)

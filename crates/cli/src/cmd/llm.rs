@@ -68,6 +68,29 @@ pub enum LlmCmd {
     Thresholds(show::ThresholdArgs),
 }
 
+/// Write `--svg` and `--html` (the page holds the pictures and the JSON figures)
+/// together, once both are ready; `pictures` is only drawn when one is asked for.
+fn write_pictures(
+    svg: Option<&std::path::Path>,
+    html: Option<&std::path::Path>,
+    title: &str,
+    pictures: impl Fn() -> Result<String>,
+    figures: &impl serde::Serialize,
+) -> Result<()> {
+    let mut files = crate::output::Outputs::default();
+    if let Some(p) = svg {
+        files.add(p, pictures()?.into_bytes());
+    }
+    if let Some(p) = html {
+        let json = serde_json::to_string_pretty(figures)?;
+        files.add(
+            p,
+            tpusim_llm::svg::page(title, &pictures()?, &json).into_bytes(),
+        );
+    }
+    files.commit()
+}
+
 /// Run one `tpusim llm` verb.
 pub fn run(cmd: LlmCmd) -> Result<()> {
     match cmd {

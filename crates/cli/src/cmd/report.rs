@@ -88,6 +88,10 @@ pub struct ReportArgs {
     /// Transformers: KV-cache length per sequence in decode (default 2048).
     #[arg(long)]
     context: Option<String>,
+    /// Transformers: time every matmul with the systolic model too, cross-checked on
+    /// the cycle-accurate engine (see `tpusim llm report --help`).
+    #[arg(long)]
+    systolic_cycles: bool,
     /// Run a grid of reports from a TOML file (`models`, `chips`, optional `batches`,
     /// `dtypes`) in parallel on all cores and write one CSV row per run.
     #[arg(long, value_name = "FILE.toml")]
@@ -174,6 +178,8 @@ fn transformer(args: &ReportArgs, model: String) -> Result<()> {
         file: crate::cmd::chip::args::ChipFile {
             chip_file: args.chip_file.clone(),
         },
+        systolic_cycles: args.systolic_cycles,
+        topology: None,
         summary: args.summary,
         json: args.json,
     })
@@ -191,8 +197,9 @@ pub fn run(args: ReportArgs) -> Result<()> {
     if is_transformer(&model) {
         return transformer(&args, model);
     }
-    if args.phase.is_some() || args.seq.is_some() || args.context.is_some() {
-        bail!("--phase, --seq and --context apply to transformers; '{model}' is a CNN (built-in) or an ONNX/topology file");
+    if args.phase.is_some() || args.seq.is_some() || args.context.is_some() || args.systolic_cycles
+    {
+        bail!("--phase, --seq, --context and --systolic-cycles apply to transformers; '{model}' is a CNN (built-in) or an ONNX/topology file");
     }
     let req = Request {
         model: model_source(&model)?,

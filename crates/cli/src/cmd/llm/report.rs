@@ -8,7 +8,8 @@ use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;
 use tpusim_llm::ops::{Phase, Workload};
-use tpusim_llm::tpu::{report, TransformerReport};
+use tpusim_llm::systolic_map::{self, GemmCycles};
+use tpusim_llm::tpu::TransformerReport;
 
 /// `tpusim llm report`.
 #[derive(Args, Debug, Clone)]
@@ -38,6 +39,15 @@ pub struct ReportArgs {
     pub kv_dtype: String,
     #[command(flatten)]
     pub file: ChipFile,
+    /// Also time every matmul on the chip's MXU with the systolic model (weight
+    /// stationary, double buffered) and run each one of at most 2^28 MACs through the
+    /// cycle-accurate engine: the cross-check of the two, per GEMM.
+    #[arg(long)]
+    pub systolic_cycles: bool,
+    /// Write one layer's GEMMs as a SCALE-Sim GEMM topology CSV (attention's batched
+    /// GEMMs one row per head and sequence), for `tpusim systolic run`.
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<std::path::PathBuf>,
     /// Only the summary, not the per-operation table.
     #[arg(long)]
     pub summary: bool,
@@ -58,15 +68,60 @@ pub fn run(a: ReportArgs) -> Result<()> {
         weights: precision("--weights", &a.weights)?,
         kv: precision("--kv-dtype", &a.kv_dtype)?,
     };
-    let r = report(&m, &chip, &w)?;
-    if a.json {
-        return print_json(&r);
+    if let Some(path) = &a.topology {
+        let gemms = systolic_map::gemms(&m, &w)?;
+        crate::output::write_atomic(
+            path,
+            systolic_map::topology_csv(&gemms, m.layers)?.as_bytes(),
+        )?;
     }
-    print_summary(&r);
+    let checked = systolic_map::report(&m, &chip, &w, a.systolic_cycles)?;
+    if a.json {
+        return print_json(&checked);
+    }
+    print_summary(&checked.report);
     if !a.summary {
-        print_ops(&r);
+        print_ops(&checked.report);
+    }
+    if let Some(rows) = &checked.systolic {
+        print_systolic(&checked.report, rows);
     }
     Ok(())
+}
+
+fn print_systolic(r: &TransformerReport, rows: &[GemmCycles]) {
+    println!(
+        "\nMXU cycles (systolic model, ws, double buffered) against the roofline's compute time"
+    );
+    println!(
+        "{:<12} {:>6} {:>7} {:>7} {:>7} {:>12} {:>12} {:>6} {:>11} {:>11}",
+        "gemm", "batch", "m", "k", "n", "cycles", "engine", "util", "systolic", "roofline"
+    );
+    for g in rows {
+        let roof = r
+            .ops
+            .iter()
+            .find(|o| o.op.name == g.gemm.name)
+            .map_or(0.0, |o| o.compute_s * o.op.count as f64);
+        println!(
+            "{:<12} {:>6} {:>7} {:>7} {:>7} {:>12} {:>12} {:>5.1}% {:>11} {:>11}",
+            g.gemm.name,
+            g.gemm.batch,
+            g.gemm.m,
+            g.gemm.k,
+            g.gemm.n,
+            g.cycles,
+            g.engine_cycles.map_or("-".into(), |c| c.to_string()),
+            g.utilization * 100.0,
+            time(g.time_s),
+            time(roof)
+        );
+    }
+    let sys: f64 = rows.iter().map(|g| g.time_s).sum();
+    println!(
+        "(per step; engine '-' = over 2^28 MACs, not run; systolic MXU time {} in all)",
+        time(sys)
+    );
 }
 
 fn print_summary(r: &TransformerReport) {

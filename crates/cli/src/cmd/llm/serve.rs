@@ -2,7 +2,6 @@
 
 use super::args::{count, model, precision, Mode, Where};
 use crate::cmd::chip::fmt::{bytes, table, time};
-use crate::output::Outputs;
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;
@@ -77,20 +76,18 @@ pub fn run(a: ServeArgs) -> Result<()> {
     input.dp = a.dp;
     let wants_frontier = a.sweep_batch || a.svg.is_some() || a.html.is_some();
     let out = answer(&input, wants_frontier)?;
-    let mut files = Outputs::default();
-    let pics =
-        || tpusim_llm::svg::serve_pictures(&out.report, out.frontier.as_deref().unwrap_or(&[]));
-    if let Some(p) = &a.svg {
-        files.add(p, pics().into_bytes());
-    }
-    if let Some(p) = &a.html {
-        let json = serde_json::to_string_pretty(&out)?;
-        files.add(
-            p,
-            tpusim_llm::svg::page("tpusim llm serve", &pics(), &json).into_bytes(),
-        );
-    }
-    files.commit()?;
+    super::write_pictures(
+        a.svg.as_deref(),
+        a.html.as_deref(),
+        "tpusim llm serve",
+        || {
+            Ok(tpusim_llm::svg::serve_pictures(
+                &out.report,
+                out.frontier.as_deref().unwrap_or(&[]),
+            ))
+        },
+        &out,
+    )?;
     if a.json {
         return print_json(&out);
     }

@@ -2,7 +2,6 @@
 
 use super::args::{amount, count, model, precision, Mode, Where};
 use crate::cmd::chip::fmt::{bytes, sci, table, time};
-use crate::output::Outputs;
 use crate::util::print_json;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -138,19 +137,13 @@ pub fn run(a: TrainArgs) -> Result<()> {
     input.full_attention = a.full_attention;
     input.microbatches = a.microbatches;
     let out = answer(&input)?;
-    let mut files = Outputs::default();
-    let pics = || tpusim_llm::svg::train_pictures(&out.report, &input.slice);
-    if let Some(p) = &a.svg {
-        files.add(p, pics()?.into_bytes());
-    }
-    if let Some(p) = &a.html {
-        let json = serde_json::to_string_pretty(&out)?;
-        files.add(
-            p,
-            tpusim_llm::svg::page("tpusim llm train", &pics()?, &json).into_bytes(),
-        );
-    }
-    files.commit()?;
+    super::write_pictures(
+        a.svg.as_deref(),
+        a.html.as_deref(),
+        "tpusim llm train",
+        || Ok(tpusim_llm::svg::train_pictures(&out.report, &input.slice)?),
+        &out,
+    )?;
     if a.json {
         return print_json(&out);
     }
