@@ -19,6 +19,12 @@ search=$(timed "$T" llm train llama-3.1-405b --chip v5p --slice 16x20x28 --batch
 serve=$(timed "$T" llm serve llama-3-70b --chip v5e --slice 16x16 --batch 64 --context 8192 --sweep-batch --json)
 printf 'baseline %.4f s; search 405B over a full v5p pod (16x20x28) %.4f s (%.2fx); serve 70B on 16x16 with frontier %.4f s (%.2fx)\n' \
   "$base" "$search" "$(echo "$search / $base" | bc -l)" "$serve" "$(echo "$serve / $base" | bc -l)"
+gpt2=/tmp/tpusim-bench-gpt2-small.onnx
+[[ -f $gpt2 ]] || python3 crates/graph/tests/data/nd/make_transformers.py --gpt2-small "$gpt2"
+onnx=$(timed "$T" report "$gpt2" --seq 1024 --json)
+l70=$(timed "$T" report llama-3-70b --seq 8192 --json)
+printf 'import + report of a GPT-2-small ONNX export (124M parameters inline, %s bytes) %.4f s (%.2fx); report llama-3-70b prefill 8192 (80 layers) %.4f s (%.2fx)\n' \
+  "$(stat -c %s "$gpt2")" "$onnx" "$(echo "$onnx / $base" | bc -l)" "$l70" "$(echo "$l70 / $base" | bc -l)"
 echo "candidates evaluated for the 405B search: $("$T" llm train llama-3.1-405b --chip v5p --slice 16x20x28 --batch-tokens 16Mi --seq 8192 --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print(len(r["runners_up"]), "runners-up shown")')"
 echo
 echo "## the book's worked answers (--ideal)"

@@ -5,7 +5,7 @@ the targets whose inputs are large. Usage: python3 fuzz/trim.py"""
 import os
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
-BUDGET = {"plan_json": 1_500_000, "hlo": 800_000, "onnx": 1_200_000}
+BUDGET = {"plan_json": 1_500_000, "hlo": 800_000, "onnx": 1_200_000, "nd_onnx": 1_500_000, "llm_model": 600_000}
 MAX_FILES = 300
 
 for t in sorted(os.listdir(ROOT)):

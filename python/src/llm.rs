@@ -226,6 +226,31 @@ fn report(a: ReportAsk) -> Result<String, String> {
     to(&checked.map_err(|e| e.to_string())?)
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OnnxAsk {
+    path: String,
+    chip: String,
+    batch: u64,
+    seq: u64,
+    context: u64,
+    weights: String,
+}
+
+fn onnx(a: OnnxAsk) -> Result<String, String> {
+    let bytes = std::fs::read(&a.path).map_err(|e| format!("cannot read '{}': {e}", a.path))?;
+    let chip = tpusim_chip::lookup(&a.chip).map_err(|e| e.to_string())?;
+    let bind = tpusim_graph::nd::Bind {
+        batch: a.batch,
+        seq: a.seq,
+        past: a.context,
+    };
+    let g =
+        tpusim_graph::nd::import_onnx(&bytes, &bind).map_err(|e| format!("'{}': {e}", a.path))?;
+    let weights = precision("weights", &a.weights)?;
+    to(&tpusim_llm::tpu::graph_report(&g, &chip, weights).map_err(|e| e.to_string())?)
+}
+
 fn parse<T: for<'a> Deserialize<'a>>(verb: &str, ask: &str) -> Result<T, String> {
     serde_json::from_str(ask).map_err(|e| format!("llm {verb}: {e}"))
 }
@@ -248,6 +273,7 @@ fn run(verb: &str, ask: &str) -> Result<String, String> {
         }
         "serve" => serve(parse(verb, ask)?),
         "report" => report(parse(verb, ask)?),
+        "onnx" => onnx(parse(verb, ask)?),
         "train" => train(parse(verb, ask)?),
         "validate" => {
             let a: ValidateAsk = parse(verb, ask)?;

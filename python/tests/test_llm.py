@@ -86,3 +86,12 @@ def test_report_with_systolic_cycles_equals_the_cli(cli):
     got = tpusim.llm.report("gpt2", phase="decode", batch=2, context=256, systolic_cycles=True)
     assert got.to_dict() == cli("report", "gpt2", "--phase", "decode", "--batch", "2", "--context", "256", "--systolic-cycles")
     assert all(g["engine_cycles"] in (None, g["cycles"]) for g in got.systolic)
+
+
+def test_onnx_transformer_report_equals_the_cli(cli, repo):
+    path = str(repo / "crates/graph/tests/data/nd/llama_tiny.onnx")
+    got = tpusim.llm.report(path, batch=2, seq=16)
+    assert got.to_dict() == cli("report", path, "--batch", "2", "--seq", "16")
+    assert got.inputs[0]["dims"] == [2, 16]
+    with pytest.raises(tpusim.BadInput, match="com.microsoft.Attention"):
+        tpusim.llm.report(str(repo / "crates/graph/tests/data/nd/fused_attention.onnx"))

@@ -112,7 +112,16 @@ def report(
     systolic_cycles: bool = False,
 ) -> Report:
     """One step of prefill or decode on one TPU, operation by operation; with
-    ``systolic_cycles`` its GEMMs also timed on the systolic model and engine."""
+    ``systolic_cycles`` its GEMMs also timed on the systolic model and engine.
+    MODEL may also be an ONNX transformer (``.onnx``): its graph is imported (shape
+    subgraphs folded, dynamic axes bound by ``batch``, ``seq`` and ``context``) and
+    timed node by node, as ``tpusim report MODEL.onnx`` does."""
+    path = os.fspath(model)
+    if path.lower().endswith(".onnx"):
+        return Report(
+            _ask("onnx", path=path, chip=chip, batch=int(batch), seq=int(seq),
+                 context=int(context), weights=weights)
+        )
     return Report(
         _ask(
             "report", chip=chip, phase=phase, batch=int(batch), seq=int(seq),

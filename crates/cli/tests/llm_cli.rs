@@ -491,3 +491,44 @@ fn systolic_cycles_cross_check_and_topology() {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+#[test]
+fn report_reads_an_onnx_transformer() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../graph/tests/data/nd");
+    let gpt2 = format!("{dir}/gpt2_tiny.onnx");
+    let v = json(&["report", &gpt2, "--batch", "2", "--seq", "16", "--json"]);
+    assert_eq!(v["inputs"][0]["dims"], serde_json::json!([2, 16]));
+    assert_eq!(v["parameters"], 29568);
+    assert!(f(&v, "flops") > 0.0 && f(&v, "total_time_s") > 0.0);
+    let names: Vec<&str> = v["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.contains("(Softmax)"))
+            && names.iter().any(|n| n.contains("(LayerNormalization)"))
+    );
+    // Twice the batch, twice the matmul work (the weights are the same).
+    let v4 = json(&["report", &gpt2, "--batch", "4", "--seq", "16", "--json"]);
+    let mm = |v: &Value| -> f64 {
+        v["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["unit"] == "mxu")
+            .map(|o| f(o, "flops"))
+            .sum()
+    };
+    assert!((mm(&v4) / mm(&v) - 2.0).abs() < 1e-12);
+    fails(
+        &["report", &format!("{dir}/fused_attention.onnx")],
+        "unsupported ONNX op 'com.microsoft.Attention'",
+    );
+    fails(
+        &["report", &format!("{dir}/llama_tiny.onnx"), "--seq", "100"],
+        "do not broadcast",
+    );
+    fails(&["plan", &gpt2], "transformer");
+}

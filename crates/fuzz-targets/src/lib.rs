@@ -11,6 +11,7 @@ pub mod hlo;
 pub mod layout_tiles;
 pub mod llm_model;
 pub mod lmem_toml;
+pub mod nd_onnx;
 pub mod npy;
 pub mod onnx;
 pub mod onnx_graph;
@@ -49,6 +50,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
         "chip_toml" => chip_toml::run(data),
         "lmem_toml" => lmem_toml::run(data),
         "llm_model" => llm_model::run(data),
+        "nd_onnx" => nd_onnx::run(data),
         "tpumlir_cache" => tpumlir_cache::run(data),
         "plan_json" => plan_json::run(data),
         "sweep_toml" => sweep_toml::run(data),
@@ -63,7 +65,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
 }
 
 /// Every target's name.
-pub const TARGETS: [&str; 15] = [
+pub const TARGETS: [&str; 16] = [
     "shape",
     "hlo",
     "npy",
@@ -79,4 +81,5 @@ pub const TARGETS: [&str; 15] = [
     "sweep_toml",
     "layout_tiles",
     "llm_model",
+    "nd_onnx",
 ];

@@ -52,6 +52,17 @@ pub enum GraphError {
         /// Node name (or its first output if unnamed).
         node: String,
     },
+    /// A transformer graph uses an op the N-D importer does not read; `hint` names
+    /// the exporter setting that avoids it.
+    #[error("unsupported ONNX op '{op_type}' (node '{node}'); {hint}")]
+    OnnxUnsupportedHint {
+        /// ONNX op type (with its domain when not the default one).
+        op_type: String,
+        /// Node name (or its first output if unnamed).
+        node: String,
+        /// What to export instead.
+        hint: String,
+    },
     /// An ONNX node we know, used in a way we cannot represent (bad attribute, rank, …).
     #[error("ONNX node '{node}' ({op_type}): {reason}")]
     Onnx {

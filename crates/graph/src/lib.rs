@@ -27,6 +27,7 @@ pub mod fuse;
 pub mod infer;
 pub mod ir;
 pub mod models;
+pub mod nd;
 pub mod onnx;
 pub mod order;
 pub mod query;

@@ -123,12 +123,14 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
     let head_dim = match f.count(&["head_dim"])? {
         Some(h) => h,
         None if d % heads == 0 => d / heads,
-        None => return Err(f.err(
-            "head_dim",
-            format!(
+        None => {
+            return Err(f.err(
+                "head_dim",
+                format!(
                 "is missing and hidden_size {d} is not a multiple of num_attention_heads {heads}"
             ),
-        )),
+            ))
+        }
     };
     let dims = Dims {
         layers: f.need(&["num_hidden_layers"])?,

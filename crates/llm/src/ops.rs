@@ -182,6 +182,17 @@ pub fn ops(m: &Model, w: &Workload) -> Result<Vec<Op>> {
             return Err(bad(what, v, "between 1 and 2^24"));
         }
     }
+    let scores = [w.batch, m.heads, w.new_tokens(), w.attended()]
+        .iter()
+        .try_fold(1u64, |a, &x| a.checked_mul(x))
+        .filter(|&n| n <= 1 << 50);
+    if scores.is_none() {
+        return Err(bad(
+            "--batch/--seq/--context",
+            format!("{}/{}/{}", w.batch, w.seq, w.context),
+            "make an attention score tensor of more than 2^50 elements",
+        ));
+    }
     if !m.decoder && w.phase == Phase::Decode {
         return Err(bad(
             "--phase",

@@ -31,21 +31,9 @@ pub struct OpTime {
     pub bound: String,
 }
 
-/// What `tpusim report` prints for a transformer (field names shared with the
-/// CNN report where they mean the same: `total_time_s`, `flops`, `fits_hbm`, …).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TransformerReport {
-    /// Model name.
-    pub model: String,
-    /// Chip name.
-    pub chip: String,
-    /// The workload.
-    #[serde(flatten)]
-    pub workload: Workload,
-    /// Tokens processed in this step (all sequences).
-    pub tokens: u64,
-    /// Operations: per layer (count = layers), then the head (count 1).
-    pub ops: Vec<OpTime>,
+/// Sums over a step's timed operations.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Totals {
     /// Useful FLOPs of the step.
     pub flops: f64,
     /// Executed FLOPs (padding included).
@@ -68,6 +56,62 @@ pub struct TransformerReport {
     pub roofline_lower_bound_s: f64,
     /// `compute` or `hbm`: where most of the step's time is bound.
     pub bound: &'static str,
+}
+
+/// Sum `timed` (each run `count` times) on `chip`.
+pub fn totals(chip: &Chip, timed: &[OpTime]) -> Totals {
+    let sum =
+        |f: &dyn Fn(&OpTime) -> f64| timed.iter().map(|o| o.op.count as f64 * f(o)).sum::<f64>();
+    let executed = sum(&|o| o.executed_flops);
+    let bytes = sum(&|o| o.op.bytes());
+    let on = |u: Unit| sum(&|o| if o.op.unit == u { o.time_s } else { 0.0 });
+    let total = sum(&|o| o.time_s);
+    let compute_bound = sum(&|o| if o.bound == "compute" { o.time_s } else { 0.0 });
+    let peak = chip.peak(RateClass::Bf16).ops_per_s;
+    Totals {
+        flops: sum(&|o| o.op.flops),
+        executed_flops: executed,
+        bytes_moved: bytes,
+        weight_bytes_read: sum(&|o| o.op.weight_bytes),
+        kv_cache_bytes_read: sum(&|o| o.op.kv_bytes_read),
+        kv_cache_bytes_written: sum(&|o| o.op.kv_bytes_written),
+        mxu_s: on(Unit::Mxu),
+        vpu_s: on(Unit::Vpu),
+        total_time_s: total,
+        roofline_lower_bound_s: (executed / peak).max(bytes / chip.hbm_bytes_per_s),
+        bound: if compute_bound * 2.0 >= total {
+            "compute"
+        } else {
+            "hbm"
+        },
+    }
+}
+
+fn largest_activation(timed: &[OpTime]) -> f64 {
+    timed
+        .iter()
+        .map(|o| o.op.act_bytes_in + o.op.act_bytes_out)
+        .fold(0.0, f64::max)
+}
+
+/// What `tpusim report` prints for a transformer (field names shared with the
+/// CNN report where they mean the same: `total_time_s`, `flops`, `fits_hbm`, …).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TransformerReport {
+    /// Model name.
+    pub model: String,
+    /// Chip name.
+    pub chip: String,
+    /// The workload.
+    #[serde(flatten)]
+    pub workload: Workload,
+    /// Tokens processed in this step (all sequences).
+    pub tokens: u64,
+    /// Operations: per layer (count = layers), then the head (count 1).
+    pub ops: Vec<OpTime>,
+    /// What the step adds up to.
+    #[serde(flatten)]
+    pub totals: Totals,
     /// Tokens per second (new tokens / step).
     pub tokens_per_s: f64,
     /// Weights as XLA stores them on this TPU generation (each tensor in its
@@ -100,14 +144,10 @@ fn pad(v: u64, to: Option<u32>) -> f64 {
     }
 }
 
-fn time(chip: &Chip, w: &Workload, op: Op) -> Result<OpTime> {
+fn time(chip: &Chip, weights: Precision, kv: Precision, op: Op) -> Result<OpTime> {
     let (roofs, executed) = match (op.unit, op.gemm) {
         (Unit::Mxu, Some(g)) => {
-            let operand = if op.kv_bytes_read > 0.0 {
-                w.kv
-            } else {
-                w.weights
-            };
+            let operand = if op.kv_bytes_read > 0.0 { kv } else { weights };
             let class = matmul_class(chip, ElementType::Bf16, element(operand))?;
             let roofs = Roofs::of(chip, tpusim_chip::Unit::Mxu, class, Source::Hbm, None, None)?;
             let executed =
@@ -153,25 +193,14 @@ pub fn tiled_bytes(tensors: &[Tensor], p: Precision, gen: TpuGen) -> Result<f64>
 pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerReport> {
     let timed: Vec<OpTime> = ops(model, w)?
         .into_iter()
-        .map(|op| time(chip, w, op))
+        .map(|op| time(chip, w.weights, w.kv, op))
         .collect::<Result<_>>()?;
-    let sum =
-        |f: &dyn Fn(&OpTime) -> f64| timed.iter().map(|o| o.op.count as f64 * f(o)).sum::<f64>();
-    let flops = sum(&|o| o.op.flops);
-    let executed = sum(&|o| o.executed_flops);
-    let bytes = sum(&|o| o.op.bytes());
-    let on = |u: Unit| sum(&|o| if o.op.unit == u { o.time_s } else { 0.0 });
-    let total = sum(&|o| o.time_s);
-    let compute_bound = sum(&|o| if o.bound == "compute" { o.time_s } else { 0.0 });
-    let peak = chip.peak(RateClass::Bf16).ops_per_s;
+    let t = totals(chip, &timed);
     let tokens = w.batch * w.new_tokens();
     let kv_after = (w.batch * (w.context * u64::from(w.phase == Phase::Decode) + w.new_tokens()))
         as f64
         * model.kv_bytes_per_token(w.kv);
-    let largest_act = timed
-        .iter()
-        .map(|o| o.op.act_bytes_in + o.op.act_bytes_out)
-        .fold(0.0, f64::max);
+    let largest_act = largest_activation(&timed);
     let tiled = TpuGen::of_chip(&chip.name)
         .map(|gen| -> Result<(f64, f64)> {
             let layer = tiled_bytes(&model.layer_tensors(), w.weights, gen)?;
@@ -186,24 +215,102 @@ pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerRep
         chip: chip.name.clone(),
         workload: *w,
         tokens,
-        flops,
-        executed_flops: executed,
-        bytes_moved: bytes,
-        weight_bytes_read: sum(&|o| o.op.weight_bytes),
-        kv_cache_bytes_read: sum(&|o| o.op.kv_bytes_read),
-        kv_cache_bytes_written: sum(&|o| o.op.kv_bytes_written),
-        mxu_s: on(Unit::Mxu),
-        vpu_s: on(Unit::Vpu),
-        total_time_s: total,
-        roofline_lower_bound_s: (executed / peak).max(bytes / chip.hbm_bytes_per_s),
-        bound: if compute_bound * 2.0 >= total {
-            "compute"
-        } else {
-            "hbm"
-        },
-        tokens_per_s: tokens as f64 / total,
+        totals: t,
+        tokens_per_s: tokens as f64 / t.total_time_s,
         weights_bytes_tiled: tiled.map(|t| t.0),
         layer_weights_bytes_tiled: tiled.map(|t| t.1),
+        hbm_bytes_needed: needed,
+        fits_hbm: needed <= chip.hbm_bytes as f64,
+        ops: timed,
+    })
+}
+
+/// What `tpusim report MODEL.onnx` prints for an imported transformer graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GraphReport {
+    /// Graph name.
+    pub model: String,
+    /// Chip name.
+    pub chip: String,
+    /// Inputs as bound.
+    pub inputs: Vec<tpusim_graph::nd::NdInput>,
+    /// Parameters (initializer elements).
+    pub parameters: u64,
+    /// Weight precision.
+    pub weights_dtype: Precision,
+    /// Every node that does work (views and folded shape arithmetic left out).
+    pub ops: Vec<OpTime>,
+    /// What the graph adds up to.
+    #[serde(flatten)]
+    pub totals: Totals,
+    /// Parameters at `weights_dtype`.
+    pub weights_bytes: f64,
+    /// Weights and the largest operation's activations.
+    pub hbm_bytes_needed: f64,
+    /// Whether that fits the chip's HBM.
+    pub fits_hbm: bool,
+}
+
+fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision) -> Option<Op> {
+    use tpusim_graph::nd::Work;
+    let act = 2.0; // activations in bf16
+    let (unit, gemm, flops) = match n.work {
+        Work::Free => return None,
+        Work::Matmul {
+            batch,
+            m,
+            k,
+            n: cols,
+            ..
+        } => (
+            Unit::Mxu,
+            Some(crate::ops::Gemm {
+                batch,
+                m,
+                k,
+                n: cols,
+            }),
+            2.0 * batch as f64 * m as f64 * k as f64 * cols as f64,
+        ),
+        Work::Vector { flops } => (Unit::Vpu, None, flops),
+        Work::Move => (Unit::Vpu, None, 0.0),
+    };
+    Some(Op {
+        name: format!("{} ({})", n.name, n.op_type),
+        count: 1,
+        unit,
+        gemm,
+        flops,
+        act_bytes_in: n.elements_in * act,
+        weight_bytes: n.weight_elements * weights.bytes(),
+        kv_bytes_read: 0.0,
+        kv_bytes_written: 0.0,
+        act_bytes_out: n.elements_out * act,
+    })
+}
+
+/// Time an imported graph on one `chip`, node by node, weights at `weights`.
+pub fn graph_report(
+    g: &tpusim_graph::nd::NdGraph,
+    chip: &Chip,
+    weights: Precision,
+) -> Result<GraphReport> {
+    let timed: Vec<OpTime> = g
+        .nodes
+        .iter()
+        .filter_map(|n| graph_op(n, weights))
+        .map(|op| time(chip, weights, Precision::Bf16, op))
+        .collect::<Result<_>>()?;
+    let weights_bytes = g.parameters as f64 * weights.bytes();
+    let needed = weights_bytes + largest_activation(&timed);
+    Ok(GraphReport {
+        model: g.name.clone(),
+        chip: chip.name.clone(),
+        inputs: g.inputs.clone(),
+        parameters: g.parameters,
+        weights_dtype: weights,
+        totals: totals(chip, &timed),
+        weights_bytes,
         hbm_bytes_needed: needed,
         fits_hbm: needed <= chip.hbm_bytes as f64,
         ops: timed,

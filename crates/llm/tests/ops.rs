@@ -65,21 +65,21 @@ fn decode_reads_every_cache_and_every_weight_once() {
     };
     let r = report(&m, &tpusim_chip::lookup("v5p").unwrap(), &w).unwrap();
     let kv = 16.0 * 8192.0 * m.kv_bytes_per_token(Precision::Int8);
-    assert!((r.kv_cache_bytes_read / kv - 1.0).abs() < 1e-12);
+    assert!((r.totals.kv_cache_bytes_read / kv - 1.0).abs() < 1e-12);
     assert_eq!(
-        r.kv_cache_bytes_written,
+        r.totals.kv_cache_bytes_written,
         16.0 * m.kv_bytes_per_token(Precision::Int8)
     );
     // Every weight but the embedding table (16 rows of it are gathered) and the norms.
     let c = m.params();
     let read = (c.params - c.params_norms - m.vocab * m.d_model) as f64 * 2.0 + 16.0 * 8192.0 * 2.0;
     assert!(
-        (r.weight_bytes_read / read - 1.0).abs() < 1e-12,
+        (r.totals.weight_bytes_read / read - 1.0).abs() < 1e-12,
         "{} vs {read}",
-        r.weight_bytes_read
+        r.totals.weight_bytes_read
     );
-    assert_eq!(r.bound, "hbm");
-    assert!(r.total_time_s >= r.roofline_lower_bound_s);
+    assert_eq!(r.totals.bound, "hbm");
+    assert!(r.totals.total_time_s >= r.totals.roofline_lower_bound_s);
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn long_prefill_is_compute_bound_and_pads_to_the_mxu() {
     let m = zoo::lookup("llama-3-8b").unwrap();
     let v5e = tpusim_chip::lookup("v5e").unwrap();
     let r = report(&m, &v5e, &wl(Phase::Prefill, 4, 4096, 0)).unwrap();
-    assert_eq!(r.bound, "compute");
+    assert_eq!(r.totals.bound, "compute");
     // Gemma's 256-wide heads and LLaMA's 128 fill the 128-wide MXU; GPT-2's 64-wide
     // heads are padded to 128 in the attention matmuls.
     let g = report(

@@ -3,6 +3,7 @@
 //! thresholds and validation against published measurements.
 
 pub(crate) mod args;
+pub(crate) mod onnx;
 pub(crate) mod report;
 mod serve;
 mod show;

@@ -145,6 +145,10 @@ pub fn run(args: PlanArgs) -> Result<()> {
         .model
         .clone()
         .ok_or_else(|| anyhow!("give a MODEL (see `tpusim plan --list`)"))?;
+    if super::report::transformer_onnx(&model)?.is_some() || tpusim_llm::zoo::lookup(&model).is_ok()
+    {
+        bail!("'{model}' is a transformer: layer-group planning onto an NPU covers CNNs only so far; `tpusim report {model}` times it on a TPU");
+    }
     let chip = load_chip(&args)?;
     let dtype: tpusim_layout::ElementType = args.dtype.parse().map_err(|_| {
         anyhow!(

@@ -162,6 +162,33 @@ fn is_transformer(model: &str) -> bool {
     model.to_ascii_lowercase().ends_with(".json") || tpusim_llm::zoo::lookup(model).is_ok()
 }
 
+/// An ONNX MODEL that is a transformer (see `tpusim_graph::nd::is_transformer_onnx`)
+/// as its bytes without the weights' data (`slim_onnx`: the file is memory-mapped and
+/// the weights' pages never read), or `None` for anything else.
+pub(crate) fn transformer_onnx(model: &str) -> Result<Option<Vec<u8>>> {
+    use crate::input::{read_bytes, InputKind};
+    if !model.to_ascii_lowercase().ends_with(".onnx") {
+        return Ok(None);
+    }
+    let path = Path::new(model);
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read ONNX file '{model}'"))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read ONNX file '{model}'"))?;
+    let slim = if meta.is_file() && meta.len() <= InputKind::Onnx.limit() && meta.len() > 0 {
+        // SAFETY: read-only map of a regular file; a file changed while mapped can give
+        // wrong bytes, which the protobuf walk and the importer reject as malformed.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .with_context(|| format!("cannot map '{model}'"))?;
+        tpusim_graph::nd::slim_onnx(&map)
+    } else {
+        // fifos, empty or oversized files: read (and refused) as every ONNX input is
+        tpusim_graph::nd::slim_onnx(&read_bytes(path, InputKind::Onnx)?)
+    };
+    Ok(slim.filter(|b| tpusim_graph::nd::is_transformer_onnx(b)))
+}
+
 /// `tpusim report MODEL` for a transformer: `tpusim llm report` with --dtype as the
 /// weight and KV precision.
 fn transformer(args: &ReportArgs, model: String) -> Result<()> {
@@ -196,6 +223,22 @@ pub fn run(args: ReportArgs) -> Result<()> {
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     if is_transformer(&model) {
         return transformer(&args, model);
+    }
+    if let Some(bytes) = transformer_onnx(&model)? {
+        return super::llm::onnx::run(
+            &super::llm::onnx::OnnxArgs {
+                path: model.clone(),
+                chip: args.chip.clone(),
+                batch: args.batch,
+                seq: args.seq.clone(),
+                context: args.context.clone(),
+                dtype: args.dtype.clone(),
+                chip_file: args.chip_file.clone(),
+                summary: args.summary,
+                json: args.json,
+            },
+            &bytes,
+        );
     }
     if args.phase.is_some() || args.seq.is_some() || args.context.is_some() || args.systolic_cycles
     {

@@ -10,7 +10,7 @@
 //! error naming it and its node.
 
 mod nodes;
-mod proto;
+pub(crate) mod proto;
 
 use std::collections::HashMap;
 

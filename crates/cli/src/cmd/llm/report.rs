@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use tpusim_llm::ops::{Phase, Workload};
 use tpusim_llm::systolic_map::{self, GemmCycles};
-use tpusim_llm::tpu::TransformerReport;
+use tpusim_llm::tpu::{OpTime, Totals, TransformerReport};
 
 /// `tpusim llm report`.
 #[derive(Args, Debug, Clone)]
@@ -81,7 +81,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
     }
     print_summary(&checked.report);
     if !a.summary {
-        print_ops(&checked.report);
+        print_ops(&checked.report.ops);
     }
     if let Some(rows) = &checked.systolic {
         print_systolic(&checked.report, rows);
@@ -140,29 +140,7 @@ fn print_summary(r: &TransformerReport) {
         w.weights.name(),
         w.kv.name()
     );
-    println!(
-        "  step              {}  ({}-bound; roofline lower bound {})",
-        time(r.total_time_s),
-        r.bound,
-        time(r.roofline_lower_bound_s)
-    );
-    println!(
-        "  units             MXU {}, VPU {}",
-        time(r.mxu_s),
-        time(r.vpu_s)
-    );
-    println!(
-        "  work              {} ({} executed), {} moved",
-        sci(r.flops, "FLOP"),
-        sci(r.executed_flops, "FLOP"),
-        bytes(r.bytes_moved)
-    );
-    println!(
-        "  traffic           weights {}, KV cache read {}, written {}",
-        bytes(r.weight_bytes_read),
-        bytes(r.kv_cache_bytes_read),
-        bytes(r.kv_cache_bytes_written)
-    );
+    print_totals(&r.totals);
     println!("  throughput        {:.1} tokens/s", r.tokens_per_s);
     println!(
         "  memory            needs {} of HBM: {}",
@@ -175,12 +153,39 @@ fn print_summary(r: &TransformerReport) {
     );
 }
 
-fn print_ops(r: &TransformerReport) {
+/// The lines every transformer report shares.
+pub(crate) fn print_totals(t: &Totals) {
+    println!(
+        "  step              {}  ({}-bound; roofline lower bound {})",
+        time(t.total_time_s),
+        t.bound,
+        time(t.roofline_lower_bound_s)
+    );
+    println!(
+        "  units             MXU {}, VPU {}",
+        time(t.mxu_s),
+        time(t.vpu_s)
+    );
+    println!(
+        "  work              {} ({} executed), {} moved",
+        sci(t.flops, "FLOP"),
+        sci(t.executed_flops, "FLOP"),
+        bytes(t.bytes_moved)
+    );
+    println!(
+        "  traffic           weights {}, KV cache read {}, written {}",
+        bytes(t.weight_bytes_read),
+        bytes(t.kv_cache_bytes_read),
+        bytes(t.kv_cache_bytes_written)
+    );
+}
+
+pub(crate) fn print_ops(ops: &[OpTime]) {
     println!(
         "\n{:<16} {:>5} {:>4} {:>12} {:>14} {:>11} {:>11} {:>8}",
         "op", "count", "unit", "FLOP", "bytes", "compute", "memory", "bound"
     );
-    for o in &r.ops {
+    for o in ops {
         println!(
             "{:<16} {:>5} {:>4} {:>12.4e} {:>14.4e} {:>11} {:>11} {:>8}",
             o.op.name,

@@ -1,0 +1,103 @@
+//! `tpusim report MODEL.onnx` for a transformer graph: imported as an N-D graph
+//! (`tpusim_graph::nd`: shape subgraphs folded, dynamic axes bound by --batch, --seq
+//! and --context) and timed node by node on one TPU.
+
+use super::args::{count, precision};
+use super::report::{print_ops, print_totals};
+use crate::cmd::chip::args::ChipFile;
+use crate::cmd::chip::fmt::bytes;
+use crate::util::print_json;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use tpusim_graph::nd::{import_onnx, Bind};
+use tpusim_llm::tpu::graph_report;
+
+/// What the report verb passes on.
+pub struct OnnxArgs {
+    /// The file.
+    pub path: String,
+    /// Chip.
+    pub chip: String,
+    /// Sequences (dynamic batch axes).
+    pub batch: u64,
+    /// Tokens per sequence (dynamic sequence axes), default 128.
+    pub seq: Option<String>,
+    /// Cached tokens (dynamic past axes), default 0.
+    pub context: Option<String>,
+    /// Weight precision (default bf16).
+    pub dtype: Option<String>,
+    /// A chip TOML.
+    pub chip_file: Option<PathBuf>,
+    /// Summary only.
+    pub summary: bool,
+    /// JSON.
+    pub json: bool,
+}
+
+/// Import and time it.
+pub fn run(a: &OnnxArgs, onnx: &[u8]) -> Result<()> {
+    let chip = ChipFile {
+        chip_file: a.chip_file.clone(),
+    }
+    .resolve(&a.chip)?;
+    let bind = Bind {
+        batch: a.batch,
+        seq: a
+            .seq
+            .as_deref()
+            .map(|s| count("--seq", s))
+            .transpose()?
+            .unwrap_or(128),
+        past: a
+            .context
+            .as_deref()
+            .map(|s| count("--context", s))
+            .transpose()?
+            .unwrap_or(0),
+    };
+    if bind.batch == 0
+        || bind.seq == 0
+        || bind.batch > 1 << 24
+        || bind.seq > 1 << 24
+        || bind.past > 1 << 24
+    {
+        anyhow::bail!("--batch and --seq are between 1 and 2^24, --context at most 2^24");
+    }
+    let weights = precision("--dtype", a.dtype.as_deref().unwrap_or("bf16"))?;
+    let g = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
+    let r = graph_report(&g, &chip, weights)?;
+    if a.json {
+        return print_json(&r);
+    }
+    let inputs: Vec<String> = r
+        .inputs
+        .iter()
+        .map(|i| format!("{} {:?}", i.name, i.dims))
+        .collect();
+    println!(
+        "{} (ONNX transformer graph, {}) on {}",
+        r.model,
+        inputs.join(", "),
+        r.chip
+    );
+    print_totals(&r.totals);
+    println!(
+        "  parameters        {} ({} at {})",
+        r.parameters,
+        bytes(r.weights_bytes),
+        r.weights_dtype.name()
+    );
+    println!(
+        "  memory            needs {} of HBM: {}",
+        bytes(r.hbm_bytes_needed),
+        if r.fits_hbm {
+            "fits"
+        } else {
+            "DOES NOT FIT one chip"
+        }
+    );
+    if !a.summary {
+        print_ops(&r.ops);
+    }
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! An N-D graph for transformers: any rank, the ops exporters write
+//! (`torch.onnx.export`, Hugging Face `optimum`), shape subgraphs folded to
+//! constants, dynamic axes bound by the caller, and the work of every node (the
+//! matmuls with their batch, rows, reduction and columns; the vector work; data
+//! movement) for a timing model to price. The CNN graph ([`crate::ir`]) keeps its NCHW
+//! meaning; this one is what a transformer imports as.
+//!
+//! Weights are never read: an initializer's dims are enough (its data, inline or in an
+//! external file, is skipped), so a 7B model's graph imports without its 14 GB.
+
+mod fold;
+mod import;
+mod infer;
+mod slim;
+
+pub use import::{import_onnx, is_transformer_onnx, Bind};
+pub use slim::slim_onnx;
+
+use serde::Serialize;
+
+/// What a node costs, in elements (a timing model multiplies by its byte widths).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Work {
+    /// `batch` products `[m, k]·[k, n]`; `weight` when the right operand is a
+    /// weight (an initializer), else an activation.
+    Matmul {
+        /// Independent products.
+        batch: u64,
+        /// Rows.
+        m: u64,
+        /// Reduction length.
+        k: u64,
+        /// Columns.
+        n: u64,
+        /// The right operand is a weight.
+        weight: bool,
+    },
+    /// Element-wise work, reductions, softmax and norms: `flops` in all.
+    Vector {
+        /// FLOPs.
+        flops: f64,
+    },
+    /// Data movement that copies (transpose, concat, slice, gather, expand, …).
+    Move,
+    /// Free: a view (reshape, squeeze, unsqueeze, identity) or folded to a constant.
+    Free,
+}
+
+/// One node of the graph with its work.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdNode {
+    /// Node name (or its first output when unnamed).
+    pub name: String,
+    /// ONNX op type.
+    pub op_type: String,
+    /// Its work.
+    pub work: Work,
+    /// Activation elements it reads.
+    pub elements_in: f64,
+    /// Weight elements it reads.
+    pub weight_elements: f64,
+    /// Elements it writes.
+    pub elements_out: f64,
+    /// Dimensions of its first output.
+    pub out_dims: Vec<u64>,
+}
+
+/// A graph input with its bound dimensions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdInput {
+    /// Name.
+    pub name: String,
+    /// Dimensions after binding dynamic axes.
+    pub dims: Vec<u64>,
+}
+
+/// An imported transformer graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdGraph {
+    /// Graph name.
+    pub name: String,
+    /// Inputs as bound.
+    pub inputs: Vec<NdInput>,
+    /// Nodes in graph order (folded ones included, as `Free`).
+    pub nodes: Vec<NdNode>,
+    /// Parameters: elements of every initializer that is not a folded shape constant.
+    pub parameters: u64,
+    /// ONNX opset of the default domain.
+    pub opset: i64,
+}
