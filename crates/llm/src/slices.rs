@@ -4,10 +4,35 @@
 use crate::error::{bad, Result};
 use tpusim_chip::{Chip, Slice};
 
-/// The slice `text` names on `chip`: a shape (`4x2`, `4x4x8`) or a chip count
-/// (`8`, which takes the canonical shape of [`shape_for`]).
+/// The slice `text` names on `chip`: a shape (`4x2`, `4x4x8`; `4x4` on a 3-D pod is
+/// `4x4x1`), a chip count (`8`, which takes the canonical shape of [`shape_for`]) or a
+/// cloud name ending in a TensorCore count (`v5litepod-8`: 8 chips; `v5p-16`: 8 chips).
 pub fn parse(chip: &Chip, text: &str) -> Result<Slice> {
     let t = text.trim();
+    // Cloud names such as `v5litepod-16` or `v5p-8` end in a count of TensorCores
+    // (one per chip on v5e and v6e, two on v4 and v5p).
+    let cloud;
+    let t = match t.rsplit_once('-') {
+        Some((_, n)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
+            let cores: u64 = n
+                .parse()
+                .map_err(|_| bad("--slice", text, "count too large"))?;
+            let per = u64::from(chip.cores_per_chip.max(1));
+            if cores % per != 0 {
+                return Err(bad(
+                    "--slice",
+                    text,
+                    format!(
+                        "{} has {per} TensorCores per chip; the count after the dash counts cores",
+                        chip.name
+                    ),
+                ));
+            }
+            cloud = (cores / per).to_string();
+            cloud.as_str()
+        }
+        _ => t,
+    };
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
         let n: u64 = t
             .parse()
@@ -30,7 +55,11 @@ pub fn parse(chip: &Chip, text: &str) -> Result<Slice> {
         })?;
         return Ok(Slice::new(chip, &dims)?);
     }
-    let dims = tpusim_chip::parse_shape(t)?;
+    let mut dims = tpusim_chip::parse_shape(t)?;
+    // A 2-D shape on a 3-D pod is a slice one chip deep (`4x4` = `4x4x1` on v5p).
+    while dims.len() < chip.pod_shape.len() {
+        dims.push(1);
+    }
     Ok(Slice::new(chip, &dims)?)
 }
 

@@ -185,3 +185,15 @@ fn less_than_one_sequence_per_chip_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn slices_by_shape_count_or_cloud_name() {
+    let v5e = tpusim_chip::lookup("v5e").unwrap();
+    let v5p = tpusim_chip::lookup("v5p").unwrap();
+    assert_eq!(slices::parse(&v5e, "v5litepod-8").unwrap().shape(), "4x2");
+    assert_eq!(slices::parse(&v5e, "8").unwrap().shape(), "4x2");
+    assert_eq!(slices::parse(&v5e, "2x4").unwrap().shape(), "2x4");
+    assert_eq!(slices::parse(&v5p, "4x4").unwrap().shape(), "4x4x1");
+    assert_eq!(slices::parse(&v5p, "v5p-16").unwrap().shape(), "2x2x2");
+    assert!(slices::parse(&v5e, "12").is_err());
+}

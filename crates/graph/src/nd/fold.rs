@@ -25,6 +25,14 @@ impl Val {
         }
     }
 
+    /// A run-time value, integer or not.
+    pub fn typed(dims: Vec<u64>, int: bool) -> Val {
+        Val {
+            int,
+            ..Val::act(dims)
+        }
+    }
+
     pub fn constant(dims: Vec<u64>, values: Vec<f64>, int: bool) -> Val {
         let fits = values.len() <= MAX_FOLD;
         Val {

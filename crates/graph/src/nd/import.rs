@@ -129,10 +129,7 @@ pub fn import_onnx(bytes: &[u8], bind: &Bind) -> Result<NdGraph> {
         let v = match c.values {
             Some(vals) if int || elements <= 1 => Val::constant(dims, vals, int),
             // A large integer or boolean table (a mask buffer) is data, not weights.
-            None if int => Val {
-                int,
-                ..Val::act(dims)
-            },
+            None if int => Val::typed(dims, true),
             _ => {
                 parameters = parameters.saturating_add(elements);
                 Val {

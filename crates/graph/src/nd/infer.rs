@@ -372,13 +372,7 @@ pub(crate) fn infer(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
                     .collect();
                 return one(Val::constant(dims, values, first.int), Work::Free);
             }
-            one(
-                Val {
-                    int: first.int,
-                    ..Val::act(dims)
-                },
-                Work::Move,
-            )
+            one(Val::typed(dims, first.int), Work::Move)
         }
         "Gather" => gather(node, ins),
         "Slice" => slice(node, ins, opset),
@@ -405,13 +399,7 @@ pub(crate) fn infer(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
                     Work::Free,
                 );
             }
-            one(
-                Val {
-                    int: x.int,
-                    ..Val::act(dims)
-                },
-                Work::Move,
-            )
+            one(Val::typed(dims, x.int), Work::Move)
         }
         "Expand" => {
             let x = input(ins, 0)?;
@@ -421,13 +409,7 @@ pub(crate) fn infer(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
             if let Some(v) = zip(&[x], &dims, |a| a[0]) {
                 return one(Val::constant(dims, v, x.int), Work::Free);
             }
-            one(
-                Val {
-                    int: x.int,
-                    ..Val::act(dims)
-                },
-                Work::Move,
-            )
+            one(Val::typed(dims, x.int), Work::Move)
         }
         "Trilu" | "CumSum" => {
             let x = input(ins, 0)?;
@@ -478,13 +460,7 @@ pub(crate) fn infer(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
             let mut dims = x.dims.clone();
             dims[a] = k;
             Ok(Out {
-                vals: vec![
-                    Val::act(dims.clone()),
-                    Val {
-                        int: true,
-                        ..Val::act(dims)
-                    },
-                ],
+                vals: vec![Val::act(dims.clone()), Val::typed(dims, true)],
                 work: Work::Vector {
                     flops: x.elements() * (k.max(2) as f64).log2(),
                 },
@@ -523,13 +499,7 @@ fn gather(node: &NodeProto, ins: &[Val]) -> R<Out> {
         }
         return one(Val::constant(dims, v, data.int), Work::Free);
     }
-    one(
-        Val {
-            int: data.int,
-            ..Val::act(dims)
-        },
-        Work::Move,
-    )
+    one(Val::typed(dims, data.int), Work::Move)
 }
 
 fn slice(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
@@ -600,13 +570,7 @@ fn slice(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
         }
         return one(Val::constant(dims, v, x.int), Work::Free);
     }
-    one(
-        Val {
-            int: x.int,
-            ..Val::act(dims)
-        },
-        Work::Move,
-    )
+    one(Val::typed(dims, x.int), Work::Move)
 }
 
 fn split(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
@@ -635,10 +599,7 @@ fn split(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
         .map(|&s| {
             let mut d = x.dims.clone();
             d[a] = s;
-            Val {
-                int: x.int,
-                ..Val::act(d)
-            }
+            Val::typed(d, x.int)
         })
         .collect();
     Ok(Out {

@@ -27,8 +27,9 @@ pub struct Where {
     /// Chip name or alias (`tpusim chip list`): v5e, v5p, v6e, v4p, …
     #[arg(long, default_value = "v5e")]
     pub chip: String,
-    /// Slice shape (`4x2`, `16x16`, `4x4x8`) or chip count (`8`: the canonical
-    /// shape, e.g. 4x2 on v5e).
+    /// Slice shape (`4x2`, `16x16`, `4x4x8`; `4x4` on a 3-D pod is `4x4x1`), chip
+    /// count (`8`: the canonical shape, e.g. 4x2 on v5e) or cloud name (`v5litepod-8`;
+    /// `v5p-16` counts TensorCores: 8 chips).
     #[arg(long, default_value = "4x2")]
     pub slice: String,
     #[command(flatten)]

@@ -3,7 +3,7 @@
 //! and --context) and timed node by node on one TPU.
 
 use super::args::{count, precision};
-use super::report::{print_ops, print_totals};
+use super::report::{print_memory, print_ops, print_totals};
 use crate::cmd::chip::args::ChipFile;
 use crate::cmd::chip::fmt::bytes;
 use crate::util::print_json;
@@ -87,15 +87,7 @@ pub fn run(a: &OnnxArgs, onnx: &[u8]) -> Result<()> {
         bytes(r.weights_bytes),
         r.weights_dtype.name()
     );
-    println!(
-        "  memory            needs {} of HBM: {}",
-        bytes(r.hbm_bytes_needed),
-        if r.fits_hbm {
-            "fits"
-        } else {
-            "DOES NOT FIT one chip"
-        }
-    );
+    print_memory(r.hbm_bytes_needed, r.fits_hbm);
     if !a.summary {
         print_ops(&r.ops);
     }

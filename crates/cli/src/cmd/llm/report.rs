@@ -142,14 +142,19 @@ fn print_summary(r: &TransformerReport) {
     );
     print_totals(&r.totals);
     println!("  throughput        {:.1} tokens/s", r.tokens_per_s);
+    print_memory(r.hbm_bytes_needed, r.fits_hbm);
+}
+
+/// The HBM line of a one-chip transformer report.
+pub(crate) fn print_memory(needed: f64, fits: bool) {
+    let verdict = if fits {
+        "fits"
+    } else {
+        "DOES NOT FIT one chip"
+    };
     println!(
-        "  memory            needs {} of HBM: {}",
-        bytes(r.hbm_bytes_needed),
-        if r.fits_hbm {
-            "fits"
-        } else {
-            "DOES NOT FIT one chip"
-        }
+        "  memory            needs {} of HBM: {verdict}",
+        bytes(needed)
     );
 }
 
