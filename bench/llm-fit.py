@@ -66,7 +66,9 @@ def main():
     cases = run(figures)
     print("fitted figures:", json.dumps(figures, sort_keys=True))
     for q in ["train_step_s", "serve_tokens_per_s"]:
-        for split in ["fit", "held_out"]:
+        for split in ["fit", "held_out", "held_out_v5p"]:
+            if not any(c["quantity"] == q and c["split"] == split for c in cases):
+                continue
             _, errs = score(cases, q, split)
             print(f"{q:<20} {split:<9} {len(errs):>2} cases: median |error| "
                   f"{100 * statistics.median(errs):.1f}%, worst {100 * max(errs):.1f}%")

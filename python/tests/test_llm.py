@@ -47,7 +47,7 @@ def test_train_equals_the_cli(cli):
 def test_validate_and_thresholds_equal_the_cli(cli):
     assert tpusim.llm.validate() == cli("llm", "validate")
     df = tpusim.llm.validate_df(ideal=True)
-    assert len(df) == 38 and set(df["split"]) == {"fit", "held_out"}
+    assert len(df) == 46 and set(df["split"]) == {"fit", "held_out", "held_out_v5p"}
     got = tpusim.llm.thresholds("v5p", model="llama-3-70b", batch_tokens=4 << 20, chips=8960)
     want = cli("llm", "thresholds", "v5p", "--model", "llama-3-70b", "--batch-tokens", "4Mi", "--chips", "8960")
     assert got.to_dict() == want
@@ -95,3 +95,20 @@ def test_onnx_transformer_report_equals_the_cli(cli, repo):
     assert got.inputs[0]["dims"] == [2, 16]
     with pytest.raises(tpusim.BadInput, match="com.microsoft.Attention"):
         tpusim.llm.report(str(repo / "crates/graph/tests/data/nd/fused_attention.onnx"))
+
+
+def test_llm_sweep_rows_equal_single_calls(tmp_path):
+    space = {"model": ["llama-3-8b", "gemma-2b"], "slice": ["4x2", "2x2"], "batch": [1, 64], "context": [2048]}
+    df = tpusim.llm.sweep(space, out=str(tmp_path / "s"))
+    assert len(df) == 8 and df["error"].isna().all()
+    for _, row in df.iterrows():
+        one = tpusim.llm.serve(row["model"], slice=row["slice"], batch=int(row["batch"]), context=2048)
+        assert row["total_time_s"] == one.decode_step_s and row["fits"] == one.fits
+    again = tpusim.llm.sweep(space, out=str(tmp_path / "s"))  # resumed from the Parquet files
+    assert again.equals(df)
+    bad = tpusim.llm.sweep([{"model": "llama-9", "batch": 1}, {"model": "gpt2", "batch": 2}])
+    assert "unknown model" in bad["error"][0] and not isinstance(bad["error"][1], str)
+    tr = tpusim.llm.sweep({"model": ["llama-3-8b"], "chip": ["v5p"], "slice": ["4x4x4"], "batch_tokens": [1 << 20, 1 << 22]}, verb="train")
+    assert (tr["total_time_s"] > 0).all() and tr["mfu"].between(0, 1).all()
+    with pytest.raises(tpusim.BadInput, match="unknown sweep key"):
+        tpusim.llm.sweep({"model": ["gpt2"], "resolution": [224]})

@@ -23,12 +23,32 @@ from ._report import ask
 
 REPORT_KEYS = ("model", "chip", "batch", "dtype", "resolution", "vmem", "input_dtype", "fuse", "chip_file")
 SYSTOLIC_KEYS = ("m", "k", "n", "rows", "cols", "dataflow", "double_buffer", "mode", "clock_hz", "seed")
+LLM_KEYS = {
+    "serve": ("model", "chip", "slice", "batch", "context", "weights", "kv_dtype", "prefill_tokens", "mfu", "tp", "dp", "ideal", "calib"),
+    "train": ("model", "chip", "slice", "slices", "batch_tokens", "seq", "tokens", "degrees", "remat", "checkpoints_per_layer",
+              "param_dtype", "optimizer_bytes", "microbatches", "full_attention", "mfu", "ideal", "calib"),
+}
+# what a serve or train row reports: (column, field of the --json document); the first is total_time_s
+LLM_COLUMNS = {
+    "serve": (("total_time_s", "decode_step_s"), ("decode_tokens_per_s", None), ("decode_tokens_per_s_per_chip", None),
+              ("prefill_s", None), ("fits", None), ("bytes_per_chip", None), ("min_slice", None), ("max_batch", None),
+              ("bound", None), ("sharding", None)),
+    "train": (("total_time_s", "step_s"), ("mfu", None), ("tokens_per_s", None), ("total_s", None), ("fits", None),
+              ("memory_per_chip_bytes", None), ("bound", None), ("sharding", None)),
+}
 DEFAULT_CLOCK_HZ = 1e9  # a systolic sweep's cycles are turned into seconds at this clock unless clock_hz is given
 
 
-def _kind(space: dict[str, list[Any]]) -> str:
+def _kind(space: dict[str, list[Any]], llm: Optional[str] = None) -> str:
     keys = set(space)
-    if "model" in keys:
+    if llm is not None:
+        if llm not in LLM_KEYS:
+            raise BadInput(f"llm sweep verb '{llm}': use serve or train")
+        if "model" not in keys:
+            raise BadInput(f"an llm {llm} sweep needs 'model' (keys: {', '.join(LLM_KEYS[llm])})")
+        bad = keys - set(LLM_KEYS[llm])
+        kind = llm
+    elif "model" in keys:
         bad = keys - set(REPORT_KEYS)
         kind = "report"
     elif {"m", "k", "n"} <= keys:
@@ -161,9 +181,29 @@ def _systolic_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [o for o in out if o is not None]
 
 
+def _llm_rows(verb: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from . import llm
+
+    run = llm.serve if verb == "serve" else llm.train
+    out = []
+    for r in rows:
+        try:
+            doc = run(**r).to_dict()
+            rec = {col: doc.get(field or col) for col, field in LLM_COLUMNS[verb]}
+            rec["sharding"] = json.dumps(rec["sharding"], sort_keys=True)
+            rec["error"] = None
+        except BadInput as e:
+            rec = {col: None for col, _ in LLM_COLUMNS[verb]}
+            rec["error"] = str(e)
+        out.append(rec)
+    return out
+
+
 def evaluate(kind: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Result columns of each row, in order (``total_time_s`` first; ``error`` names a
     row that could not run)."""
+    if kind in LLM_KEYS:
+        return _llm_rows(kind, rows)
     return _report_rows(rows) if kind == "report" else _systolic_rows(rows)
 
 
@@ -242,6 +282,7 @@ def sweep(
     out: Optional[str] = None,
     chunk_size: Optional[int] = None,
     progress: Optional[bool] = None,
+    llm: Optional[str] = None,
 ) -> Any:
     """Evaluate every combination of ``space`` (a dict of lists; or an explicit list of
     configurations, each a dict) and return a pandas DataFrame: one row per
@@ -253,7 +294,9 @@ def sweep(
     of its fields), ``batch``, ``dtype``, ``resolution``, ``vmem``, ``input_dtype``,
     ``fuse``; a systolic sweep has ``m``, ``k``, ``n`` and any of ``rows``, ``cols``
     (the array), ``dataflow``, ``double_buffer``, ``mode`` (analytic or cycle),
-    ``clock_hz`` (default 1 GHz) and ``seed``.
+    ``clock_hz`` (default 1 GHz) and ``seed``. With ``llm="serve"`` or ``"train"``
+    (what :func:`tpusim.llm.sweep` passes) the keys are those functions' arguments and
+    ``total_time_s`` is the decode step or the training step.
 
     ``backend="local"`` runs in-process on every core; ``backend="ray"`` sends chunks
     of ``chunk_size`` rows to a Ray cluster (``ray.init()`` finds one, or starts a local
@@ -266,16 +309,16 @@ def sweep(
     if isinstance(space, (list, tuple)):
         rows = _explicit(space)
         keys = list(dict.fromkeys(k for r in rows for k in r))
-        kind = _kind({k: [] for k in keys})
+        kind = _kind({k: [] for k in keys}, llm)
     else:
         choices = _choices(space)
-        kind = _kind(choices)
+        kind = _kind(choices, llm)
         keys = list(choices)
         rows = [dict(zip(keys, combo)) for combo in itertools.product(*choices.values())]
     if backend not in ("local", "ray"):
         raise BadInput(f"backend '{backend}': use local or ray")
     if chunk_size is None:
-        per = 64 if kind == "report" else 100_000
+        per = 64 if kind == "report" else 4096 if kind in LLM_KEYS else 100_000
         chunk_size = max(1, min(per, -(-len(rows) // 8))) if backend == "ray" else (per if out else len(rows))
     if int(chunk_size) < 1:
         raise BadInput("chunk_size must be at least 1")

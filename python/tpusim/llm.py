@@ -33,6 +33,7 @@ __all__ = [
     "validate",
     "validate_df",
     "thresholds",
+    "sweep",
     "ModelSummary",
     "Report",
     "Serve",
@@ -236,3 +237,25 @@ def thresholds(
     batch; with ``batch_tokens`` and ``chips`` too: X_opt)."""
     m = _model(model) if model is not None else {"model": None, "model_json": None}
     return Thresholds(_ask("thresholds", chip=chip, batch_tokens=batch_tokens, chips=chips, **m))
+
+
+def sweep(
+    space: Any,
+    verb: str = "serve",
+    backend: str = "local",
+    out: Optional[str] = None,
+    chunk_size: Optional[int] = None,
+    progress: Optional[bool] = None,
+) -> Any:
+    """:func:`serve` or :func:`train` over every combination of ``space`` (a dict of
+    lists of their arguments, or an explicit list of argument dicts), in-process or on a
+    Ray cluster (``backend="ray"``), as a DataFrame (and Parquet files under ``out``,
+    resumable) with the arguments, ``key``, ``total_time_s`` (the decode or training
+    step), the headline figures and ``error`` for a row whose inputs were wrong::
+
+        tpusim.llm.sweep({"model": ["llama-3-8b", "llama-3-70b"], "slice": ["4x2", "4x4"],
+                          "batch": [1, 8, 64, 256], "context": [2048]})
+    """
+    from ._sweep import sweep as run
+
+    return run(space, backend=backend, out=out, chunk_size=chunk_size, progress=progress, llm=verb)

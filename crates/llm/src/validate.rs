@@ -20,6 +20,8 @@ pub const MAXTEXT_V5E: &str = include_str!("../../../data/llm/llm-validation-v5e
 /// JetStream (PyTorch) serving on v5e-8.
 pub const JETSTREAM_V5E: &str =
     include_str!("../../../data/llm/llm-validation-jetstream-v5e.jsonl");
+/// MaxText's v5p table: another chip, never used in a fit (split `held_out_v5p`).
+pub const MAXTEXT_V5P_HELD_OUT: &str = include_str!("../../../data/llm/heldout-maxtext-v5p.jsonl");
 
 /// Mean prompt tokens of a ShareGPT request (the vLLM paper, SOSP 2023, fig. 11:
 /// 161 in, 338 out); JetStream's filter (prompt ≤ 1024, total ≤ 2048) trims little.
@@ -43,7 +45,7 @@ pub struct Case {
     pub predicted: f64,
     /// `(predicted − measured) / measured`.
     pub error: f64,
-    /// `fit` or `held_out`.
+    /// `fit`, `held_out` (models kept out of the fit) or `held_out_v5p` (another chip).
     pub split: &'static str,
 }
 
@@ -77,14 +79,23 @@ pub fn summary<'a>(cases: impl Iterator<Item = &'a Case>) -> Summary {
 /// Every shipped row, predicted with `eff`.
 pub fn validate(eff: &Efficiency) -> Result<Vec<Case>> {
     let mut out = Vec::new();
-    for (text, origin) in [(MAXTEXT_V5E, "maxtext"), (JETSTREAM_V5E, "jetstream")] {
+    let sets = [
+        (MAXTEXT_V5E, "maxtext"),
+        (JETSTREAM_V5E, "jetstream"),
+        (MAXTEXT_V5P_HELD_OUT, "maxtext-v5p"),
+    ];
+    for (text, origin) in sets {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let row: Map<String, Value> =
                 serde_json::from_str(line).map_err(|e| LlmError::NotJson {
                     origin: origin.into(),
                     message: e.to_string(),
                 })?;
-            out.push(predict(&row, eff)?);
+            let mut case = predict(&row, eff)?;
+            if origin == "maxtext-v5p" {
+                case.split = "held_out_v5p";
+            }
+            out.push(case);
         }
     }
     Ok(out)

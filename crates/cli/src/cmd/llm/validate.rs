@@ -36,9 +36,16 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             c.split
         );
     }
-    for (label, split) in [("fit", "fit"), ("held out", "held_out")] {
+    for (label, split) in [
+        ("fit", "fit"),
+        ("held out", "held_out"),
+        ("v5p", "held_out_v5p"),
+    ] {
         for q in ["train_step_s", "serve_tokens_per_s"] {
             let s = summary(cases.iter().filter(|c| c.split == split && c.quantity == q));
+            if s.cases == 0 {
+                continue;
+            }
             println!(
                 "{label:>8} {q:<20} {:>2} cases: median |error| {:.1}%, worst {:.1}%",
                 s.cases,
