@@ -72,6 +72,7 @@ struct ServeAsk {
     mfu: Option<f64>,
     tp: Option<u64>,
     dp: Option<u64>,
+    slices: u64,
     ideal: bool,
     calib: BTreeMap<String, f64>,
     sweep_batch: bool,
@@ -91,6 +92,7 @@ fn serve(ask: ServeAsk) -> Result<String, String> {
     i.mfu = ask.mfu;
     i.tp = ask.tp;
     i.dp = ask.dp;
+    i.slices = ask.slices;
     i.eff = efficiency(ask.ideal, &ask.calib)?;
     to(&serve_answer(&i, ask.sweep_batch).map_err(|e| e.to_string())?)
 }

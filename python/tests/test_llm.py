@@ -112,3 +112,9 @@ def test_llm_sweep_rows_equal_single_calls(tmp_path):
     assert (tr["total_time_s"] > 0).all() and tr["mfu"].between(0, 1).all()
     with pytest.raises(tpusim.BadInput, match="unknown sweep key"):
         tpusim.llm.sweep({"model": ["gpt2"], "resolution": [224]})
+
+
+def test_serve_on_several_slices_equals_the_cli(cli):
+    got = tpusim.llm.serve("llama-3-8b", slice="4x2", slices=2, batch=64, context=4096)
+    assert got.to_dict() == cli("llm", "serve", "llama-3-8b", "--slice", "4x2", "--slices", "2", "--batch", "64", "--context", "4096")
+    assert got.chips == 16

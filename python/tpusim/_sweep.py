@@ -24,7 +24,7 @@ from ._report import ask
 REPORT_KEYS = ("model", "chip", "batch", "dtype", "resolution", "vmem", "input_dtype", "fuse", "chip_file")
 SYSTOLIC_KEYS = ("m", "k", "n", "rows", "cols", "dataflow", "double_buffer", "mode", "clock_hz", "seed")
 LLM_KEYS = {
-    "serve": ("model", "chip", "slice", "batch", "context", "weights", "kv_dtype", "prefill_tokens", "mfu", "tp", "dp", "ideal", "calib"),
+    "serve": ("model", "chip", "slice", "batch", "context", "weights", "kv_dtype", "prefill_tokens", "mfu", "tp", "dp", "slices", "ideal", "calib"),
     "train": ("model", "chip", "slice", "slices", "batch_tokens", "seq", "tokens", "degrees", "remat", "checkpoints_per_layer",
               "param_dtype", "optimizer_bytes", "microbatches", "full_attention", "mfu", "ideal", "calib"),
 }

@@ -532,3 +532,53 @@ fn report_reads_an_onnx_transformer() {
     );
     fails(&["plan", &gpt2], "transformer");
 }
+
+#[test]
+fn serve_on_several_slices() {
+    let one = json(&[
+        "llm",
+        "serve",
+        "llama-3-8b",
+        "--slice",
+        "4x2",
+        "--batch",
+        "32",
+        "--context",
+        "4096",
+        "--json",
+    ]);
+    let two = json(&[
+        "llm",
+        "serve",
+        "llama-3-8b",
+        "--slice",
+        "4x2",
+        "--slices",
+        "2",
+        "--batch",
+        "64",
+        "--context",
+        "4096",
+        "--json",
+    ]);
+    assert_eq!(
+        (two["slices"].as_u64(), two["chips"].as_u64()),
+        (Some(2), Some(16))
+    );
+    assert_eq!(
+        f(&two, "decode_tokens_per_s"),
+        2.0 * f(&one, "decode_tokens_per_s")
+    );
+    fails(
+        &[
+            "llm",
+            "serve",
+            "llama-3-8b",
+            "--slices",
+            "2",
+            "--batch",
+            "3",
+        ],
+        "does not split evenly",
+    );
+}

@@ -39,6 +39,9 @@ pub struct ServeInput {
     pub tp: Option<u64>,
     /// Data-parallel replicas; `None` searches (or `chips / tp`).
     pub dp: Option<u64>,
+    /// Slices serving side by side (over DCN), each with `batch / slices` sequences
+    /// and the same sharding; serving needs no traffic between them.
+    pub slices: u64,
 }
 
 impl ServeInput {
@@ -63,7 +66,28 @@ impl ServeInput {
             attention_flops: !ideal,
             tp: None,
             dp: None,
+            slices: 1,
         }
+    }
+
+    /// One slice's share of the work.
+    fn per_slice(&self) -> Result<ServeInput> {
+        let k = self.slices;
+        if k == 0 || k > 1 << 16 {
+            return Err(bad("--slices", k, "between 1 and 65536"));
+        }
+        if self.batch % k != 0 {
+            return Err(bad(
+                "--batch",
+                self.batch,
+                format!("does not split evenly over {k} slices (give a multiple of {k})"),
+            ));
+        }
+        Ok(ServeInput {
+            batch: self.batch / k,
+            slices: 1,
+            ..self.clone()
+        })
     }
 }
 
@@ -132,9 +156,11 @@ pub struct ServeReport {
     pub chip: String,
     /// Slice shape.
     pub slice: String,
-    /// Chips in the slice.
+    /// Chips in all slices.
     pub chips: u64,
-    /// Batch.
+    /// Slices serving side by side.
+    pub slices: u64,
+    /// Batch (all slices).
     pub batch: u64,
     /// Context (KV length).
     pub context: u64,
@@ -205,8 +231,19 @@ pub struct ServeOutput {
 /// Serve, and add the frontier over batch when `with_frontier`.
 pub fn answer(input: &ServeInput, with_frontier: bool) -> Result<ServeOutput> {
     let report = serve(input)?;
+    let k = input.slices;
     let frontier = if with_frontier {
-        Some(frontier(input, report.sharding)?)
+        let points = frontier(&input.per_slice()?, report.sharding)?;
+        Some(
+            points
+                .into_iter()
+                .map(|p| FrontierPoint {
+                    batch: p.batch * k,
+                    decode_tokens_per_s: p.decode_tokens_per_s * k as f64,
+                    ..p
+                })
+                .collect(),
+        )
     } else {
         None
     };
@@ -223,8 +260,23 @@ struct Plan {
     placed: Vec<Placed>,
 }
 
-/// Run the serving model.
+/// Run the serving model (on `input.slices` slices side by side).
 pub fn serve(input: &ServeInput) -> Result<ServeReport> {
+    let one = input.per_slice()?;
+    let mut r = serve_one(&one)?;
+    let k = input.slices;
+    if k > 1 {
+        r.slices = k;
+        r.batch = input.batch;
+        r.chips *= k;
+        r.kv_bytes *= k as f64;
+        r.max_batch *= k;
+        r.decode_tokens_per_s *= k as f64;
+    }
+    Ok(r)
+}
+
+fn serve_one(input: &ServeInput) -> Result<ServeReport> {
     check(input)?;
     let n = input.slice.chips();
     let (plan, runners_up) = choose(input)?;
@@ -243,6 +295,7 @@ pub fn serve(input: &ServeInput) -> Result<ServeReport> {
         chip: input.slice.chip.name.clone(),
         slice: input.slice.shape(),
         chips: n,
+        slices: 1,
         batch: input.batch,
         context: input.context,
         weights_dtype: input.weights,

@@ -32,6 +32,7 @@ fn serve_input(model: &str, slice: &str, batch: u64, context: u64, p: Precision)
         attention_flops: false,
         tp: None,
         dp: None,
+        slices: 1,
     }
 }
 
@@ -196,4 +197,21 @@ fn slices_by_shape_count_or_cloud_name() {
     assert_eq!(slices::parse(&v5p, "4x4").unwrap().shape(), "4x4x1");
     assert_eq!(slices::parse(&v5p, "v5p-16").unwrap().shape(), "2x2x2");
     assert!(slices::parse(&v5e, "12").is_err());
+}
+
+#[test]
+fn serving_on_several_slices_multiplies_the_replicas() {
+    let one = serve(&serve_input("llama-3-8b", "4x2", 32, 4096, Precision::Bf16)).unwrap();
+    let mut two = serve_input("llama-3-8b", "4x2", 64, 4096, Precision::Bf16);
+    two.slices = 2;
+    let r = serve(&two).unwrap();
+    assert_eq!((r.slices, r.chips, r.batch), (2, 16, 64));
+    assert_eq!(r.decode_step_s, one.decode_step_s);
+    assert_eq!(r.decode_tokens_per_s, 2.0 * one.decode_tokens_per_s);
+    assert_eq!(r.bytes_per_chip, one.bytes_per_chip);
+    two.batch = 63;
+    assert!(serve(&two)
+        .unwrap_err()
+        .to_string()
+        .contains("does not split evenly"));
 }

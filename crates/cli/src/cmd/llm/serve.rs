@@ -40,6 +40,9 @@ pub struct ServeArgs {
     /// Data-parallel replicas (default: searched, or chips / tp).
     #[arg(long)]
     pub dp: Option<u64>,
+    /// Slices serving side by side over DCN, each with batch / slices sequences.
+    #[arg(long, default_value_t = 1)]
+    pub slices: u64,
     #[command(flatten)]
     pub mode: Mode,
     /// Add the latency–throughput frontier over batch (powers of two up to the
@@ -74,6 +77,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     input.mfu = a.mfu;
     input.tp = a.tp;
     input.dp = a.dp;
+    input.slices = a.slices;
     let wants_frontier = a.sweep_batch || a.svg.is_some() || a.html.is_some();
     let out = answer(&input, wants_frontier)?;
     super::write_pictures(
@@ -102,15 +106,30 @@ fn print_table(out: &ServeOutput) {
         (
             "model",
             format!(
-                "{} on {} {} ({} chips), {} answer",
-                r.model, r.chip, r.slice, r.chips, out.mode
+                "{} on {}{} {} ({} chips), {} answer",
+                r.model,
+                if r.slices > 1 {
+                    format!("{} x ", r.slices)
+                } else {
+                    String::new()
+                },
+                r.chip,
+                r.slice,
+                r.chips,
+                out.mode
             ),
         ),
         (
             "sharding",
             format!(
-                "tp={} within a replica, dp={} replicas",
-                r.sharding.tp, r.sharding.dp
+                "tp={} within a replica, dp={} replicas{}",
+                r.sharding.tp,
+                r.sharding.dp,
+                if r.slices > 1 {
+                    format!(", on each of {} slices", r.slices)
+                } else {
+                    String::new()
+                }
             ),
         ),
         (
