@@ -327,13 +327,19 @@ impl Chip {
         )
     }
 
+    /// The clock the bf16 peak implies: peak / MXU FLOPs per cycle (`None` without
+    /// `mxu_dim`). Keeps cycle models consistent with the table's peak.
+    pub fn implied_clock_hz(&self) -> Option<f64> {
+        Some(self.bf16_flops_per_s / self.mxu_flops_per_cycle()?)
+    }
+
     /// Vector-unit FLOP/s for timing element-wise work: [`Chip::vpu_flops_per_s`],
     /// else sublanes × lanes × ALUs per lane (8, 128 and 1 when unknown) × cores at
     /// the clock the bf16 peak implies (peak / MXU FLOPs per cycle). `None` without
     /// MXU figures.
     pub fn vector_flops_per_s(&self) -> Option<f64> {
         self.vpu_flops_per_s().or_else(|| {
-            let clock = self.bf16_flops_per_s / self.mxu_flops_per_cycle()?;
+            let clock = self.implied_clock_hz()?;
             Some(
                 f64::from(self.vpu_sublanes.unwrap_or(8))
                     * f64::from(self.vpu_lanes.unwrap_or(128))

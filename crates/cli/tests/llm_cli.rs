@@ -3,18 +3,8 @@
 
 mod common;
 
-use common::tpusim;
+use common::{json, tpusim};
 use serde_json::Value;
-
-fn json(args: &[&str]) -> Value {
-    let out = tpusim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[track_caller]
 fn fails(args: &[&str], needle: &str) {

@@ -127,7 +127,9 @@ impl Op {
     }
 }
 
-const ACT: f64 = 2.0; // activations in bf16
+/// Bytes of an activation element (bf16), in every timed operation.
+pub(crate) const ACTIVATION_BYTES: f64 = 2.0;
+const ACT: f64 = ACTIVATION_BYTES;
 
 struct Builder<'a> {
     m: &'a Model,

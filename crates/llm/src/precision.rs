@@ -42,6 +42,18 @@ impl Precision {
         }
     }
 
+    /// The XLA element type it is stored as (fp8 as `f8e4m3fn`).
+    pub fn element_type(self) -> tpusim_layout::ElementType {
+        use tpusim_layout::ElementType;
+        match self {
+            Precision::F32 => ElementType::F32,
+            Precision::Bf16 => ElementType::Bf16,
+            Precision::Fp8 => ElementType::F8e4m3fn,
+            Precision::Int8 => ElementType::S8,
+            Precision::Int4 => ElementType::S4,
+        }
+    }
+
     /// Lower-case name (`bf16`, `int8`, …).
     pub fn name(self) -> &'static str {
         match self {

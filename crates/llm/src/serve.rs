@@ -559,7 +559,11 @@ fn max_batch(input: &ServeInput, deg: Degrees) -> u64 {
 /// the chip has an int8 rate is a different question: see `thresholds`).
 fn critical_batch(input: &ServeInput) -> f64 {
     let c = &input.slice.chip;
-    c.peak(RateClass::Bf16).ops_per_s * input.weights.bytes() / (2.0 * c.hbm_bytes_per_s)
+    crate::thresholds::critical_decode_batch(
+        c.peak(RateClass::Bf16).ops_per_s,
+        input.weights.bytes(),
+        c.hbm_bytes_per_s,
+    )
 }
 
 fn eta(input: &ServeInput) -> f64 {

@@ -108,8 +108,13 @@ fn array(chip: &Chip) -> Result<(ArraySpec, f64, f64)> {
             "has no mxu_dim: not a systolic MXU chip",
         )
     })?;
-    let per_cycle = chip.mxu_flops_per_cycle().unwrap_or(1.0);
-    let clock = chip.clock_hz.unwrap_or(chip.bf16_flops_per_s / per_cycle);
+    let clock = chip.clock_hz.or(chip.implied_clock_hz()).ok_or_else(|| {
+        bad(
+            "--chip",
+            &chip.name,
+            "has no clock_hz and no MXU figures to imply one",
+        )
+    })?;
     let arrays = f64::from(chip.mxus_per_core) * f64::from(chip.cores_per_chip);
     let spec = ArraySpec::new(u64::from(side), u64::from(side))
         .map_err(|e| bad("--chip", &chip.name, e))?;

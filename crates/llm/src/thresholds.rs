@@ -42,6 +42,16 @@ pub struct Thresholds {
     pub x_opt: Option<f64>,
 }
 
+/// The decode batch above which a weight matmul is compute bound: `peak · bytes per
+/// weight / (2 · HBM bandwidth)` (2 FLOPs per weight per sequence against reading it).
+pub fn critical_decode_batch(
+    peak_flops_per_s: f64,
+    weight_bytes: f64,
+    hbm_bytes_per_s: f64,
+) -> f64 {
+    peak_flops_per_s * weight_bytes / (2.0 * hbm_bytes_per_s)
+}
+
 /// The thresholds of `chip`; `d_ff` adds the model ones, and `batch_chips` (tokens,
 /// chips) adds `X_opt`.
 pub fn thresholds(chip: &Chip, d_ff: Option<u64>, batch_chips: Option<(f64, u64)>) -> Thresholds {
@@ -56,9 +66,9 @@ pub fn thresholds(chip: &Chip, d_ff: Option<u64>, batch_chips: Option<(f64, u64)
         dp_batch_per_chip_1_axis: alpha,
         dp_batch_per_chip_2_axes: alpha / 2.0,
         dp_batch_per_chip_3_axes: alpha / 3.0,
-        decode_batch_bf16: c * 2.0 / (2.0 * hbm),
-        decode_batch_int8_weights: c / (2.0 * hbm),
-        decode_batch_int8_int8: c8 / (2.0 * hbm),
+        decode_batch_bf16: critical_decode_batch(c, 2.0, hbm),
+        decode_batch_int8_weights: critical_decode_batch(c, 1.0, hbm),
+        decode_batch_int8_int8: critical_decode_batch(c8, 1.0, hbm),
         dcn_batch_per_slice: c / chip.dcn_bytes_per_s,
         tp_limit_1_axis: f.map(|f| f / alpha),
         tp_limit_2_axes: f.map(|f| 2.0 * f / alpha),

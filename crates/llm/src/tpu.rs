@@ -127,16 +127,6 @@ pub struct TransformerReport {
     pub fits_hbm: bool,
 }
 
-fn element(p: Precision) -> ElementType {
-    match p {
-        Precision::F32 => ElementType::F32,
-        Precision::Bf16 => ElementType::Bf16,
-        Precision::Fp8 => ElementType::F8e4m3fn,
-        Precision::Int8 => ElementType::S8,
-        Precision::Int4 => ElementType::S4,
-    }
-}
-
 fn pad(v: u64, to: Option<u32>) -> f64 {
     match to {
         Some(m) => v.div_ceil(u64::from(m)) as f64 * f64::from(m),
@@ -148,7 +138,7 @@ fn time(chip: &Chip, weights: Precision, kv: Precision, op: Op) -> Result<OpTime
     let (roofs, executed) = match (op.unit, op.gemm) {
         (Unit::Mxu, Some(g)) => {
             let operand = if op.kv_bytes_read > 0.0 { kv } else { weights };
-            let class = matmul_class(chip, ElementType::Bf16, element(operand))?;
+            let class = matmul_class(chip, ElementType::Bf16, operand.element_type())?;
             let roofs = Roofs::of(chip, tpusim_chip::Unit::Mxu, class, Source::Hbm, None, None)?;
             let executed =
                 2.0 * (g.batch * g.m) as f64 * pad(g.k, chip.mxu_dim) * pad(g.n, chip.mxu_dim);
@@ -181,7 +171,8 @@ fn time(chip: &Chip, weights: Precision, kv: Precision, op: Op) -> Result<OpTime
 pub fn tiled_bytes(tensors: &[Tensor], p: Precision, gen: TpuGen) -> Result<f64> {
     let mut total = 0.0;
     for t in tensors {
-        let shape = tpu_default(element(p), &t.dims, gen).map_err(|e| bad("tensor", &t.name, e))?;
+        let shape =
+            tpu_default(p.element_type(), &t.dims, gen).map_err(|e| bad("tensor", &t.name, e))?;
         total += sizes(&shape)
             .map_err(|e| bad("tensor", &t.name, e))?
             .array_size_bytes as f64;
@@ -253,7 +244,7 @@ pub struct GraphReport {
 
 fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision) -> Option<Op> {
     use tpusim_graph::nd::Work;
-    let act = 2.0; // activations in bf16
+    let act = crate::ops::ACTIVATION_BYTES;
     let (unit, gemm, flops) = match n.work {
         Work::Free => return None,
         Work::Matmul {

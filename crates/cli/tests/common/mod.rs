@@ -8,6 +8,18 @@ pub fn tpusim() -> Command {
     Command::cargo_bin("tpusim").unwrap()
 }
 
+/// Runs `tpusim ARGS` (which should print `--json`), asserts success, and parses stdout.
+#[allow(dead_code)]
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = tpusim().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Asserts that a run was refused as bad input — exit code 2 and exactly one stderr line
 /// `error: …` holding every needle — and returns that line.
 #[allow(dead_code)]
