@@ -6,7 +6,9 @@ use crate::cost::{act_dma_cycles, part_bytes, weight_load_cycles, Dir};
 use crate::error::Result;
 use crate::options::{Allocator, PlanOptions, Search, Timing};
 use crate::plan::{Block, BlockKind, GroupPlan, Slice, TensorRange, TimeStep};
-use crate::slicing::{own_part, recomputed_rows, slice_group, GroupTensors, SliceRanges};
+use crate::slicing::{
+    own_part, recomputed_rows, slice_group, GroupTensors, NPartsMemo, SliceRanges, Slicing,
+};
 use crate::timestep::{build, fold_step, occupancy, BlockSpec, Steps};
 use tpusim_graph::query::Uses;
 use tpusim_graph::{Graph, OpId, OpKind};
@@ -79,8 +81,8 @@ pub struct Attempt {
     pub nsecs: u64,
     /// Height parts.
     pub hsecs: u64,
-    /// Per-slice ranges.
-    pub slices: Vec<SliceRanges>,
+    /// The slicing (its slices are made by [`Slicing::slices`]).
+    pub slicing: Slicing,
     /// Blocks.
     pub blocks: Vec<BlockSpec>,
     /// Step table.
@@ -94,19 +96,6 @@ pub struct Attempt {
     /// Compute cycles of all slices, summed (no overlap).
     pub compute_cycles: u64,
     /// DMA cycles of all slices, summed (no overlap).
-    pub dma_cycles: u64,
-}
-
-/// What [`Ctx::group_cost`] finds for a placed group: its pipelined cycles and the
-/// compute and DMA they overlap.
-pub struct GroupCost {
-    /// Cycles of the whole group: Σ over steps of max(compute, DMA), fill and drain.
-    pub cycles: u64,
-    /// Bytes moved between global and local memory.
-    pub gmem: u64,
-    /// Compute cycles, all slices summed.
-    pub compute_cycles: u64,
-    /// DMA cycles, all slices summed.
     pub dma_cycles: u64,
 }
 
@@ -149,21 +138,33 @@ fn next_count(c: u64) -> u64 {
 impl<'a> Ctx<'a> {
     /// Try one slicing of `gt`; `Ok(None)` if it is refused or does not fit.
     pub fn attempt(&self, gt: &GroupTensors, nsecs: u64, hsecs: u64) -> Result<Option<Attempt>> {
-        let Ok(slices) = slice_group(self.graph, gt, nsecs, hsecs, self.opts.h_half_rule) else {
+        self.attempt_with(gt, nsecs, hsecs, &mut NPartsMemo::default())
+    }
+
+    /// [`Ctx::attempt`], reusing the N parts of the previous attempt on the same group.
+    fn attempt_with(
+        &self,
+        gt: &GroupTensors,
+        nsecs: u64,
+        hsecs: u64,
+        memo: &mut NPartsMemo,
+    ) -> Result<Option<Attempt>> {
+        let h_half_rule = self.opts.h_half_rule;
+        let Ok(slicing) = slice_group(self.graph, gt, nsecs, hsecs, h_half_rule, memo) else {
             return Ok(None);
         };
         let (placed, cost_view) = if gt.last > gt.first && self.opts.allocator == Allocator::TpuMlir
         {
-            self.fit_pipelined(gt, &slices)?
+            self.fit_pipelined(gt, &slicing)?
         } else {
-            let mut placed = self.fit(gt, &slices, false)?;
-            if placed.is_none() && slices.len() > 1 {
+            let mut placed = self.fit(gt, &slicing, false)?;
+            if placed.is_none() && slicing.is_sliced() {
                 // resident weights do not fit: reload them in every slice instead
-                placed = self.fit(gt, &slices, true)?;
+                placed = self.fit(gt, &slicing, true)?;
             }
             (placed, None)
         };
-        self.finish(gt, nsecs, hsecs, slices, placed, cost_view)
+        self.finish(gt, &slicing, placed, cost_view)
     }
 
     /// A group of two or more ops placed as TPU-MLIR places it ([`crate::pipelined`]):
@@ -179,16 +180,16 @@ impl<'a> Ctx<'a> {
     /// placement ever break a rule of our
     /// verifier, the group is placed by our own allocator with every pipelined
     /// transfer held throughout instead.
-    fn fit_pipelined(&self, gt: &GroupTensors, slices: &[SliceRanges]) -> Result<Fitted> {
-        let sliced = slices.len() > 1;
-        let (mut blocks, mut steps) = build(self.graph, self.chip, self.dtype, gt, slices, false)?;
+    fn fit_pipelined(&self, gt: &GroupTensors, slicing: &Slicing) -> Result<Fitted> {
+        let sliced = slicing.is_sliced();
+        let (mut blocks, mut steps) = build(self.graph, self.chip, self.dtype, gt, slicing, false)?;
         let weights = blocks
             .iter()
             .filter(|b| b.kind == BlockKind::Weight)
             .fold(0u64, |a, b| a.saturating_add(b.size));
         let stream = sliced && weights >= self.geo.lane_bytes;
         if stream {
-            (blocks, steps) = build(self.graph, self.chip, self.dtype, gt, slices, true)?;
+            (blocks, steps) = build(self.graph, self.chip, self.dtype, gt, slicing, true)?;
         }
         // where our cycles are not TPU-MLIR's (see `pipelined`), a group must also fit,
         // searching, with the moves timed by our full DMA cycles: with the fitted
@@ -200,20 +201,20 @@ impl<'a> Ctx<'a> {
         } else {
             Some(crate::pipelined::TPU_MLIR_DMA_ESTIMATE)
         };
-        let p = self.place_pipelined(gt, slices, blocks.clone(), steps.clone(), best);
+        let p = self.place_pipelined(gt, slicing, blocks.clone(), steps.clone(), best);
         let slow_fits = p.is_none()
             || exact
             || !self.margin
             || self
-                .place_pipelined(gt, slices, blocks.clone(), steps.clone(), Some(1.0))
+                .place_pipelined(gt, slicing, blocks.clone(), steps.clone(), Some(1.0))
                 .is_some();
         let Some(p) = p.filter(|_| slow_fits) else {
             return Ok((None, None));
         };
         if !crate::verify::blocks_apart(self.graph, gt.first, &p.0, &p.2, p.1.k, sliced) {
-            let mut placed = self.fit(gt, slices, stream)?;
+            let mut placed = self.fit(gt, slicing, stream)?;
             if placed.is_none() && sliced && !stream {
-                placed = self.fit(gt, slices, true)?;
+                placed = self.fit(gt, slicing, true)?;
             }
             return Ok((placed, None));
         }
@@ -228,7 +229,7 @@ impl<'a> Ctx<'a> {
         let (cb, cs) = if sliced {
             (blocks, steps)
         } else {
-            self.balanced(gt, slices, &blocks, &steps, self.geo.lane_bytes)
+            self.balanced(gt, &slicing.first(), &blocks, &steps, self.geo.lane_bytes)
                 .unwrap_or((blocks, steps))
         };
         let exposed = cb
@@ -242,9 +243,7 @@ impl<'a> Ctx<'a> {
     fn finish(
         &self,
         gt: &GroupTensors,
-        nsecs: u64,
-        hsecs: u64,
-        slices: Vec<SliceRanges>,
+        slicing: &Slicing,
         placed: Option<Placed>,
         cost_view: Option<CostView>,
     ) -> Result<Option<Attempt>> {
@@ -252,13 +251,13 @@ impl<'a> Ctx<'a> {
             return Ok(None);
         };
         let cost = match &cost_view {
-            Some((b, s, x)) => self.group_cost(gt, &slices, b, s, x),
-            None => self.group_cost(gt, &slices, &blocks, &steps, &exposed),
+            Some((b, s, x)) => self.group_cost(gt, slicing, b, s, x),
+            None => self.group_cost(gt, slicing, &blocks, &steps, &exposed),
         };
         Ok(Some(Attempt {
-            nsecs,
-            hsecs,
-            slices,
+            nsecs: slicing.nsecs,
+            hsecs: slicing.hsecs,
+            slicing: slicing.clone(),
             blocks,
             steps,
             addrs,
@@ -269,12 +268,12 @@ impl<'a> Ctx<'a> {
         }))
     }
 
-    /// Blocks, steps and lane addresses of `gt` sliced as `slices` (weights reloaded in
+    /// Blocks, steps and lane addresses of `gt` sliced as `slicing` (weights reloaded in
     /// every slice when `stream_weights`), or `None` if they do not fit.
     fn fit(
         &self,
         gt: &GroupTensors,
-        slices: &[SliceRanges],
+        slicing: &Slicing,
         stream_weights: bool,
     ) -> Result<Option<Placed>> {
         let (blocks, steps) = build(
@@ -282,19 +281,20 @@ impl<'a> Ctx<'a> {
             self.chip,
             self.dtype,
             gt,
-            slices,
+            slicing,
             stream_weights,
         )?;
-        let sliced = slices.len() > 1;
+        let sliced = slicing.is_sliced();
         // unsliced: loads moved to earlier steps with DMA time to spare, if that layout
         // still fits; otherwise the plain step table
         let mut placed = None;
         if !sliced {
+            let first = slicing.first();
             // the balancer only counts bytes per step; if alignment or fragmentation
             // defeats the allocator, balance again within a smaller budget
             for frac in [1.0, 0.9, 0.75, 0.5] {
                 let budget = (self.geo.lane_bytes as f64 * frac) as u64;
-                let Some((bb, bs)) = self.balanced(gt, slices, &blocks, &steps, budget) else {
+                let Some((bb, bs)) = self.balanced(gt, &first, &blocks, &steps, budget) else {
                     break;
                 };
                 placed = self.place(gt, &bb, &bs, sliced).map(|p| (bb, bs, p));
@@ -340,6 +340,7 @@ impl<'a> Ctx<'a> {
         }
         let mut best: Option<Attempt> = None;
         let mut after_first = 0;
+        let mut memo = NPartsMemo::default();
         for (n, h) in slicing_sequence(nmax, hmax.min(512)) {
             if best.is_some() {
                 if after_first >= extra {
@@ -347,7 +348,7 @@ impl<'a> Ctx<'a> {
                 }
                 after_first += 1;
             }
-            if let Some(a) = self.attempt(&gt, n, h)? {
+            if let Some(a) = self.attempt_with(&gt, n, h, &mut memo)? {
                 if best.as_ref().map_or(true, |b| a.cycles < b.cycles) {
                     best = Some(a);
                 }
@@ -448,12 +449,11 @@ impl<'a> Ctx<'a> {
     fn balanced(
         &self,
         gt: &GroupTensors,
-        slices: &[SliceRanges],
+        s: &SliceRanges,
         blocks: &[BlockSpec],
         steps: &Steps,
         budget: u64,
     ) -> Option<(Vec<BlockSpec>, Steps)> {
-        let s = slices.first()?;
         let (nsecs, hsecs) = (1, 1);
         let n = steps.compute.len();
         let load: Vec<f64> = blocks
@@ -478,134 +478,6 @@ impl<'a> Ctx<'a> {
         let mut bs = steps.clone();
         let pipelined = bs.k > 1;
         balance_loads(&mut bb, &mut bs, &mut cost, &load, budget, pipelined).then_some((bb, bs))
-    }
-
-    /// Cycles, global-memory bytes and the compute/DMA split of a placed group (see the
-    /// module docs of [`crate::timestep`] for the pipelining rules).
-    pub fn group_cost(
-        &self,
-        gt: &GroupTensors,
-        slices: &[SliceRanges],
-        blocks: &[BlockSpec],
-        steps: &Steps,
-        exposed: &[bool],
-    ) -> GroupCost {
-        let k = steps.k as usize;
-        let ns = slices.len();
-        let sliced = ns > 1;
-        let nsecs = slices.iter().map(|s| s.n_idx).max().unwrap_or(0) + 1;
-        let hsecs = slices.iter().map(|s| s.h_idx).max().unwrap_or(0) + 1;
-        let load = |s: &SliceRanges, b: &BlockSpec| self.block_load(gt, sliced, s, b);
-        let store = |s: &SliceRanges, b: &BlockSpec| self.block_store(nsecs, hsecs, s, b);
-        let mut gmem = 0u64;
-        // per slice: DMA cycles per step (normal), load0 (mergeable, exposed), store k+1
-        let mut cyc = 0f64;
-        let (mut compute_sum, mut dma_sum) = (0f64, 0f64);
-        let mut prev_stores: Vec<f64> = Vec::new();
-        for (si, s) in slices.iter().enumerate() {
-            let mut cur_stores: Vec<f64> = Vec::new();
-            let mut dma = vec![0f64; k + 2];
-            let (mut l0m, mut l0x, mut skm, mut skx) = (0f64, 0f64, 0f64, 0f64);
-            for (j, list) in steps.loads.iter().enumerate() {
-                for &b in list {
-                    let (x, c) = load(s, &blocks[b]);
-                    gmem = gmem.saturating_add(x);
-                    if j == 0 && sliced {
-                        if exposed[b] {
-                            l0x += c
-                        } else {
-                            l0m += c
-                        }
-                    } else {
-                        dma[j] += c;
-                    }
-                }
-            }
-            for (j, list) in steps.stores.iter().enumerate() {
-                for &b in list {
-                    let (x, c) = store(s, &blocks[b]);
-                    gmem = gmem.saturating_add(x);
-                    if j == k + 1 && sliced {
-                        if exposed[b] {
-                            skx += c
-                        } else {
-                            skm += c;
-                            cur_stores.push(c);
-                        }
-                    } else {
-                        dma[j] += c;
-                    }
-                }
-            }
-            dma_sum += dma.iter().sum::<f64>() + l0m + l0x + skm + skx;
-            if !sliced {
-                for (j, &dj) in dma.iter().enumerate() {
-                    let comp = steps.compute[j]
-                        .map(|o| self.op_slice_cycles(gt, s, o))
-                        .unwrap_or(0.0);
-                    compute_sum += comp;
-                    cyc += comp.max(dj);
-                }
-                continue;
-            }
-            // the first slice's step-0 loads are the pipeline fill; a later slice's are
-            // issued during the previous slice (below), as its last-step stores are
-            // during the next one
-            if si == 0 {
-                cyc += l0m + l0x;
-            } else {
-                cyc += l0x;
-            }
-            // those transfers of the previous and the next slice go, largest first, each
-            // to the step with the most DMA slack left: TPU-MLIR moves them by slack
-            // too (ResNet-50 batch 8, [cast, conv1, pool] cut 8×2: its profile 339,269
-            // cycles, TIU-bound; ours 444,454 with them fixed to the first and last
-            // steps, 315,602 so)
-            let comp: Vec<f64> = (1..=k)
-                .map(|j| {
-                    steps.compute[j]
-                        .map(|o| self.op_slice_cycles(gt, s, o))
-                        .unwrap_or(0.0)
-                })
-                .collect();
-            let mut d: Vec<f64> = (1..=k).map(|j| dma[j]).collect();
-            let mut floating: Vec<f64> = Vec::new();
-            if si > 0 {
-                floating.extend(prev_stores.iter().copied());
-            }
-            if let Some(n) = slices.get(si + 1) {
-                floating.extend(
-                    steps.loads[0]
-                        .iter()
-                        .filter(|&&b| !exposed[b])
-                        .map(|&b| load(n, &blocks[b]).1),
-                );
-            }
-            floating.sort_by(|a, b| b.total_cmp(a));
-            for f in floating {
-                let j = (0..k)
-                    .max_by(|&a, &b| (comp[a] - d[a]).total_cmp(&(comp[b] - d[b])))
-                    .unwrap_or(0);
-                if let Some(x) = d.get_mut(j) {
-                    *x += f;
-                }
-            }
-            for j in 0..k {
-                cyc += comp[j].max(d[j]);
-            }
-            compute_sum += comp.iter().sum::<f64>();
-            cyc += skx;
-            prev_stores = cur_stores;
-            if si + 1 == ns {
-                cyc += skm;
-            }
-        }
-        GroupCost {
-            cycles: cyc.ceil() as u64,
-            gmem,
-            compute_cycles: compute_sum.round() as u64,
-            dma_cycles: dma_sum.round() as u64,
-        }
     }
 
     /// (bytes, DMA cycles) of loading block `b` for slice `s` (weights: whole, and only
@@ -769,8 +641,9 @@ impl<'a> Ctx<'a> {
                 stores: names(&a.steps.stores[j]),
             })
             .collect();
-        let slices = a
-            .slices
+        let slices = a.slicing.slices();
+        let recomputed = recomputed_rows(g, &gt, &slices, a.nsecs);
+        let slices = slices
             .iter()
             .map(|s| Slice {
                 n_idx: s.n_idx,
@@ -799,7 +672,7 @@ impl<'a> Ctx<'a> {
             cycles: a.cycles,
             compute_cycles: a.compute_cycles,
             dma_cycles: a.dma_cycles,
-            recomputed_rows: recomputed_rows(g, &gt, &a.slices, a.nsecs),
+            recomputed_rows: recomputed,
         }
     }
 }

@@ -47,6 +47,7 @@ pub mod balance;
 pub mod cost;
 pub mod error;
 pub mod group;
+pub mod group_cost;
 pub mod options;
 mod pipelined;
 pub mod plan;

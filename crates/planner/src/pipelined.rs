@@ -9,7 +9,7 @@
 use crate::cost::Dir;
 use crate::group::{Ctx, Placed};
 use crate::plan::BlockKind;
-use crate::slicing::{GroupTensors, SliceRanges};
+use crate::slicing::{GroupTensors, Slicing};
 use crate::timestep::{occupancy, BlockSpec, Steps};
 use crate::tpumlir_alloc::{allocate, Buf, BufKind, Lane, Mode, StepOp};
 use crate::tpumlir_steps::{lifetimes, move_by_slack, pipeline, step_table};
@@ -35,21 +35,22 @@ pub(crate) const TPU_MLIR_DMA_ESTIMATE: f64 = 0.25;
 
 impl Ctx<'_> {
     /// Blocks, steps, addresses and exposed transfers of `gt` (`k ≥ 2` ops) sliced as
-    /// `slices`, placed as TPU-MLIR places it; `None` if TPU-MLIR's allocator finds no
+    /// `slicing`, placed as TPU-MLIR places it; `None` if TPU-MLIR's allocator finds no
     /// room. The loads and stores TPU-MLIR moves to other steps move in the returned
     /// step table too (stage-0 loads and stage-2 stores stay in the first and last
     /// step, where our cost model runs them).
     pub(crate) fn place_pipelined(
         &self,
         gt: &GroupTensors,
-        slices: &[SliceRanges],
+        slicing: &Slicing,
         mut blocks: Vec<BlockSpec>,
         mut steps: Steps,
         dma_estimate: Option<f64>,
     ) -> Option<Placed> {
         let k = steps.k as usize;
-        let sliced = slices.len() > 1;
-        let s0 = slices.first()?;
+        let sliced = slicing.is_sliced();
+        let first = slicing.first();
+        let s0 = &first;
         // TPU-MLIR's buffer order: weights, activations, op buffers
         let rank = |b: &BlockSpec| match b.kind {
             BlockKind::Weight => 0,
@@ -114,8 +115,7 @@ impl Ctx<'_> {
             .collect();
         let mut table = pipeline(ops, dma);
         // costs: row r < k computes op r; per buffer, its transfer of the first slice
-        let nsecs = slices.iter().map(|s| s.n_idx).max().unwrap_or(0) + 1;
-        let hsecs = slices.iter().map(|s| s.h_idx).max().unwrap_or(0) + 1;
+        let (nsecs, hsecs) = (slicing.nsecs, slicing.hsecs);
         let row_cycles: Vec<i64> = (0..table.ops.len())
             .map(|r| {
                 steps

@@ -121,6 +121,115 @@ pub fn own_part(
     Some((split(s.n, nsecs, ni)?, split(s.h, hsecs, hi)?))
 }
 
+/// A group cut into `nsecs × hsecs` slices, held by axis: slice (ni, hi) gives every
+/// tensor the N range of part `ni` and the H range of part `hi`. Deciding whether a
+/// slicing fits needs only the first slice and each tensor's largest extents, so the
+/// `nsecs × hsecs` slices themselves are made ([`Slicing::slices`]) only for slicings
+/// that fit: a batch of 1,024 cut one sample a slice, tried with ever more H parts,
+/// would otherwise build millions of slices that are thrown away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slicing {
+    /// Batch parts.
+    pub nsecs: u64,
+    /// Height parts.
+    pub hsecs: u64,
+    /// Per N part, every tensor's N range (indexed like `GroupTensors::all`).
+    n_parts: Vec<Vec<Range>>,
+    /// Per H part, every tensor's H range.
+    h_parts: Vec<Vec<Range>>,
+}
+
+impl Slicing {
+    /// More than one slice: the group is pipelined over its slices.
+    pub fn is_sliced(&self) -> bool {
+        self.nsecs.saturating_mul(self.hsecs) > 1
+    }
+
+    /// Slice (ni, hi).
+    pub fn slice(&self, ni: usize, hi: usize) -> SliceRanges {
+        SliceRanges {
+            n_idx: ni as u64,
+            h_idx: hi as u64,
+            ranges: self.n_parts[ni]
+                .iter()
+                .zip(&self.h_parts[hi])
+                .map(|(&n, &h)| (n, h))
+                .collect(),
+        }
+    }
+
+    /// The first slice, (0, 0): the largest part on both axes.
+    pub fn first(&self) -> SliceRanges {
+        self.slice(0, 0)
+    }
+
+    /// Every tensor's largest (n, h) extent over the slices, indexed like
+    /// `GroupTensors::all`.
+    pub fn extents(&self) -> Vec<(u64, u64)> {
+        let widest = |parts: &[Vec<Range>]| -> Vec<u64> {
+            let mut w = vec![0u64; parts.first().map_or(0, Vec::len)];
+            for p in parts {
+                for (x, r) in w.iter_mut().zip(p) {
+                    *x = (*x).max(r[1] - r[0]);
+                }
+            }
+            w
+        };
+        widest(&self.n_parts)
+            .into_iter()
+            .zip(widest(&self.h_parts))
+            .collect()
+    }
+
+    /// Which N parts and which H parts cost alike: parts whose every tensor has a range
+    /// of the same length, and an own part of the same length, get one class. Every
+    /// cost of a slice (compute, transfers, bytes) depends on those lengths only, so a
+    /// batch cut into 1,024 one-sample parts is one class (two when the cut is uneven).
+    pub fn part_classes(&self, graph: &Graph, gt: &GroupTensors) -> PartClasses {
+        let classes = |parts: &[Vec<Range>], own: &dyn Fn(TensorId, u64) -> Option<Range>| {
+            let mut ids: std::collections::HashMap<Vec<u64>, usize> = Default::default();
+            parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let key: Vec<u64> = p
+                        .iter()
+                        .map(|r| r[1] - r[0])
+                        .chain(
+                            gt.all
+                                .iter()
+                                .map(|&t| own(t, i as u64).map_or(u64::MAX, |r| r[1] - r[0])),
+                        )
+                        .collect();
+                    let next = ids.len();
+                    *ids.entry(key).or_insert(next)
+                })
+                .collect()
+        };
+        let shape = |t: TensorId| graph.tensors[t].shape;
+        PartClasses {
+            n: classes(&self.n_parts, &|t, i| split(shape(t).n, self.nsecs, i)),
+            h: classes(&self.h_parts, &|t, i| split(shape(t).h, self.hsecs, i)),
+        }
+    }
+
+    /// Every slice, N part by N part, H parts within each.
+    pub fn slices(&self) -> Vec<SliceRanges> {
+        (0..self.n_parts.len())
+            .flat_map(|ni| (0..self.h_parts.len()).map(move |hi| self.slice(ni, hi)))
+            .collect()
+    }
+}
+
+/// The cost class of every N part and every H part of a [`Slicing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartClasses {
+    /// Class of each N part.
+    pub n: Vec<usize>,
+    /// Class of each H part.
+    pub h: Vec<usize>,
+}
+
 /// Backward slicing of group `gt` into `nsecs × hsecs` slices. For each slice, stored
 /// tensors get their own part; going from the last op to the first, each op's output
 /// range is the hull of its consumers' needs and its own part (when the tensor has one
@@ -132,7 +241,11 @@ pub fn slice_group(
     nsecs: u64,
     hsecs: u64,
     h_half_rule: bool,
-) -> Result<Vec<SliceRanges>, SliceRefusal> {
+    memo: &mut NPartsMemo,
+) -> Result<Slicing, SliceRefusal> {
+    if nsecs == 0 || hsecs == 0 {
+        return Err(SliceRefusal::TooManyParts);
+    }
     if hsecs > 1 {
         for op in graph.ops.iter().take(gt.last + 1).skip(gt.first) {
             if matches!(op.kind, OpKind::GlobalAvgPool | OpKind::GlobalMaxPool) {
@@ -153,16 +266,14 @@ pub fn slice_group(
     // the backward N and H ranges each read only their own axis. So slice (ni, hi) is
     // N ranges of part ni × H ranges of part hi: (nsecs + hsecs) backward passes
     // instead of nsecs × hsecs.
-    let n_parts = (0..nsecs)
-        .map(|ni| slice_demand(graph, gt, nsecs, hsecs, ni, 0))
-        .collect::<Result<Vec<_>, _>>()?;
+    let n_parts = memo.n_parts(graph, gt, nsecs, hsecs)?;
     let h_parts = (0..hsecs)
         .map(|hi| slice_demand(graph, gt, nsecs, hsecs, 0, hi))
         .collect::<Result<Vec<_>, _>>()?;
     let non_empty = |r: &Range| r[1] > r[0];
     let n_ok = n_parts
         .iter()
-        .all(|d| d.iter().all(|r| r.is_some_and(|r| non_empty(&r.0))));
+        .all(|d| d.iter().all(|r| r.is_some_and(|r| non_empty(&r))));
     let h_ok = h_parts
         .iter()
         .all(|d| d.iter().all(|r| r.is_some_and(|r| non_empty(&r.1))));
@@ -170,24 +281,6 @@ pub fn slice_group(
         // some slice has an empty range: name the first one as the slice-by-slice
         // pass finds it
         return Err(first_empty(graph, gt, nsecs, hsecs));
-    }
-    let mut out = Vec::with_capacity(nsecs.saturating_mul(hsecs).min(1 << 16) as usize);
-    for (ni, n_demand) in n_parts.iter().enumerate() {
-        for (hi, h_demand) in h_parts.iter().enumerate() {
-            let ranges = n_demand
-                .iter()
-                .zip(h_demand)
-                .map(|(n, h)| match (n, h) {
-                    (Some(n), Some(h)) => (n.0, h.1),
-                    _ => unreachable!("checked above: every range is present"),
-                })
-                .collect();
-            out.push(SliceRanges {
-                n_idx: ni as u64,
-                h_idx: hi as u64,
-                ranges,
-            });
-        }
     }
     // the H ranges are the same in every N part: check the h/2 rule on one
     if h_half_rule && hsecs > 1 {
@@ -199,7 +292,65 @@ pub fn slice_group(
             }
         }
     }
-    Ok(out)
+    Ok(Slicing {
+        nsecs,
+        hsecs,
+        n_parts: n_parts
+            .iter()
+            .map(|d| d.iter().flatten().copied().collect())
+            .collect(),
+        h_parts: h_parts
+            .into_iter()
+            .map(|d| d.into_iter().flatten().map(|r| r.1).collect())
+            .collect(),
+    })
+}
+
+/// The N ranges of every N part of one group (`None` where no op of the group needs a
+/// tensor), kept while only the H count changes. They depend on the H count only
+/// through which tensors are cut at all (those at least `hsecs` rows high have an own
+/// part): a run of H counts at one N count, as [`crate::group::Ctx::best_with`] tries
+/// them, computes them once per such set rather than once per count, which at a batch
+/// of 1,024 cut one sample a part was most of the planning time.
+#[derive(Debug, Default)]
+pub struct NPartsMemo {
+    /// (N count, tensors shorter than the H count) the parts were computed for.
+    key: Option<(u64, usize)>,
+    /// The parts, or why the N count was refused.
+    parts: Option<Result<Vec<Vec<Option<Range>>>, SliceRefusal>>,
+}
+
+impl NPartsMemo {
+    /// The N parts of `gt` cut `nsecs × hsecs`: from the memo when only the H count
+    /// changed and no tensor became too short to be cut.
+    fn n_parts(
+        &mut self,
+        graph: &Graph,
+        gt: &GroupTensors,
+        nsecs: u64,
+        hsecs: u64,
+    ) -> Result<&[Vec<Option<Range>>], SliceRefusal> {
+        let short = gt
+            .all
+            .iter()
+            .filter(|&&t| graph.tensors[t].shape.h < hsecs)
+            .count();
+        if self.key != Some((nsecs, short)) || self.parts.is_none() {
+            let parts = (0..nsecs)
+                .map(|ni| {
+                    slice_demand(graph, gt, nsecs, hsecs, ni, 0)
+                        .map(|d| d.into_iter().map(|r| r.map(|r| r.0)).collect())
+                })
+                .collect::<Result<Vec<_>, _>>();
+            self.key = Some((nsecs, short));
+            self.parts = Some(parts);
+        }
+        match self.parts.as_ref() {
+            Some(Ok(p)) => Ok(p),
+            Some(Err(e)) => Err(e.clone()),
+            None => unreachable!("set above"),
+        }
+    }
 }
 
 /// The backward pass of one slice (ni, hi): every tensor's (n, h) range, `None` where
@@ -370,7 +521,9 @@ mod tests {
                     }
                     for (ns, hs) in [(1, 1), (2, 1), (3, 2), (4, 3), (1, 7), (2, 64)] {
                         for rule in [false, true] {
-                            let fast = slice_group(&g, &gt, ns, hs, rule);
+                            let fast =
+                                slice_group(&g, &gt, ns, hs, rule, &mut NPartsMemo::default())
+                                    .map(|s| s.slices());
                             let slow = naive(&g, &gt, ns, hs, rule);
                             assert_eq!(fast, slow, "{model} ops {first}..={last} at {ns}x{hs}");
                             compared += 1;
@@ -381,5 +534,28 @@ mod tests {
             }
             assert!(compared > 100 && sliced_ok > 20, "{compared} {sliced_ok}");
         }
+    }
+
+    #[test]
+    fn n_parts_kept_across_h_counts_equal_fresh_ones() {
+        let g = tpusim_graph::load("resnet18", 5, (64, 64)).unwrap();
+        let uses = Uses::new(&g);
+        let mut reused = 0;
+        for first in (0..g.ops.len()).step_by(2) {
+            let last = (first + 4).min(g.ops.len() - 1);
+            let gt = GroupTensors::new(&g, &uses, first, last);
+            if gt.escaping.is_empty() {
+                continue;
+            }
+            let mut memo = NPartsMemo::default();
+            for (ns, hs) in crate::group::slicing_sequence(5, 64) {
+                let before = memo.key;
+                let kept = slice_group(&g, &gt, ns, hs, true, &mut memo);
+                let fresh = slice_group(&g, &gt, ns, hs, true, &mut NPartsMemo::default());
+                assert_eq!(kept, fresh, "ops {first}..={last} at {ns}x{hs}");
+                reused += usize::from(before == memo.key);
+            }
+        }
+        assert!(reused > 50, "{reused}");
     }
 }

@@ -17,7 +17,7 @@
 
 use crate::error::Result;
 use crate::plan::BlockKind;
-use crate::slicing::{GroupTensors, SliceRanges};
+use crate::slicing::{GroupTensors, Slicing};
 use tpusim_graph::{Graph, OpId, OpKind, TensorId, TensorKind};
 use tpusim_layout::ElementType;
 use tpusim_lmem::{Chip, LocalLayout, TensorShape};
@@ -227,28 +227,23 @@ pub fn buffer_size(
     }
 }
 
-/// Build the blocks and the step table of group `gt` sliced as `slices` (more than one
-/// slice: weights resident, or reloaded in every slice when `stream_weights`).
+/// Build the blocks and the step table of group `gt` sliced as `slicing` (more than one
+/// slice: weights resident, or reloaded in every slice when `stream_weights`). Blocks
+/// are sized by each tensor's largest slice.
 pub fn build(
     graph: &Graph,
     chip: &Chip,
     dtype: ElementType,
     gt: &GroupTensors,
-    slices: &[SliceRanges],
+    slicing: &Slicing,
     stream_weights: bool,
 ) -> Result<(Vec<BlockSpec>, Steps)> {
-    let resident = slices.len() > 1 && !stream_weights;
+    let resident = slicing.is_sliced() && !stream_weights;
     let k = (gt.last - gt.first + 1) as u64;
     let nsteps = (k + 2) as usize;
     let step_of = |op: OpId| (op - gt.first) as u64 + 1;
     let mut blocks: Vec<BlockSpec> = Vec::new();
-    // largest slice extent of each activation tensor, in one pass over the slices
-    let mut ext = vec![(0u64, 0u64); gt.all.len()];
-    for s in slices {
-        for (e, (n, h)) in ext.iter_mut().zip(&s.ranges) {
-            *e = (e.0.max(n[1] - n[0]), e.1.max(h[1] - h[0]));
-        }
-    }
+    let ext = slicing.extents();
     let max_ext = |i: usize| ext[i];
     let mut block_of_tensor: std::collections::HashMap<TensorId, usize> = Default::default();
     // activations

@@ -96,7 +96,9 @@ impl<'a> Ctx<'a> {
                 .copied()
                 .ok_or_else(|| bad(format!("unknown tensor '{name}'")))
         };
-        // per slice: dma seconds per step and compute seconds per step
+        // per slice: dma seconds per step and compute seconds per step; an op's time
+        // depends only on its part's size, which most slices share
+        let mut op_seconds: HashMap<(OpId, u64, u64), f64> = HashMap::new();
         let mut dma: Vec<Vec<f64>> = Vec::with_capacity(gp.slices.len());
         let mut comp: Vec<Vec<f64>> = Vec::with_capacity(gp.slices.len());
         for s in &gp.slices {
@@ -153,7 +155,15 @@ impl<'a> Ctx<'a> {
                         .get(y)
                         .copied()
                         .ok_or_else(|| bad(format!("no range for output '{y}'")))?;
-                    c[j] = self.timer.compute(op, n[1] - n[0], h[1] - h[0])?.seconds;
+                    let part = (o, n[1] - n[0], h[1] - h[0]);
+                    c[j] = match op_seconds.get(&part) {
+                        Some(&secs) => secs,
+                        None => {
+                            let secs = self.timer.compute(op, part.1, part.2)?.seconds;
+                            op_seconds.insert(part, secs);
+                            secs
+                        }
+                    };
                 }
             }
             dma.push(d);
