@@ -2,7 +2,8 @@
 
 use crate::errors::{bad, detached, json};
 use pyo3::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use tpusim_report::sweep::{self, Figures};
 use tpusim_report::{ChipFile, ModelArg, ModelSource, Report, Request};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -42,6 +43,13 @@ pub struct Ask {
     fuse: bool,
     /// The text of a chip TOML, and its origin.
     chip_toml: Option<(String, String)>,
+    /// Transformers in a sweep: prefill or decode, prompt and KV-cache lengths.
+    #[serde(default)]
+    phase: Option<String>,
+    #[serde(default)]
+    seq: Option<u64>,
+    #[serde(default)]
+    context: Option<u64>,
 }
 
 impl Ask {
@@ -64,6 +72,50 @@ impl Ask {
 
     fn report(&self) -> Result<Report, String> {
         tpusim_report::report(&self.request()?).map_err(|e| e.to_string())
+    }
+
+    /// The model as a sweep runs it: a transformer (built-in LLM or model config), or
+    /// a network `tpusim report` plans.
+    fn network(&self) -> Result<sweep::Network, String> {
+        let m = &self.model;
+        if m.to_ascii_lowercase().ends_with(".json") {
+            let text = std::fs::read_to_string(m)
+                .map_err(|e| format!("cannot read model config '{m}': {e}"))?;
+            let model = tpusim_llm::hf::from_json(&text, m).map_err(|e| e.to_string())?;
+            return Ok(sweep::Network::Transformer(Box::new(model)));
+        }
+        if let Ok(model) = tpusim_llm::zoo::lookup(m) {
+            return Ok(sweep::Network::Transformer(Box::new(model)));
+        }
+        Ok(sweep::Network::Cnn(model_source(m)?))
+    }
+
+    /// One sweep row's figures, through the engine of `tpusim report --sweep`.
+    fn figures(&self) -> Figures {
+        let network = match self.network() {
+            Ok(n) => n,
+            Err(e) => return Figures::of(Err(e)),
+        };
+        let point = sweep::SweepPoint {
+            model: self.model.clone(),
+            chip: self.chip.clone(),
+            batch: self.batch,
+            dtype: self.dtype.clone(),
+            phase: self.phase.clone(),
+            seq: self.seq,
+            context: self.context,
+        };
+        let shared = sweep::Shared {
+            resolution: self.resolution,
+            vmem_bytes: self.vmem_bytes,
+            input_dtype: self.input_dtype.clone(),
+            fuse: self.fuse,
+        };
+        let file = self
+            .chip_toml
+            .clone()
+            .map(|(text, origin)| ChipFile { text, origin });
+        sweep::run(&point, &network, &shared, file.as_ref())
     }
 }
 
@@ -118,73 +170,14 @@ fn plan_json(
     json(&plan)
 }
 
-/// One sweep row's figures (the CLI sweep's CSV columns), or its error.
-#[derive(Debug, Serialize)]
-struct SweepFigures {
-    total_time_s: Option<f64>,
-    roofline_lower_bound_s: Option<f64>,
-    compute_s: Option<f64>,
-    exposed_dma_s: Option<f64>,
-    flops: Option<u64>,
-    bytes_logical: Option<u64>,
-    bytes_moved: Option<u64>,
-    achieved_flops_per_s: Option<f64>,
-    peak_flops_per_s: Option<f64>,
-    fits_hbm: Option<bool>,
-    hbm_bytes_needed: Option<u64>,
-    layers: Option<u64>,
-    groups: Option<u64>,
-    chip_kind: Option<String>,
-    error: Option<String>,
-}
-
-fn figures(r: Result<Report, String>) -> SweepFigures {
-    match r {
-        Ok(r) => SweepFigures {
-            total_time_s: Some(r.total_time_s),
-            roofline_lower_bound_s: Some(r.roofline_lower_bound_s),
-            compute_s: Some(r.compute_s),
-            exposed_dma_s: Some(r.exposed_dma_s),
-            flops: Some(r.flops),
-            bytes_logical: Some(r.bytes_logical),
-            bytes_moved: Some(r.bytes_moved),
-            achieved_flops_per_s: Some(r.achieved_flops_per_s),
-            peak_flops_per_s: Some(r.peak_flops_per_s),
-            fits_hbm: r.fits_hbm,
-            hbm_bytes_needed: Some(r.hbm_bytes_needed),
-            layers: Some(r.layers.len() as u64),
-            groups: Some(r.groups.len() as u64),
-            chip_kind: Some(r.chip_kind),
-            error: None,
-        },
-        Err(e) => SweepFigures {
-            total_time_s: None,
-            roofline_lower_bound_s: None,
-            compute_s: None,
-            exposed_dma_s: None,
-            flops: None,
-            bytes_logical: None,
-            bytes_moved: None,
-            achieved_flops_per_s: None,
-            peak_flops_per_s: None,
-            fits_hbm: None,
-            hbm_bytes_needed: None,
-            layers: None,
-            groups: None,
-            chip_kind: None,
-            error: Some(e),
-        },
-    }
-}
-
-/// Reports of many requests (a JSON list of [`Ask`]) on every core, the GIL released;
+/// Reports of many requests (a JSON list of [`Ask`]) on every core, the GIL released,
+/// through the engine of `tpusim report --sweep` ([`tpusim_report::sweep::run_each`]);
 /// a JSON list of their figures in the same order (a failed run keeps its error).
 #[pyfunction]
 fn sweep_reports(py: Python<'_>, asks: &str) -> PyResult<String> {
-    use rayon::prelude::*;
     let asks: Vec<Ask> = serde_json::from_str(asks).map_err(bad)?;
-    let rows = detached(py, || -> Result<Vec<SweepFigures>, String> {
-        Ok(asks.par_iter().map(|a| figures(a.report())).collect())
+    let rows = detached(py, || -> Result<Vec<Figures>, String> {
+        Ok(sweep::run_each(&asks, Ask::figures, || ()))
     })?;
     json(&rows)
 }

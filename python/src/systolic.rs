@@ -10,6 +10,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(systolic_run_i8, m)?)?;
     m.add_function(wrap_pyfunction!(systolic_run_f32, m)?)?;
     m.add_function(wrap_pyfunction!(systolic_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(scalesim_sweep, m)?)?;
     Ok(())
 }
 
@@ -156,3 +157,79 @@ fn systolic_sweep<'py>(
     let (cy, ut): (Vec<u64>, Vec<f64>) = out.into_iter().unzip();
     Ok((cy.into_pyarray(py), ut.into_pyarray(py)))
 }
+
+/// One GEMM of a SCALE-Sim sweep: the array, its SRAMs and bandwidth.
+#[derive(Debug, serde::Deserialize)]
+struct ScaleSimRow {
+    m: u64,
+    k: u64,
+    n: u64,
+    rows: u64,
+    cols: u64,
+    dataflow: String,
+    /// IFMAP, FILTER and OFMAP SRAM sizes, KiB.
+    sram_kb: [u64; 3],
+    /// USER mode at this many words/cycle; `None`: CALC mode.
+    bandwidth: Option<u64>,
+    /// USER mode: the IFMAP and FILTER interfaces' words/cycle.
+    bank_bandwidth: u64,
+}
+
+/// What SCALE-Sim 3.0.0 reports for one GEMM (`--scalesim-compat`), or why not.
+#[derive(Debug, Default, serde::Serialize)]
+struct ScaleSimFigures {
+    cycles: Option<u64>,
+    stall_cycles: Option<u64>,
+    cycles_incl_prefetch: Option<i64>,
+    utilization: Option<f64>,
+    dram_ifmap_reads: Option<u64>,
+    dram_filter_reads: Option<u64>,
+    dram_ofmap_writes: Option<u64>,
+    error: Option<String>,
+}
+
+fn scalesim_row(r: &ScaleSimRow) -> sy::Result<ScaleSimFigures> {
+    use sy::scalesim::{compat, config::ScaleConfig, topology::TopoLayer};
+    let cfg = ScaleConfig::of_parts(
+        r.rows,
+        r.cols,
+        &r.dataflow,
+        r.sram_kb,
+        r.bandwidth,
+        r.bank_bandwidth,
+    )?;
+    let rep = compat::layer_report(&cfg, &TopoLayer::gemm("gemm".into(), r.m, r.n, r.k))?;
+    Ok(ScaleSimFigures {
+        cycles: Some(rep.total_cycles),
+        stall_cycles: Some(rep.stall_cycles),
+        cycles_incl_prefetch: Some(rep.cycles_incl_prefetch),
+        utilization: Some(rep.compute_util / 100.0),
+        dram_ifmap_reads: Some(rep.dram[0].count),
+        dram_filter_reads: Some(rep.dram[1].count),
+        dram_ofmap_writes: Some(rep.dram[2].count),
+        error: None,
+    })
+}
+
+/// SCALE-Sim 3.0.0's numbers (`tpusim systolic run --scalesim-compat`) for many GEMMs
+/// (a JSON list of rows: m, k, n, rows, cols, dataflow, sram_kb, bandwidth), on every
+/// core with the GIL released; a JSON list of their figures, a row that SCALE-Sim
+/// cannot run (or that exceeds the replay limits) keeping its reason in `error`.
+#[pyfunction]
+fn scalesim_sweep(py: Python<'_>, rows: &str) -> PyResult<String> {
+    use rayon::prelude::*;
+    let rows: Vec<ScaleSimRow> = serde_json::from_str(rows).map_err(bad)?;
+    let out = detached(py, || -> Result<Vec<ScaleSimFigures>, String> {
+        Ok(rows
+            .par_iter()
+            .map(|r| {
+                scalesim_row(r).unwrap_or_else(|e| ScaleSimFigures {
+                    error: Some(e.to_string()),
+                    ..ScaleSimFigures::default()
+                })
+            })
+            .collect())
+    })?;
+    json(&out)
+}
+

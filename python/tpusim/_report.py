@@ -51,11 +51,21 @@ def ask(
     input_dtype: Optional[str] = None,
     fuse: bool = True,
     chip_file: Optional[str] = None,
+    phase: Optional[str] = None,
+    seq: Optional[int] = None,
+    context: Optional[int] = None,
 ) -> dict[str, Any]:
-    """The request the native side takes (one report)."""
+    """The request the native side takes (one report; ``phase``, ``seq`` and
+    ``context`` for a transformer in a sweep)."""
     if isinstance(batch, bool) or int(batch) != batch or batch < 1:
         raise BadInput(f"batch {batch!r}: must be a whole number ≥ 1")
+    for name, v in (("seq", seq), ("context", context)):
+        if v is not None and (isinstance(v, bool) or int(v) != v or v < 1):
+            raise BadInput(f"{name} {v!r}: must be a whole number ≥ 1")
     return {
+        "phase": phase,
+        "seq": None if seq is None else int(seq),
+        "context": None if context is None else int(context),
         "model": os.fspath(model),
         "chip": chip,
         "batch": int(batch),

@@ -21,8 +21,9 @@ from . import _native, systolic
 from ._native import BadInput
 from ._report import ask
 
-REPORT_KEYS = ("model", "chip", "batch", "dtype", "resolution", "vmem", "input_dtype", "fuse", "chip_file")
-SYSTOLIC_KEYS = ("m", "k", "n", "rows", "cols", "dataflow", "double_buffer", "mode", "clock_hz", "seed")
+REPORT_KEYS = ("model", "chip", "batch", "dtype", "resolution", "vmem", "input_dtype", "fuse", "chip_file", "phase", "seq", "context")
+SYSTOLIC_KEYS = ("m", "k", "n", "rows", "cols", "dataflow", "double_buffer", "mode", "clock_hz", "seed", "sram_kb", "bandwidth", "bank_bandwidth")
+DEFAULT_SRAM_KB = (64, 64, 32)  # IFMAP, FILTER, OFMAP KiB of mode="scalesim", as SCALE-Sim's sample configs
 LLM_KEYS = {
     "serve": ("model", "chip", "slice", "batch", "context", "weights", "kv_dtype", "prefill_tokens", "mfu", "tp", "dp", "slices", "ideal", "calib"),
     "train": ("model", "chip", "slice", "slices", "batch_tokens", "seq", "tokens", "degrees", "remat", "checkpoints_per_layer",
@@ -154,6 +155,8 @@ def _systolic_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         key = (str(r.get("dataflow", "ws")), bool(r.get("double_buffer", True)), str(r.get("mode", "analytic")))
         groups.setdefault(key, []).append(i)
     for (df, db, mode), idx in groups.items():
+        if mode != "scalesim" and any(k in rows[i] for i in idx for k in ("sram_kb", "bandwidth", "bank_bandwidth")):
+            raise BadInput("sram_kb and bandwidth apply to mode='scalesim' (the analytic and cycle models have no SRAM limit)")
         col = lambda name, default: [int(rows[i].get(name, default)) for i in idx]  # noqa: E731
         if mode == "analytic":
             cyc, util = systolic.analytic_many(col("m", 0), col("k", 0), col("n", 0), col("rows", 128), col("cols", 128), df, db)
@@ -167,8 +170,11 @@ def _systolic_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 w = rng.integers(-128, 128, (int(r["k"]), int(r["n"])), dtype=np.int8)
                 _, s = systolic.run(a, w, int(r.get("rows", 128)), int(r.get("cols", 128)), df, db)
                 res.append((s.cycles, s.utilization))
+        elif mode == "scalesim":
+            _scalesim_rows(rows, idx, df, out)
+            continue
         else:
-            raise BadInput(f"systolic sweep mode '{mode}': use analytic or cycle")
+            raise BadInput(f"systolic sweep mode '{mode}': use analytic, cycle or scalesim")
         for i, (c, u) in zip(idx, res):
             clock = float(rows[i].get("clock_hz", DEFAULT_CLOCK_HZ))
             ok = c > 0
@@ -179,6 +185,40 @@ def _systolic_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "error": None if ok else "invalid configuration (a zero size)",
             }
     return [o for o in out if o is not None]
+
+
+def _sram_kb(v: Any) -> list[int]:
+    """``sram_kb``: one size for the IFMAP, FILTER and OFMAP SRAMs, or three."""
+    sizes = list(v) if isinstance(v, (list, tuple)) else [v, v, v]
+    if len(sizes) != 3 or any(isinstance(x, bool) or int(x) != x or x < 1 for x in sizes):
+        raise BadInput(f"sram_kb {v!r}: one size in KiB, or three (IFMAP, FILTER, OFMAP)")
+    return [int(x) for x in sizes]
+
+
+def _scalesim_rows(rows: list[dict[str, Any]], idx: list[int], df: str, out: list[Optional[dict[str, Any]]]) -> None:
+    """SCALE-Sim 3.0.0's numbers (``--scalesim-compat``) for the GEMM rows ``idx``:
+    SRAM sizes ``sram_kb``, USER-mode ``bandwidth`` and ``bank_bandwidth`` words/cycle
+    (CALC without ``bandwidth``)."""
+    asks, errors = [], {}
+    for i in idx:
+        r = rows[i]
+        try:
+            bw = r.get("bandwidth")
+            asks.append({"m": int(r["m"]), "k": int(r["k"]), "n": int(r["n"]), "rows": int(r.get("rows", 128)),
+                         "cols": int(r.get("cols", 128)), "dataflow": df,
+                         "sram_kb": _sram_kb(r.get("sram_kb", DEFAULT_SRAM_KB)),
+                         "bandwidth": None if bw is None else int(bw),
+                         "bank_bandwidth": int(r.get("bank_bandwidth", 10))})
+        except BadInput as e:
+            errors[i] = str(e)
+    ran = iter(json.loads(_native.scalesim_sweep(json.dumps(asks))))
+    for i in idx:
+        res = {"error": errors[i]} if i in errors else next(ran)
+        clock = float(rows[i].get("clock_hz", DEFAULT_CLOCK_HZ))
+        c = res.get("cycles")
+        out[i] = {"total_time_s": None if c is None else c / clock, **{k: res.get(k) for k in
+                  ("cycles", "stall_cycles", "cycles_incl_prefetch", "utilization", "dram_ifmap_reads",
+                   "dram_filter_reads", "dram_ofmap_writes", "error")}}
 
 
 def _llm_rows(verb: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -216,7 +256,8 @@ def _table(kind: str, rows: list[dict[str, Any]], keys: list[str]) -> Any:
         shown = lambda v: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list, tuple)) else v  # noqa: E731
         rec = {k: shown(r[k]) if k in r else None for k in keys}
         rec["key"] = _key(r)
-        rec.update(res)
+        # a figure never overwrites a key column (a report's `dtype` is the one asked)
+        rec.update({k: v for k, v in res.items() if k not in rec})
         recs.append(rec)
     df = pd.DataFrame.from_records(recs)
     front = keys + ["key", "total_time_s"]
@@ -292,9 +333,13 @@ def sweep(
 
     A report sweep has ``model`` and any of ``chip`` (a name, a chip TOML path or a dict
     of its fields), ``batch``, ``dtype``, ``resolution``, ``vmem``, ``input_dtype``,
-    ``fuse``; a systolic sweep has ``m``, ``k``, ``n`` and any of ``rows``, ``cols``
-    (the array), ``dataflow``, ``double_buffer``, ``mode`` (analytic or cycle),
-    ``clock_hz`` (default 1 GHz) and ``seed``. With ``llm="serve"`` or ``"train"``
+    ``fuse``, and for a transformer (a built-in LLM or a ``config.json``) ``phase``,
+    ``seq`` and ``context``, run as ``tpusim report MODEL --phase …`` runs it; a systolic sweep has ``m``, ``k``, ``n`` and any of ``rows``, ``cols``
+    (the array), ``dataflow``, ``double_buffer``, ``mode`` (analytic, cycle, or
+    scalesim: SCALE-Sim 3.0.0's numbers, stalls and DRAM traffic included, with
+    ``sram_kb`` (one size or IFMAP, FILTER, OFMAP KiB), ``bandwidth`` (USER mode,
+    words/cycle of the OFMAP interface; CALC without it) and ``bank_bandwidth`` (the
+    IFMAP and FILTER interfaces, default 10)), ``clock_hz`` (default 1 GHz) and ``seed``. With ``llm="serve"`` or ``"train"``
     (what :func:`tpusim.llm.sweep` passes) the keys are those functions' arguments and
     ``total_time_s`` is the decode step or the training step.
 

@@ -142,8 +142,9 @@ fn sweep_writes_one_csv_row_per_run() {
     let text = std::fs::read_to_string(&csv).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 7, "{text}");
-    assert!(lines[0]
-        .starts_with("model,chip,chip_kind,batch,dtype,total_time_s,roofline_lower_bound_s"));
+    assert!(
+        lines[0].starts_with("model,chip,chip_kind,batch,dtype,phase,seq,context,total_time_s,")
+    );
     // fields, honouring RFC 4180 quotes (error messages contain commas)
     let fields = |l: &str| -> usize {
         let (mut n, mut quoted) = (1, false);
@@ -165,8 +166,65 @@ fn sweep_writes_one_csv_row_per_run() {
     assert!(lines[3].contains(",bm1684x,npu,1,f16,"), "{}", lines[3]);
     assert!(lines[5].contains("unknown chip"), "{}", lines[5]);
     // batch 2 does twice the FLOPs of batch 1
-    let flops = |l: &str| l.split(',').nth(8).unwrap().parse::<u64>().unwrap();
+    let at = lines[0].split(',').position(|h| h == "flops").unwrap();
+    let flops = |l: &str| l.split(',').nth(at).unwrap().parse::<u64>().unwrap();
     assert_eq!(flops(lines[2]), 2 * flops(lines[1]));
+}
+
+#[test]
+fn sweep_writes_parquet_by_extension_or_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = dir.path().join("grid.toml");
+    std::fs::write(
+        &grid,
+        "models = [\"resnet18\"]\nchips = [\"v5e\", \"nochip\"]\nbatches = [1, 2]\n",
+    )
+    .unwrap();
+    let magic = |path: &std::path::Path| {
+        let b = std::fs::read(path).unwrap();
+        b.len() > 8 && b.starts_with(b"PAR1") && b.ends_with(b"PAR1")
+    };
+    let by_extension = dir.path().join("runs.parquet");
+    tpusim()
+        .args(["report", "--sweep"])
+        .arg(&grid)
+        .arg("--out")
+        .arg(&by_extension)
+        .assert()
+        .success();
+    assert!(magic(&by_extension));
+    let asked = dir.path().join("runs.bin");
+    tpusim()
+        .args(["report", "--sweep"])
+        .arg(&grid)
+        .args(["--format", "parquet", "--out"])
+        .arg(&asked)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(&asked).unwrap(),
+        std::fs::read(&by_extension).unwrap()
+    );
+    // CSV when asked, whatever the name
+    let csv = dir.path().join("runs2.parquet");
+    tpusim()
+        .args(["report", "--sweep"])
+        .arg(&grid)
+        .args(["--format", "csv", "--out"])
+        .arg(&csv)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("model,chip,"));
+    // Parquet is a file, never the terminal
+    tpusim()
+        .args(["report", "--sweep"])
+        .arg(&grid)
+        .args(["--format", "parquet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--out FILE.parquet"));
 }
 
 #[test]
@@ -202,7 +260,9 @@ fn sweep_html_plots_throughput_against_batch_per_chip_and_model() {
     // batch 4's throughput (batch / time) is the dot's title, as the CSV's time gives it
     let text = std::fs::read_to_string(&csv).unwrap();
     let row = text.lines().find(|l| l.contains(",v5e,tpu,4,")).unwrap();
-    let time: f64 = row.split(',').nth(5).unwrap().parse().unwrap();
+    let header = text.lines().next().unwrap();
+    let at = header.split(',').position(|h| h == "total_time_s").unwrap();
+    let time: f64 = row.split(',').nth(at).unwrap().parse().unwrap();
     let rate = tpusim_report::units::si(4.0 / time, "/s");
     assert!(
         html.contains(&format!("v5e bf16: batch 4, {rate}")),
@@ -254,4 +314,63 @@ fn bad_sweep_file_is_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("sweep file"));
+}
+
+#[test]
+fn sweep_runs_transformers_by_phase_as_report_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = dir.path().join("grid.toml");
+    std::fs::write(
+        &grid,
+        "models = [\"llama-3-8b\", \"resnet18\"]\nchips = [\"v5e\"]\nbatches = [8]\n\
+         phases = [\"prefill\", \"decode\"]\nseqs = [512]\ncontexts = [4096]\n",
+    )
+    .unwrap();
+    let out = tpusim()
+        .args(["report", "--sweep"])
+        .arg(&grid)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("2 of 4 runs failed"))
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for phase in ["prefill", "decode"] {
+        let row: Vec<&str> = text
+            .lines()
+            .find(|l| l.starts_with("llama-3-8b,") && l.contains(phase))
+            .unwrap()
+            .split(',')
+            .collect();
+        let single = tpusim()
+            .args(["report", "llama-3-8b", "--phase", phase])
+            .args([
+                "--batch",
+                "8",
+                "--seq",
+                "512",
+                "--context",
+                "4096",
+                "--json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let doc: serde_json::Value = serde_json::from_slice(&single).unwrap();
+        let time: f64 = row[col("total_time_s")].parse().unwrap();
+        assert_eq!(time, doc["total_time_s"].as_f64().unwrap(), "{phase}");
+        assert_eq!(row[col("context")], "4096");
+    }
+    // a CNN's rows say why the transformer keys do not apply
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("resnet18,") && l.contains("apply to transformers"))
+            .count(),
+        2
+    );
 }

@@ -63,6 +63,9 @@ pub enum ReportError {
         /// The missing field.
         field: String,
     },
+    /// The Parquet writer failed (it writes to memory: an internal error).
+    #[error("writing the sweep as Parquet: {0}")]
+    Parquet(String),
     /// An error from a lower crate (graph import, planner, chip, lmem, layout, systolic),
     /// with its message.
     #[error("{context}: {message}")]

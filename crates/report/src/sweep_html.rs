@@ -19,17 +19,20 @@ type Line = Vec<(u64, f64)>;
 fn lines(rows: &[SweepRow]) -> BTreeMap<String, BTreeMap<String, Line>> {
     let mut m: BTreeMap<String, BTreeMap<String, Line>> = BTreeMap::new();
     for row in rows {
-        let Ok(r) = &row.outcome else { continue };
-        if r.total_time_s <= 0.0 {
+        let f = &row.figures;
+        let (Some(time), Some(dtype)) = (f.total_time_s, &f.dtype) else {
+            continue;
+        };
+        if time <= 0.0 {
             continue;
         }
         let p = &row.point;
-        let label = format!("{} {}", p.chip, r.dtype);
+        let label = format!("{} {dtype}", p.chip);
         m.entry(p.model.clone())
             .or_default()
             .entry(label)
             .or_default()
-            .push((p.batch, p.batch as f64 / r.total_time_s));
+            .push((p.batch, p.batch as f64 / time));
     }
     for per in m.values_mut() {
         for l in per.values_mut() {
@@ -163,18 +166,19 @@ pub fn render(rows: &[SweepRow]) -> String {
     o.push_str(r#"<h2>Runs</h2><table id="runs"><thead><tr><th class="l">model</th><th class="l">chip</th><th>batch</th><th class="l">dtype</th><th>time</th><th>samples/s</th><th class="l">error</th></tr></thead><tbody>"#);
     for row in rows {
         let p = &row.point;
-        let (dtype, time, rate, err) = match &row.outcome {
-            Ok(r) => (
-                r.dtype.clone(),
-                seconds(r.total_time_s),
-                si(p.batch as f64 / r.total_time_s),
+        let f = &row.figures;
+        let (dtype, time, rate, err) = match (&f.error, f.total_time_s) {
+            (None, Some(t)) => (
+                f.dtype.clone().unwrap_or_default(),
+                seconds(t),
+                si(p.batch as f64 / t),
                 String::new(),
             ),
-            Err(e) => (
+            (e, _) => (
                 p.dtype.clone().unwrap_or_default(),
                 String::new(),
                 String::new(),
-                e.clone(),
+                e.clone().unwrap_or_default(),
             ),
         };
         let _ = write!(

@@ -316,3 +316,45 @@ mod fuzz {
         }
     }
 }
+
+/// The config a sweep builds from an array, a dataflow, SRAM sizes and a bandwidth
+/// (`ScaleConfig::of_parts`) is the golden case's own config, and replays to SCALE-Sim's
+/// own reports.
+#[test]
+fn configs_built_from_parts_replay_the_goldens() {
+    let mut compared = 0;
+    for (name, fmt) in cases() {
+        let (cfg, layers) = load(&name, fmt);
+        let bw = cfg.bandwidths.first().copied().unwrap_or(10);
+        let user = cfg.mode == BandwidthMode::User;
+        if cfg.ifmap_bank_bandwidth != cfg.filter_bank_bandwidth || cfg.bandwidths.len() > 1 {
+            continue; // of_parts gives the IFMAP and FILTER banks one bandwidth
+        }
+        let built = ScaleConfig::of_parts(
+            cfg.array.rows,
+            cfg.array.cols,
+            cfg.dataflow.name(),
+            [cfg.ifmap_kb, cfg.filter_kb, cfg.ofmap_kb],
+            user.then_some(bw),
+            cfg.ifmap_bank_bandwidth,
+        )
+        .unwrap();
+        let mut expected = cfg.clone();
+        expected.run_name = built.run_name.clone();
+        if !user {
+            expected.bandwidths = built.bandwidths.clone();
+        }
+        assert_eq!(built, expected, "{name}");
+        let reps: Vec<_> = layers
+            .iter()
+            .map(|l| compat::layer_report(&built, l).unwrap())
+            .collect();
+        assert_eq!(
+            report::compute_csv(&reps),
+            golden(&name, "COMPUTE_REPORT.csv"),
+            "{name}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 30, "{compared}");
+}

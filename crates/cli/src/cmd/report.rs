@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tpusim_report::build::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
-use tpusim_report::sweep::{self, SweepSpec};
+use tpusim_report::sweep::{self, Network, Shared, SweepSpec};
 use tpusim_report::{html, terminal, ModelArg, ModelSource, Request};
 
 /// Arguments of `tpusim report`.
@@ -20,7 +20,7 @@ use tpusim_report::{html, terminal, ModelArg, ModelSource, Request};
 ///   `tpusim report resnet18 --chip bm1684x`;
 ///   `tpusim report mobilenetv2 --chip v6e --batch 8 --dtype int8 --html report.html`;
 ///   `tpusim report vgg16 --json > vgg16.json`;
-///   `tpusim report --sweep grid.toml --out runs.csv`.
+///   `tpusim report --sweep grid.toml --out runs.csv` (or `--out runs.parquet`).
 #[derive(Args)]
 pub struct ReportArgs {
     /// The network: a built-in name (resnet18, resnet50, mobilenetv2, vgg16; see
@@ -93,12 +93,44 @@ pub struct ReportArgs {
     #[arg(long)]
     systolic_cycles: bool,
     /// Run a grid of reports from a TOML file (`models`, `chips`, optional `batches`,
-    /// `dtypes`) in parallel on all cores and write one CSV row per run.
+    /// `dtypes`; for transformers `phases`, `seqs`, `contexts`) in parallel on all
+    /// cores and write one row per run: the same engine and the same figures as
+    /// Python's `tpusim.sweep`.
     #[arg(long, value_name = "FILE.toml")]
     sweep: Option<PathBuf>,
-    /// With --sweep: write the CSV to FILE instead of stdout.
+    /// With --sweep: write the rows to FILE instead of stdout, as Parquet when FILE ends
+    /// in `.parquet` (or with `--format parquet`), else as CSV.
     #[arg(long, value_name = "FILE", requires = "sweep")]
     out: Option<PathBuf>,
+    /// With --sweep: the table's format. Default: Parquet for an --out FILE ending in
+    /// `.parquet`, else CSV. Parquet needs --out.
+    #[arg(long, value_enum, requires = "sweep")]
+    format: Option<TableFormat>,
+}
+
+/// How `report --sweep` writes its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TableFormat {
+    /// Comma-separated text, a header line first.
+    Csv,
+    /// One Parquet file (columns typed; an empty cell is null).
+    Parquet,
+}
+
+impl TableFormat {
+    /// The format asked, else the one `out`'s extension names.
+    fn of(asked: Option<TableFormat>, out: Option<&Path>) -> TableFormat {
+        asked.unwrap_or_else(|| {
+            let parquet = out
+                .and_then(|p| p.extension())
+                .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+            if parquet {
+                TableFormat::Parquet
+            } else {
+                TableFormat::Csv
+            }
+        })
+    }
 }
 
 fn parse_resolution(text: Option<&str>) -> Result<(u64, u64)> {
@@ -290,6 +322,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
 }
 
 fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
+    let format = TableFormat::of(args.format, args.out.as_deref());
+    if format == TableFormat::Parquet && args.out.is_none() {
+        bail!("--format parquet writes a file: give it with --out FILE.parquet");
+    }
     let text = crate::input::read_input(file, crate::input::InputKind::SweepToml)?;
     let spec = SweepSpec::parse(&text).with_context(|| format!("'{}'", file.display()))?;
     let resolution = parse_resolution(args.resolution.as_deref())?;
@@ -305,12 +341,23 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
         None => None,
     };
     // read every model file once, before the parallel part
-    let mut sources: HashMap<String, ModelSource> = HashMap::new();
+    let mut networks: HashMap<String, Network> = HashMap::new();
     for m in &spec.models {
-        if !sources.contains_key(m) {
-            sources.insert(m.clone(), model_source(m)?);
+        if !networks.contains_key(m) {
+            let network = if is_transformer(m) {
+                Network::Transformer(Box::new(super::llm::args::model(m)?))
+            } else {
+                Network::Cnn(model_source(m)?)
+            };
+            networks.insert(m.clone(), network);
         }
     }
+    let shared = Shared {
+        resolution,
+        vmem_bytes,
+        input_dtype: args.input_dtype.clone(),
+        fuse: !args.no_fuse,
+    };
     let points = spec.points();
     let bar =
         ProgressBar::with_draw_target(Some(points.len() as u64), ProgressDrawTarget::stderr());
@@ -321,39 +368,31 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
     let rows = sweep::run_points(
         &points,
         |p| {
-            let model = sources
-                .get(&p.model)
-                .cloned()
-                .unwrap_or_else(|| ModelSource::Builtin(p.model.clone()));
-            tpusim_report::report(&Request {
-                model,
-                chip: p.chip.clone(),
-                batch: p.batch,
-                dtype: p.dtype.clone(),
-                resolution,
-                vmem_bytes,
-                input_dtype: args.input_dtype.clone(),
-                fuse: !args.no_fuse,
-                chip_file: user_chip
-                    .clone()
-                    .filter(|_| user_chip_name.as_deref() == Some(p.chip.as_str())),
-            })
+            let file = user_chip
+                .as_ref()
+                .filter(|_| user_chip_name.as_deref() == Some(p.chip.as_str()));
+            match networks.get(&p.model) {
+                Some(network) => sweep::run(p, network, &shared, file),
+                None => sweep::Figures::of(Err(format!("model '{}' was not read", p.model))),
+            }
         },
         || bar.inc(1),
     );
     bar.finish_and_clear();
-    let csv = sweep::csv(&rows);
     let mut outputs = crate::output::Outputs::default();
     if let Some(path) = &args.html {
         outputs.add(path, tpusim_report::sweep_html::render(&rows).into_bytes());
     }
-    if let Some(path) = &args.out {
-        outputs.add(path, csv.into_bytes());
-    } else {
-        print!("{csv}");
+    match (format, &args.out) {
+        (TableFormat::Parquet, Some(path)) => outputs.add(
+            path,
+            sweep::parquet(&rows).map_err(|e| crate::util::Internal(e.to_string()))?,
+        ),
+        (TableFormat::Csv, Some(path)) => outputs.add(path, sweep::csv(&rows).into_bytes()),
+        _ => print!("{}", sweep::csv(&rows)),
     }
     outputs.commit()?;
-    let failed = rows.iter().filter(|r| r.outcome.is_err()).count();
+    let failed = rows.iter().filter(|r| r.figures.error.is_some()).count();
     if failed > 0 {
         eprintln!(
             "warning: {failed} of {} runs failed (see the error column)",

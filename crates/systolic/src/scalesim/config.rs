@@ -83,6 +83,42 @@ fn parse_ini(text: &str, file: &str) -> Result<HashMap<(String, String), String>
 }
 
 impl ScaleConfig {
+    /// The config SCALE-Sim's own `scale.cfg` files spell out for an array of `rows ×
+    /// cols`, a dataflow (`ws`, `os`, `is`), SRAMs of `sram_kb` KiB (IFMAP, FILTER,
+    /// OFMAP), and either CALC bandwidth (`None`) or USER mode with `Bandwidth` words/cycle
+    /// (the OFMAP interface), the IFMAP and FILTER interfaces at `bank_bandwidth`
+    /// (`[layout] …SRAMBankBandwidth`, 10 in SCALE-Sim's sample configs); written as text
+    /// and parsed, so it is checked as a config file is.
+    pub fn of_parts(
+        rows: u64,
+        cols: u64,
+        dataflow: &str,
+        sram_kb: [u64; 3],
+        bandwidth: Option<u64>,
+        bank_bandwidth: u64,
+    ) -> Result<Self> {
+        let (mode, bw) = match bandwidth {
+            Some(b) => ("USER", b),
+            None => ("CALC", 10),
+        };
+        let bank = bank_bandwidth;
+        let [ifmap, filter, ofmap] = sram_kb;
+        let text = format!(
+            "[general]\nrun_name = sweep\n\n[architecture_presets]\nArrayHeight: {rows}\n\
+             ArrayWidth: {cols}\nIfmapSramSzkB: {ifmap}\nFilterSramSzkB: {filter}\n\
+             OfmapSramSzkB: {ofmap}\nIfmapOffset: 0\nFilterOffset: 10000000\n\
+             OfmapOffset: 20000000\nBandwidth: {bw}\nDataflow: {dataflow}\n\
+             ReadRequestBuffer: 32\nWriteRequestBuffer: 32\n\n[layout]\n\
+             IfmapCustomLayout: False\nIfmapSRAMBankBandwidth: {bank}\nIfmapSRAMBankNum: 10\n\
+             IfmapSRAMBankPort: 2\nFilterCustomLayout: False\nFilterSRAMBankBandwidth: {bank}\n\
+             FilterSRAMBankNum: 10\nFilterSRAMBankPort: 2\n\n[sparsity]\n\
+             SparsitySupport: false\nSparseRep: ellpack_block\nOptimizedMapping: false\n\
+             BlockSize: 8\nRandomNumberGeneratorSeed: 40\n\n[run_presets]\n\
+             InterfaceBandwidth: {mode}\nUseRamulatorTrace: False\n"
+        );
+        Self::parse(&text, "sweep configuration")
+    }
+
     /// Parse a config's text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self> {
         let ini = parse_ini(text, file)?;

@@ -38,6 +38,21 @@ pub struct TopoLayer {
 }
 
 impl TopoLayer {
+    /// A GEMM row (`Layer, M, N, K`) as SCALE-Sim stores it: an M×K IFMAP, one K-wide
+    /// filter row, N filters.
+    pub fn gemm(name: String, m: u64, n: u64, k: u64) -> TopoLayer {
+        TopoLayer {
+            name,
+            ifmap_h: m,
+            ifmap_w: k,
+            filt_h: 1,
+            filt_w: k,
+            channels: 1,
+            num_filt: n,
+            stride: 1,
+        }
+    }
+
     /// Output size as SCALE-Sim computes it: ⌈(H − F + S) / S⌉ (windows overhanging
     /// the bottom/right edge count, with their missing pixels unread).
     pub fn scalesim_ofmap(&self) -> (u64, u64) {
@@ -143,17 +158,7 @@ pub fn parse_topology(
             Ok(v)
         };
         let layer = if fmt == TopoFormat::Gemm {
-            let (m, n, k) = (num(1, "M")?, num(2, "N")?, num(3, "K")?);
-            TopoLayer {
-                name,
-                ifmap_h: m,
-                ifmap_w: k,
-                filt_h: 1,
-                filt_w: k,
-                channels: 1,
-                num_filt: n,
-                stride: 1,
-            }
+            TopoLayer::gemm(name, num(1, "M")?, num(2, "N")?, num(3, "K")?)
         } else {
             TopoLayer {
                 name,

@@ -1,21 +1,40 @@
-//! Batches of runs: a TOML grid (models × chips × batch sizes × dtypes) expanded into
-//! points, run in parallel with rayon, one CSV row per run (ready for a dataframe).
+//! Batches of runs, the one engine of `tpusim report --sweep` and `tpusim.sweep`: a grid
+//! (models × chips × batch sizes × dtypes, from a TOML file or a Python space) expanded
+//! into points, run in parallel with rayon, one row of [`Figures`] per run, written as
+//! CSV or Parquet ([`table`]: the same columns for both, ready for a dataframe).
 //!
 //! ```toml
 //! models  = ["resnet18", "resnet50"]   # built-in names or model files
 //! chips   = ["v5e", "bm1684x"]         # TPUs from the chip database, NPU presets
 //! batches = [1, 8]                     # optional, default [1]
 //! dtypes  = ["bf16", "int8"]           # optional, default: each chip's default dtype
+//! phases   = ["prefill", "decode"]     # optional, transformers only (default prefill)
+//! seqs     = [2048]                    # optional, transformers: prompt tokens (default 2048)
+//! contexts = [2048, 8192]              # optional, transformers: KV length in decode (default 2048)
 //! ```
+//!
+//! A model that is a built-in LLM or a Hugging Face `config.json` is a transformer
+//! ([`Network::Transformer`]): its point runs as `tpusim report MODEL --phase …` does,
+//! with the dtype as weight and KV precision.
 //!
 //! A run that fails (say, a dtype the chip has no rate for) still gets its row, with the
 //! message in the `error` column and the numbers empty; the sweep goes on.
 
+mod csv;
+mod figures;
+mod parquet;
+mod run;
+mod table;
+
+pub use csv::csv;
+pub use figures::Figures;
+pub use parquet::parquet;
+pub use run::{run, Network, Shared};
+pub use table::{table, Column, Values};
+
 use crate::error::{ReportError, Result};
-use crate::model::Report;
 use rayon::prelude::*;
 use serde::Deserialize;
-use std::fmt::Write;
 
 /// Largest grid a sweep file may describe.
 pub const MAX_RUNS: u64 = 100_000;
@@ -34,6 +53,15 @@ pub struct SweepSpec {
     /// Element types; empty = each chip's default dtype.
     #[serde(default)]
     pub dtypes: Vec<String>,
+    /// Transformer phases (`prefill`, `decode`); empty = not set.
+    #[serde(default)]
+    pub phases: Vec<String>,
+    /// Transformer prompt lengths; empty = not set.
+    #[serde(default)]
+    pub seqs: Vec<u64>,
+    /// Transformer KV-cache lengths; empty = not set.
+    #[serde(default)]
+    pub contexts: Vec<u64>,
 }
 
 fn default_batches() -> Vec<u64> {
@@ -51,15 +79,21 @@ pub struct SweepPoint {
     pub batch: u64,
     /// Element type, or `None` for the chip's default.
     pub dtype: Option<String>,
+    /// Transformers: prefill or decode (`None`: prefill).
+    pub phase: Option<String>,
+    /// Transformers: prompt tokens per sequence (`None`: 2048).
+    pub seq: Option<u64>,
+    /// Transformers: KV-cache length per sequence (`None`: 2048).
+    pub context: Option<u64>,
 }
 
-/// The outcome of one run: the point and its report or error message.
+/// The outcome of one run: the point and its figures (or error message).
 #[derive(Debug, Clone)]
 pub struct SweepRow {
     /// What was run.
     pub point: SweepPoint,
-    /// The report, or the error's message.
-    pub outcome: std::result::Result<Report, String>,
+    /// What it gave.
+    pub figures: Figures,
 }
 
 impl SweepSpec {
@@ -101,29 +135,46 @@ impl SweepSpec {
             self.chips.len(),
             self.batches.len(),
             self.dtypes.len().max(1),
+            self.phases.len().max(1),
+            self.seqs.len().max(1),
+            self.contexts.len().max(1),
         ]
         .iter()
         .fold(1u64, |a, b| a.saturating_mul(*b as u64))
     }
 
-    /// The grid's points, models outermost, then chips, batches, dtypes.
+    /// The grid's points, models outermost, then chips, batches, dtypes, phases, seqs
+    /// and contexts.
     pub fn points(&self) -> Vec<SweepPoint> {
-        let dtypes: Vec<Option<String>> = if self.dtypes.is_empty() {
-            vec![None]
-        } else {
-            self.dtypes.iter().cloned().map(Some).collect()
-        };
+        fn or_none<T: Clone>(v: &[T]) -> Vec<Option<T>> {
+            if v.is_empty() {
+                vec![None]
+            } else {
+                v.iter().cloned().map(Some).collect()
+            }
+        }
+        let (dtypes, phases) = (or_none(&self.dtypes), or_none(&self.phases));
+        let (seqs, contexts) = (or_none(&self.seqs), or_none(&self.contexts));
         let mut v = Vec::new();
         for m in &self.models {
             for c in &self.chips {
                 for b in &self.batches {
                     for d in &dtypes {
-                        v.push(SweepPoint {
-                            model: m.clone(),
-                            chip: c.clone(),
-                            batch: *b,
-                            dtype: d.clone(),
-                        });
+                        for ph in &phases {
+                            for s in &seqs {
+                                for cx in &contexts {
+                                    v.push(SweepPoint {
+                                        model: m.clone(),
+                                        chip: c.clone(),
+                                        batch: *b,
+                                        dtype: d.clone(),
+                                        phase: ph.clone(),
+                                        seq: *s,
+                                        context: *cx,
+                                    });
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -132,107 +183,39 @@ impl SweepSpec {
     }
 }
 
-/// Run every point with `run` in parallel (rayon's global pool: all cores), calling
-/// `progress` once after each run finishes (from any thread). Rows come back in grid
-/// order.
-pub fn run_points<F, P>(points: &[SweepPoint], run: F, progress: P) -> Vec<SweepRow>
+/// Run every item with `run` in parallel (rayon's global pool: all cores), calling
+/// `progress` once after each run finishes (from any thread). Figures come back in the
+/// items' order; a run that fails keeps its message in [`Figures::error`].
+pub fn run_each<T, F, P>(items: &[T], run: F, progress: P) -> Vec<Figures>
 where
-    F: Fn(&SweepPoint) -> Result<Report> + Sync,
+    T: Sync,
+    F: Fn(&T) -> Figures + Sync,
     P: Fn() + Sync,
 {
-    points
+    items
         .par_iter()
-        .map(|p| {
-            let outcome = run(p).map_err(|e| e.to_string());
+        .map(|item| {
+            let figures = run(item);
             progress();
-            SweepRow {
-                point: p.clone(),
-                outcome,
-            }
+            figures
         })
         .collect()
 }
 
-/// CSV header of [`csv`], in column order.
-pub const CSV_COLUMNS: [&str; 19] = [
-    "model",
-    "chip",
-    "chip_kind",
-    "batch",
-    "dtype",
-    "total_time_s",
-    "roofline_lower_bound_s",
-    "plan_over_bound",
-    "flops",
-    "bytes_logical",
-    "bytes_moved",
-    "achieved_flops_per_s",
-    "peak_flops_per_s",
-    "layers",
-    "groups",
-    "global_ops",
-    "fits_hbm",
-    "hbm_bytes_needed",
-    "error",
-];
-
-/// Quote a CSV field when it holds a comma, quote or line break (RFC 4180).
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// The rows as CSV text: a header line, then one line per run.
-pub fn csv(rows: &[SweepRow]) -> String {
-    let mut o = CSV_COLUMNS.join(",");
-    o.push('\n');
-    for row in rows {
-        let p = &row.point;
-        let cells: Vec<String> = match &row.outcome {
-            Ok(r) => vec![
-                field(&p.model),
-                field(&p.chip),
-                field(&r.chip_kind),
-                p.batch.to_string(),
-                field(&r.dtype),
-                format!("{:e}", r.total_time_s),
-                format!("{:e}", r.roofline_lower_bound_s),
-                if r.roofline_lower_bound_s > 0.0 {
-                    format!("{:.6}", r.total_time_s / r.roofline_lower_bound_s)
-                } else {
-                    String::new()
-                },
-                r.flops.to_string(),
-                r.bytes_logical.to_string(),
-                r.bytes_moved.to_string(),
-                format!("{:e}", r.achieved_flops_per_s),
-                format!("{:e}", r.peak_flops_per_s),
-                r.layers.len().to_string(),
-                r.groups.len().to_string(),
-                r.groups.iter().filter(|g| g.global).count().to_string(),
-                r.fits_hbm.map_or_else(String::new, |f| f.to_string()),
-                r.hbm_bytes_needed.to_string(),
-                String::new(),
-            ],
-            Err(e) => {
-                let mut v = vec![
-                    field(&p.model),
-                    field(&p.chip),
-                    String::new(),
-                    p.batch.to_string(),
-                    field(p.dtype.as_deref().unwrap_or("")),
-                ];
-                v.extend(std::iter::repeat(String::new()).take(CSV_COLUMNS.len() - 6));
-                v.push(field(e));
-                v
-            }
-        };
-        let _ = writeln!(o, "{}", cells.join(","));
-    }
-    o
+/// [`run_each`] over a grid's points, each row keeping its point.
+pub fn run_points<F, P>(points: &[SweepPoint], run: F, progress: P) -> Vec<SweepRow>
+where
+    F: Fn(&SweepPoint) -> Figures + Sync,
+    P: Fn() + Sync,
+{
+    run_each(points, run, progress)
+        .into_iter()
+        .zip(points)
+        .map(|(figures, p)| SweepRow {
+            point: p.clone(),
+            figures,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -254,7 +237,10 @@ mod tests {
                 model: "a".into(),
                 chip: "x".into(),
                 batch: 1,
-                dtype: Some("bf16".into())
+                dtype: Some("bf16".into()),
+                phase: None,
+                seq: None,
+                context: None,
             }
         );
         assert_eq!(p[1].dtype.as_deref(), Some("int8"));
@@ -271,7 +257,10 @@ mod tests {
                 model: "a".into(),
                 chip: "x".into(),
                 batch: 1,
-                dtype: None
+                dtype: None,
+                phase: None,
+                seq: None,
+                context: None,
             }]
         );
         assert!(matches!(
@@ -315,16 +304,20 @@ mod tests {
                 chip: "x".into(),
                 batch: 2,
                 dtype: None,
+                phase: None,
+                seq: None,
+                context: None,
             },
-            outcome: Err("bad \"dtype\"".into()),
+            figures: Figures::of(Err("bad \"dtype\"".into())),
         }];
         let text = csv(&rows);
         let mut lines = text.lines();
-        assert_eq!(lines.next().unwrap().split(',').count(), CSV_COLUMNS.len());
+        let columns = table(&rows).len();
+        assert_eq!(lines.next().unwrap().split(',').count(), columns);
         let line = lines.next().unwrap();
         assert!(line.starts_with("\"a,b\",x,,2,,"), "{line}");
         assert!(line.ends_with("\"bad \"\"dtype\"\"\""), "{line}");
         // every column: the quoted fields hold one comma between them
-        assert_eq!(line.matches(',').count(), CSV_COLUMNS.len() - 1 + 1);
+        assert_eq!(line.matches(',').count(), columns - 1 + 1);
     }
 }
