@@ -72,6 +72,8 @@ struct ServeAsk {
     mfu: Option<f64>,
     tp: Option<u64>,
     dp: Option<u64>,
+    #[serde(default)]
+    tp_d: Option<u64>,
     slices: u64,
     ideal: bool,
     calib: BTreeMap<String, f64>,
@@ -92,6 +94,7 @@ fn serve(ask: ServeAsk) -> Result<String, String> {
     i.mfu = ask.mfu;
     i.tp = ask.tp;
     i.dp = ask.dp;
+    i.tp_d = ask.tp_d;
     i.slices = ask.slices;
     i.eff = efficiency(ask.ideal, &ask.calib)?;
     to(&serve_answer(&i, ask.sweep_batch).map_err(|e| e.to_string())?)

@@ -118,3 +118,10 @@ def test_serve_on_several_slices_equals_the_cli(cli):
     got = tpusim.llm.serve("llama-3-8b", slice="4x2", slices=2, batch=64, context=4096)
     assert got.to_dict() == cli("llm", "serve", "llama-3-8b", "--slice", "4x2", "--slices", "2", "--batch", "64", "--context", "4096")
     assert got.chips == 16
+
+
+def test_serve_with_2d_tensor_parallelism_equals_the_cli(cli):
+    got = tpusim.llm.serve("llama-2-70b", chip="v5p", slice="8x8x4", batch=8192, context=128, tp=32, tp_d=8, ideal=True)
+    assert got.to_dict() == cli("llm", "serve", "llama-2-70b", "--chip", "v5p", "--slice", "8x8x4", "--batch", "8192",
+                                "--context", "128", "--tp", "32", "--tp-d", "8", "--ideal")
+    assert got.sharding["tp_d"] == 8

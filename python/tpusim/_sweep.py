@@ -25,7 +25,7 @@ REPORT_KEYS = ("model", "chip", "batch", "dtype", "resolution", "vmem", "input_d
 SYSTOLIC_KEYS = ("m", "k", "n", "rows", "cols", "dataflow", "double_buffer", "mode", "clock_hz", "seed", "sram_kb", "bandwidth", "bank_bandwidth")
 DEFAULT_SRAM_KB = (64, 64, 32)  # IFMAP, FILTER, OFMAP KiB of mode="scalesim", as SCALE-Sim's sample configs
 LLM_KEYS = {
-    "serve": ("model", "chip", "slice", "batch", "context", "weights", "kv_dtype", "prefill_tokens", "mfu", "tp", "dp", "slices", "ideal", "calib"),
+    "serve": ("model", "chip", "slice", "batch", "context", "weights", "kv_dtype", "prefill_tokens", "mfu", "tp", "dp", "tp_d", "slices", "ideal", "calib"),
     "train": ("model", "chip", "slice", "slices", "batch_tokens", "seq", "tokens", "degrees", "remat", "checkpoints_per_layer",
               "param_dtype", "optimizer_bytes", "microbatches", "full_attention", "mfu", "ideal", "calib"),
 }

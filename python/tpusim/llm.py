@@ -148,9 +148,11 @@ def serve(
     ideal: bool = False,
     calib: Optional[Mapping[str, float]] = None,
     sweep_batch: bool = False,
+    tp_d: Optional[int] = None,
 ) -> Serve:
     """``tpusim llm serve``: memory fit, smallest slice, prefill, decode step and
-    throughput of ``model`` on a ``slice`` ("4x2" or a chip count "8") of ``chip``."""
+    throughput of ``model`` on a ``slice`` ("4x2" or a chip count "8") of ``chip``;
+    ``tp_d`` shards the weights over D too (2-D weight-stationary sharding)."""
     return Serve(
         _ask(
             "serve",
@@ -164,6 +166,7 @@ def serve(
             mfu=mfu,
             tp=tp,
             dp=dp,
+            tp_d=tp_d,
             slices=int(slices),
             ideal=bool(ideal),
             calib=dict(calib or {}),

@@ -572,3 +572,52 @@ fn serve_on_several_slices() {
         "does not split evenly",
     );
 }
+
+#[test]
+fn serve_takes_2d_tensor_parallelism() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "llm",
+            "serve",
+            "llama-2-70b",
+            "--chip",
+            "v5p",
+            "--slice",
+            "8x8x4",
+            "--batch",
+            "8192",
+            "--context",
+            "128",
+            "--ideal",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let two_d = json(&args(&["--tp", "32", "--tp-d", "8"]));
+    assert_eq!(two_d["sharding"]["tp_d"], 8);
+    assert_eq!(two_d["sharding"]["tp"], 32);
+    let one_d = json(&args(&["--tp", "256"]));
+    assert_eq!(one_d["sharding"]["tp_d"], 1);
+    // the same weights per chip, a third of the ICI time (256 chips, past the book's 63;
+    // 8192 sequences, so that the collectives are bandwidth bound)
+    assert_eq!(
+        f(&two_d["memory_per_chip"], "weights"),
+        f(&one_d["memory_per_chip"], "weights")
+    );
+    assert!(f(&two_d["decode"], "ici_s") < 0.5 * f(&one_d["decode"], "ici_s"));
+    fails(
+        &[
+            "llm",
+            "serve",
+            "llama-2-70b",
+            "--chip",
+            "v5p",
+            "--slice",
+            "8x8x4",
+            "--tp-d",
+            "3",
+        ],
+        "--tp-d",
+    );
+}

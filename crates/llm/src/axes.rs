@@ -1,6 +1,6 @@
 //! Sharding degrees and where they sit on a slice: each strategy takes whole axes
-//! or a factor of one, innermost first (tensor, sequence, expert, FSDP, data,
-//! pipeline), and its collectives run on that sub-slice with the wraparound of the
+//! or a factor of one, innermost first (tensor, tensor over D, sequence, expert, FSDP,
+//! data, pipeline), and its collectives run on that sub-slice with the wraparound of the
 //! axes it holds whole.
 
 use crate::error::{LlmError, Result};
@@ -14,8 +14,13 @@ pub struct Degrees {
     pub dp: u64,
     /// Fully sharded data parallel (ZeRO-3) over ICI.
     pub fsdp: u64,
-    /// Tensor (model) parallel, Megatron style.
+    /// Tensor (model) parallel, Megatron style: weights sharded over the hidden
+    /// dimension F (and the attention heads).
     pub tp: u64,
+    /// Tensor parallel over the model dimension D too: the book's 2-D
+    /// weight-stationary sharding (Part 7, from the ESTI paper), `tp` its Y·Z axes and
+    /// `tp_d` its X axis; weights sharded over `tp · tp_d` chips. Serving only.
+    pub tp_d: u64,
     /// Pipeline stages.
     pub pp: u64,
     /// Expert parallel (MoE).
@@ -32,6 +37,7 @@ impl Default for Degrees {
             dp: 1,
             fsdp: 1,
             tp: 1,
+            tp_d: 1,
             pp: 1,
             ep: 1,
             sp: 1,
@@ -43,7 +49,7 @@ impl Default for Degrees {
 impl Degrees {
     /// Chips of one slice the ICI degrees use.
     pub fn ici_chips(&self) -> u64 {
-        self.dp * self.fsdp * self.tp * self.pp * self.ep * self.sp
+        self.dp * self.fsdp * self.tp * self.tp_d * self.pp * self.ep * self.sp
     }
 
     /// `dp=2 fsdp=4 …`, unused degrees left out.
@@ -62,9 +68,10 @@ impl Degrees {
     }
 
     /// (name, degree) of every strategy, in placement order, then DCN.
-    pub fn named(&self) -> [(&'static str, u64); 7] {
+    pub fn named(&self) -> [(&'static str, u64); 8] {
         [
             ("tp", self.tp),
+            ("tp_d", self.tp_d),
             ("sp", self.sp),
             ("ep", self.ep),
             ("fsdp", self.fsdp),
@@ -78,7 +85,7 @@ impl Degrees {
 /// One strategy's share of the slice.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placed {
-    /// `tp`, `sp`, `ep`, `fsdp`, `dp` or `pp`.
+    /// `tp`, `tp_d`, `sp`, `ep`, `fsdp`, `dp` or `pp`.
     pub strategy: &'static str,
     /// Its sub-slice: the axis pieces it holds, wraparound where it holds a
     /// wrapping axis whole.
@@ -97,7 +104,7 @@ pub fn place(slice: &Slice, deg: &Degrees) -> Result<Vec<Placed>> {
     };
     if deg.ici_chips() != slice.chips() {
         return Err(wrong(format!(
-            "the ICI degrees multiply to {} but the slice has {} chips; dp·fsdp·tp·pp·ep·sp must equal {}",
+            "the ICI degrees multiply to {} but the slice has {} chips; dp·fsdp·tp·tp_d·pp·ep·sp must equal {}",
             deg.ici_chips(),
             slice.chips(),
             slice.chips()
@@ -106,7 +113,7 @@ pub fn place(slice: &Slice, deg: &Degrees) -> Result<Vec<Placed>> {
     let mut left: Vec<u64> = slice.dims.iter().map(|&d| u64::from(d)).collect();
     let mut axis = 0usize;
     let mut out = Vec::new();
-    for (name, degree) in deg.named().into_iter().take(6) {
+    for (name, degree) in deg.named().into_iter().take(7) {
         if degree <= 1 {
             continue;
         }

@@ -33,6 +33,7 @@ pub fn candidates(input: &TrainInput) -> Vec<Degrees> {
                 for fsdp in divisors(r3) {
                     let deg = Degrees {
                         tp,
+                        tp_d: 1,
                         pp,
                         ep,
                         fsdp,

@@ -39,6 +39,9 @@ pub struct ServeInput {
     pub tp: Option<u64>,
     /// Data-parallel replicas; `None` searches (or `chips / tp`).
     pub dp: Option<u64>,
+    /// Tensor parallel over D as well (2-D weight-stationary sharding, see
+    /// [`Degrees::tp_d`]); `None` searches (1 when `tp` or `dp` is given).
+    pub tp_d: Option<u64>,
     /// Slices serving side by side (over DCN), each with `batch / slices` sequences
     /// and the same sharding; serving needs no traffic between them.
     pub slices: u64,
@@ -66,6 +69,7 @@ impl ServeInput {
             attention_flops: !ideal,
             tp: None,
             dp: None,
+            tp_d: None,
             slices: 1,
         }
     }
@@ -280,7 +284,7 @@ fn serve_one(input: &ServeInput) -> Result<ServeReport> {
     check(input)?;
     let n = input.slice.chips();
     let (plan, runners_up) = choose(input)?;
-    let mem = memory(input, plan.deg.tp, n, input.batch);
+    let mem = memory(input, &plan.deg, n, input.batch);
     let total_needed = total_bytes(input, input.batch);
     let (min_slice, min_chips) = min_slice(input, total_needed)?;
     let hbm = input.slice.chip.hbm_bytes as f64;
@@ -341,7 +345,7 @@ pub fn frontier(input: &ServeInput, sharding: Degrees) -> Result<Vec<FrontierPoi
         .into_iter()
         .map(|b| {
             let t = decode(input, &plan, b)?;
-            let m = memory(input, sharding.tp, input.slice.chips(), b);
+            let m = memory(input, &sharding, input.slice.chips(), b);
             Ok(FrontierPoint {
                 batch: b,
                 decode_step_s: t.time_s,
@@ -381,29 +385,25 @@ fn check(input: &ServeInput) -> Result<()> {
 }
 
 /// The sharding to use: the one given, or the fastest decode that fits (model
-/// parallel over the slice first among equals), with the rest as runners-up.
+/// parallel over the slice first among equals; 1-D before 2-D tensor parallelism),
+/// with the rest as runners-up.
 fn choose(input: &ServeInput) -> Result<(Plan, Vec<ServeAlternative>)> {
     let n = input.slice.chips();
-    let given = |tp: u64, dp: u64| Degrees {
-        tp,
-        dp,
-        ..Degrees::default()
-    };
-    if input.tp.is_some() || input.dp.is_some() {
-        let (tp, dp) = match (input.tp, input.dp) {
-            (Some(t), Some(d)) => (t, d),
-            _ => resolve_pair(input, n)?,
-        };
-        let deg = given(tp, dp);
-        let placed = place(&input.slice, &deg)?;
-        if input.batch < dp {
-            return Err(less_than_one(input.batch, dp));
+    if input.tp.is_some() || input.dp.is_some() || input.tp_d.is_some() {
+        return given(input, n);
+    }
+    let mut shardings: Vec<Degrees> = Vec::new();
+    let divisors = |k: u64| (1..=k).filter(move |t| k % t == 0);
+    for tp in divisors(n).collect::<Vec<_>>().into_iter().rev() {
+        shardings.push(degrees(tp, 1, n / tp));
+    }
+    for tp in divisors(n).collect::<Vec<_>>().into_iter().rev() {
+        for tp_d in divisors(n / tp).filter(|&d| d > 1) {
+            shardings.push(degrees(tp, tp_d, n / tp / tp_d));
         }
-        return Ok((Plan { deg, placed }, Vec::new()));
     }
     let mut options = Vec::new();
-    for tp in (1..=n).rev().filter(|t| n % t == 0) {
-        let deg = given(tp, n / tp);
+    for deg in shardings {
         let Ok(placed) = place(&input.slice, &deg) else {
             continue;
         };
@@ -412,7 +412,7 @@ fn choose(input: &ServeInput) -> Result<(Plan, Vec<ServeAlternative>)> {
         }
         let plan = Plan { deg, placed };
         let t = decode(input, &plan, input.batch)?;
-        let m = memory(input, tp, n, input.batch);
+        let m = memory(input, &deg, n, input.batch);
         let fits = m.weights + m.kv + m.activations <= input.slice.chip.hbm_bytes as f64;
         options.push((plan, t, fits));
     }
@@ -459,6 +459,45 @@ fn choose(input: &ServeInput) -> Result<(Plan, Vec<ServeAlternative>)> {
     Ok((plan, runners))
 }
 
+/// Degrees of a serving sharding: `tp` (and `tp_d`) inside a replica, `dp` replicas.
+fn degrees(tp: u64, tp_d: u64, dp: u64) -> Degrees {
+    Degrees {
+        tp,
+        tp_d,
+        dp,
+        ..Degrees::default()
+    }
+}
+
+/// Chips a replica's weights are sharded over: `tp · tp_d`.
+fn model_parallel(deg: &Degrees) -> u64 {
+    deg.tp * deg.tp_d
+}
+
+/// The sharding given (`tp_d` 1 unless given; of tp and dp, one given fills the rest).
+fn given(input: &ServeInput, n: u64) -> Result<(Plan, Vec<ServeAlternative>)> {
+    let tp_d = input.tp_d.unwrap_or(1);
+    if tp_d == 0 || n % tp_d != 0 {
+        return Err(bad(
+            "--tp-d",
+            tp_d,
+            format!("must divide the slice's {n} chips (tp·tp_d·dp = {n})"),
+        ));
+    }
+    let rest = n / tp_d;
+    let (tp, dp) = match (input.tp, input.dp) {
+        (Some(t), Some(d)) => (t, d),
+        (None, None) => (rest, 1),
+        _ => resolve_pair(input, rest)?,
+    };
+    let deg = degrees(tp, tp_d, dp);
+    let placed = place(&input.slice, &deg)?;
+    if input.batch < dp {
+        return Err(less_than_one(input.batch, dp));
+    }
+    Ok((Plan { deg, placed }, Vec::new()))
+}
+
 /// One of tp/dp given: the other fills the slice.
 fn resolve_pair(input: &ServeInput, n: u64) -> Result<(u64, u64)> {
     let (given, name) = match (input.tp, input.dp) {
@@ -470,7 +509,7 @@ fn resolve_pair(input: &ServeInput, n: u64) -> Result<(u64, u64)> {
         return Err(bad(
             name,
             given,
-            format!("must divide the slice's {n} chips (tp·dp = {n})"),
+            format!("must divide the {n} chips left to tp·dp"),
         ));
     }
     Ok(match (input.tp, input.dp) {
@@ -507,9 +546,10 @@ fn total_bytes(input: &ServeInput, batch: u64) -> f64 {
     weights_bytes(input) + kv_bytes(input, batch) + activation_bytes(input, batch)
 }
 
-fn memory(input: &ServeInput, tp: u64, chips: u64, batch: u64) -> ServeMemory {
+/// Per chip: weights over a replica's `tp·tp_d` chips, caches and activations over all.
+fn memory(input: &ServeInput, deg: &Degrees, chips: u64, batch: u64) -> ServeMemory {
     ServeMemory {
-        weights: weights_bytes(input) / tp as f64,
+        weights: weights_bytes(input) / model_parallel(deg) as f64,
         kv: kv_bytes(input, batch) / chips as f64,
         activations: activation_bytes(input, batch) / chips as f64,
     }
@@ -539,7 +579,7 @@ fn max_batch(input: &ServeInput, deg: Degrees) -> u64 {
     let n = input.slice.chips();
     let hbm = input.slice.chip.hbm_bytes as f64;
     let fits = |b: u64| {
-        let m = memory(input, deg.tp, n, b);
+        let m = memory(input, &deg, n, b);
         m.weights + m.kv + m.activations <= hbm
     };
     let (mut lo, mut hi) = (0u64, 1u64 << 40);
@@ -574,15 +614,47 @@ fn peak(input: &ServeInput) -> f64 {
     input.slice.chip.peak(RateClass::Bf16).ops_per_s
 }
 
-/// Tensor-parallel AllReduces of a layer (after attention and after the MLP) for
-/// `tokens` tokens on one replica, all layers.
+/// Tensor-parallel collectives of `tokens` tokens on one replica, all layers: with
+/// 1-D tensor parallelism an AllReduce after attention and one after the MLP; with
+/// 2-D weight-stationary sharding ([`tp_2d_block`]) the book's three collectives
+/// around each block.
 fn tp_collectives(input: &ServeInput, plan: &Plan, tokens: f64) -> Result<f64> {
+    let m = &input.model;
+    if plan.deg.tp_d > 1 {
+        let mlp_width = (m.d_ff * m.experts_active) as f64;
+        let attention_width = (m.heads * m.head_dim) as f64;
+        let per_layer = tp_2d_block(input, plan, tokens, mlp_width)?
+            + tp_2d_block(input, plan, tokens, attention_width)?;
+        return Ok(m.layers as f64 * per_layer);
+    }
     let Some(tp) = comm::find(&plan.placed, "tp") else {
         return Ok(0.0);
     };
-    let bytes = tokens * input.model.d_model as f64 * 2.0;
+    let bytes = tokens * m.d_model as f64 * 2.0;
     let one = comm::time(tp, Collective::AllReduce, bytes, &input.eff)?;
-    Ok(2.0 * input.model.layers as f64 * one)
+    Ok(2.0 * m.layers as f64 * one)
+}
+
+/// One block (MLP of hidden width F, or attention over its heads' width) under 2-D
+/// weight-stationary sharding, the book's algorithm (Part 7, question 7): weights
+/// `W_in[D_X, F_YZ]`, `W_out[F_YZ, D_X]` with X = `tp_d`, YZ = `tp`; the input
+/// AllGathered over YZ (`[B, D_XYZ] → [B, D_X]`), the partial sums of `[B, F_YZ]`
+/// AllReduced over X, the output ReduceScattered over YZ (`→ [B, D_XYZ]`): on a torus,
+/// `2BD/(X·W) + 4BF/(YZ·W)` in bf16, each collective through the chip model's times on
+/// the axes it runs over.
+fn tp_2d_block(input: &ServeInput, plan: &Plan, tokens: f64, width: f64) -> Result<f64> {
+    let d = input.model.d_model as f64;
+    let (x, yz) = (plan.deg.tp_d as f64, plan.deg.tp as f64);
+    let on = |strategy: &str, kind: Collective, bytes: f64| -> Result<f64> {
+        match comm::find(&plan.placed, strategy) {
+            Some(p) => comm::time(p, kind, bytes, &input.eff),
+            None => Ok(0.0),
+        }
+    };
+    let gathered = tokens * d / x * 2.0;
+    Ok(on("tp", Collective::AllGather, gathered)?
+        + on("tp_d", Collective::AllReduce, tokens * width / yz * 2.0)?
+        + on("tp", Collective::ReduceScatter, gathered)?)
 }
 
 fn compose(eff: &Efficiency, hbm_s: f64, math_s: f64, ici_s: f64, overhead_s: f64) -> StepTerms {
@@ -613,7 +685,8 @@ fn decode(input: &ServeInput, plan: &Plan, batch: u64) -> Result<StepTerms> {
     let n = input.slice.chips() as f64;
     let b = batch as f64;
     let c = &input.slice.chip;
-    let bytes = weights_bytes(input) / plan.deg.tp as f64 + kv_bytes(input, batch) / n;
+    let bytes =
+        weights_bytes(input) / model_parallel(&plan.deg) as f64 + kv_bytes(input, batch) / n;
     let hbm_s = bytes / (c.hbm_bytes_per_s * input.eff.hbm);
     let mut flops = 2.0 * m.params().params_active as f64 * b;
     if input.attention_flops {
@@ -630,7 +703,7 @@ fn decode(input: &ServeInput, plan: &Plan, batch: u64) -> Result<StepTerms> {
 /// calibrated model).
 fn prefill(input: &ServeInput, plan: &Plan, p: u64) -> Result<StepTerms> {
     let m = &input.model;
-    let tp = plan.deg.tp as f64;
+    let tp = model_parallel(&plan.deg) as f64;
     let pf = p as f64;
     let c = &input.slice.chip;
     let mut flops = 2.0 * m.params().params_active as f64 * pf;
@@ -641,4 +714,73 @@ fn prefill(input: &ServeInput, plan: &Plan, p: u64) -> Result<StepTerms> {
     let hbm_s = weights_bytes(input) / tp / (c.hbm_bytes_per_s * input.eff.hbm);
     let ici_s = tp_collectives(input, plan, pf)?;
     Ok(compose(&input.eff, hbm_s, math_s, ici_s, 0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `model` on v5p `shape` with `tp`, `tp_d`, the book's roofline and no hop latency.
+    fn plan_of(model: &str, shape: &str, tp: u64, tp_d: u64) -> (ServeInput, Plan) {
+        let chip = tpusim_chip::lookup("v5p").unwrap();
+        let mut input = ServeInput::new(
+            crate::zoo::lookup(model).unwrap(),
+            slices::parse(&chip, shape).unwrap(),
+            true,
+        );
+        input.eff.hop_latency = 0.0;
+        let deg = degrees(tp, tp_d, input.slice.chips() / tp / tp_d);
+        let placed = place(&input.slice, &deg).unwrap();
+        (input, Plan { deg, placed })
+    }
+
+    #[test]
+    fn a_2d_block_costs_what_the_book_says() {
+        // X = 4 on one wrapped axis, YZ = 16 on two: 2BD/(X·W) + 4BF/(YZ·W)
+        let (input, plan) = plan_of("llama-2-70b", "4x4x4", 16, 4);
+        assert!(plan
+            .placed
+            .iter()
+            .all(|p| p.slice.wraparound.iter().all(|&w| w)));
+        let w = input.slice.chip.ici_bidi_bytes_per_s;
+        let m = &input.model;
+        let (b, d, f) = (512.0, m.d_model as f64, m.d_ff as f64);
+        let book = 2.0 * b * d / (4.0 * w) + 4.0 * b * f / (16.0 * w);
+        let ours = tp_2d_block(&input, &plan, b, f).unwrap();
+        assert!((ours / book - 1.0).abs() < 1e-12, "{ours} vs {book}");
+    }
+
+    #[test]
+    fn with_tp_d_1_the_2d_collectives_are_one_allreduce() {
+        // AllGather + ReduceScatter over the same axes cost one AllReduce
+        let (input, plan) = plan_of("llama-2-70b", "4x4x4", 64, 1);
+        let b = 256.0;
+        let d = input.model.d_model as f64;
+        let two_d = tp_2d_block(&input, &plan, b, input.model.d_ff as f64).unwrap();
+        let tp = comm::find(&plan.placed, "tp").unwrap();
+        let all_reduce = comm::time(tp, Collective::AllReduce, b * d * 2.0, &input.eff).unwrap();
+        assert!(
+            (two_d / all_reduce - 1.0).abs() < 1e-12,
+            "{two_d} vs {all_reduce}"
+        );
+    }
+
+    #[test]
+    fn past_the_books_chip_count_2d_moves_fewer_bytes() {
+        // the book: 2-D beats 1-D model parallelism when N > 32·(F/D)·(3/4)²; for
+        // LLaMA-2 70B (F/D = 3.5) that is N > 63. On 256 v5p chips (8x8x4) the best 2-D
+        // split moves less than 1-D over all of them.
+        let one_d = {
+            let (input, plan) = plan_of("llama-2-70b", "8x8x4", 256, 1);
+            tp_collectives(&input, &plan, 1024.0).unwrap()
+        };
+        let two_d = [(64, 4), (32, 8), (16, 16)]
+            .into_iter()
+            .map(|(tp, x)| {
+                let (input, plan) = plan_of("llama-2-70b", "8x8x4", tp, x);
+                tp_collectives(&input, &plan, 1024.0).unwrap()
+            })
+            .fold(f64::INFINITY, f64::min);
+        assert!(two_d < one_d, "2-D {two_d} s, 1-D {one_d} s");
+    }
 }

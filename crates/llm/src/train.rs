@@ -249,6 +249,14 @@ pub fn answer(input: &TrainInput) -> Result<TrainOutput> {
 /// Evaluate one sharding (`deg.dcn_dp` must equal `input.slices`).
 pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     check(input)?;
+    if deg.tp_d > 1 {
+        return Err(crate::error::LlmError::BadSharding {
+            given: deg.describe(),
+            slice: input.slice.shape(),
+            problem: "2-D tensor parallelism (tp_d) is modelled for serving only; train with tp"
+                .into(),
+        });
+    }
     let placed = place(&input.slice, &deg)?;
     let replicas = deg.dp * deg.fsdp * input.slices;
     let sequences = input.batch_tokens / input.seq;

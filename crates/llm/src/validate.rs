@@ -185,6 +185,7 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency) -> Result<Case> {
             attention_flops: true,
             tp: Some(if data_parallel { 1 } else { chips }),
             dp: Some(if data_parallel { chips } else { 1 }),
+            tp_d: None,
             slices: 1,
         };
         let r = serve(&input)?;

@@ -32,6 +32,7 @@ fn serve_input(model: &str, slice: &str, batch: u64, context: u64, p: Precision)
         attention_flops: false,
         tp: None,
         dp: None,
+        tp_d: None,
         slices: 1,
     }
 }

@@ -40,6 +40,12 @@ pub struct ServeArgs {
     /// Data-parallel replicas (default: searched, or chips / tp).
     #[arg(long)]
     pub dp: Option<u64>,
+    /// 2-D tensor parallelism: also shard the weights over the model dimension D this
+    /// many ways (the book's 2-D weight-stationary sharding; X = tp_d, YZ = tp),
+    /// inside a replica of tp · tp_d chips (default: searched; 1 when --tp or --dp is
+    /// given).
+    #[arg(long)]
+    pub tp_d: Option<u64>,
     /// Slices serving side by side over DCN, each with batch / slices sequences.
     #[arg(long, default_value_t = 1)]
     pub slices: u64,
@@ -76,6 +82,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     input.eff = a.mode.efficiency()?;
     input.mfu = a.mfu;
     input.tp = a.tp;
+    input.tp_d = a.tp_d;
     input.dp = a.dp;
     input.slices = a.slices;
     let wants_frontier = a.sweep_batch || a.svg.is_some() || a.html.is_some();

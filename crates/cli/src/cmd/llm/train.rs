@@ -92,6 +92,7 @@ impl TrainArgs {
             dp: self.dp.unwrap_or(1),
             fsdp: self.fsdp.unwrap_or(1),
             tp: self.tp.unwrap_or(1),
+            tp_d: 1,
             pp: self.pp.unwrap_or(1),
             ep: self.ep.unwrap_or(1),
             sp: self.sp.unwrap_or(1),
