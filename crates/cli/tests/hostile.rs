@@ -40,7 +40,11 @@ fn scalesim_user_mode_with_a_huge_array_ends_at_once() {
         &cfg,
         "[general]\nrun_name = big\n[architecture_presets]\nArrayHeight: 4294967295\nArrayWidth: 8\n\
          IfmapSramSzkB: 1\nFilterSramSzkB: 1\nOfmapSramSzkB: 1\nIfmapOffset: 0\nFilterOffset: 10000000\n\
-         OfmapOffset: 20000000\nDataflow: ws\nBandwidth: 10\n[run_presets]\nInterfaceBandwidth: USER\n",
+         OfmapOffset: 20000000\nDataflow: ws\nBandwidth: 10\nReadRequestBuffer: 32\nWriteRequestBuffer: 32\n\
+         [layout]\nIfmapCustomLayout: False\nFilterCustomLayout: False\nIfmapSRAMBankBandwidth: 10\n\
+         IfmapSRAMBankNum: 10\nIfmapSRAMBankPort: 2\nFilterSRAMBankBandwidth: 10\nFilterSRAMBankNum: 10\n\
+         FilterSRAMBankPort: 2\n[sparsity]\nSparsitySupport: false\n\
+         [run_presets]\nInterfaceBandwidth: USER\nUseRamulatorTrace: False\n",
     )
     .unwrap();
     let topo = d.path().join("t.csv");

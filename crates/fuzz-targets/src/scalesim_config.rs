@@ -1,5 +1,5 @@
-//! SCALE-Sim configs (`systolic run -c`): parse, then run the closed-form report and
-//! our own model on a small layer.
+//! SCALE-Sim configs (`systolic run -c`): whether SCALE-Sim could read it (the compat
+//! parse), then parse, run the closed-form report and our own model on a small layer.
 use tpusim_systolic::scalesim::{compat, config::ScaleConfig, ours, topology::parse_topology};
 
 /// One input, as the fuzzer gives it.
@@ -7,6 +7,7 @@ pub fn run(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    let _ = ScaleConfig::parse_compat(text, "c.cfg");
     let Ok(cfg) = ScaleConfig::parse(text, "c.cfg") else {
         return;
     };

@@ -300,10 +300,8 @@ mod fuzz {
             r in 1u64..20, cols in 1u64..20, df in 0usize..3, user in any::<bool>(), kb in 1u64..8, bw in 1u64..12
         ) {
             prop_assume!(f <= h && f <= w);
-            let cfg_text = format!(
-                "[general]\nrun_name = x\n[architecture_presets]\nArrayHeight: {r}\nArrayWidth: {cols}\nIfmapSramSzkB: {kb}\nFilterSramSzkB: {kb}\nOfmapSramSzkB: {kb}\nDataflow: {}\nBandwidth: {bw}\n[run_presets]\nInterfaceBandwidth: {}\n",
-                ["ws", "os", "is"][df], if user { "USER" } else { "CALC" });
-            let cfg = ScaleConfig::parse(&cfg_text, "c.cfg").unwrap();
+            let df = ["ws", "os", "is"][df];
+            let cfg = ScaleConfig::of_parts(r, cols, df, [kb; 3], user.then_some(bw), 10).unwrap();
             let topo = format!("Layer name,H,W,FH,FW,C,N,S,\nl,{h},{w},{f},{f},{c},{nf},{s},\n");
             let (_, layers) = parse_topology(&topo, "t.csv", None).unwrap();
             for l in &layers {
@@ -357,4 +355,26 @@ fn configs_built_from_parts_replay_the_goldens() {
         compared += 1;
     }
     assert!(compared >= 30, "{compared}");
+}
+
+/// Configs SCALE-Sim 3.0.0 cannot read (`bench/scalesim_unreadable.py`, run against it):
+/// compat mode refuses each with SCALE-Sim's own reason; the golden config it was
+/// broken from is read.
+#[test]
+fn unreadable_configs_are_refused_with_scalesims_reason() {
+    let text = std::fs::read_to_string(data().join("unreadable.jsonl")).unwrap();
+    let mut n = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (case, cfg) = (v["case"].as_str().unwrap(), v["cfg"].as_str().unwrap());
+        let reason = v["reason"].as_str().unwrap();
+        let e = ScaleConfig::parse_compat(cfg, "scale.cfg")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(reason), "{case}: {e}");
+        n += 1;
+    }
+    assert_eq!(n, 15);
+    let good = golden("gemm_8_os_calc", "scale.cfg");
+    assert!(ScaleConfig::parse_compat(&good, "scale.cfg").is_ok());
 }

@@ -37,7 +37,9 @@
 //! CALC and USER; refetching and stalling ones included) byte for byte.
 //!
 //! Still refused ([`layer_report`] returns [`SystolicError::NotReproduced`] with the
-//! reason): configs enabling what SCALE-Sim models and we do not (custom layouts with
+//! reason): configs SCALE-Sim 3.0.0 cannot read are refused before this, by
+//! [`ScaleConfig::parse_compat`] (a missing section or key, a malformed number, with
+//! Python's error); configs enabling what SCALE-Sim models and we do not (custom layouts with
 //! bank conflicts, sparsity, Ramulator DRAM traces: [`ScaleConfig::unmodelled`]);
 //! configurations SCALE-Sim 3.0.0 itself crashes or loops forever on (two
 //! CALC refetch triggers in one cycle divide by zero; an SRAM under 100 bytes; a zero

@@ -1,8 +1,9 @@
 //! SCALE-Sim's `.cfg` file (Python configparser INI): the fields tpusim uses.
 
+use super::readable::Ini;
 use crate::error::{Result, SystolicError};
 use crate::shape::{ArraySpec, Dataflow};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How SCALE-Sim sizes the DRAM interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,8 +53,9 @@ fn err(file: &str, msg: String) -> SystolicError {
 
 /// Parse configparser-style text: `[section]`, `key = value` or `key: value`, `#`/`;`
 /// comment lines; section and key names are matched case-insensitively.
-fn parse_ini(text: &str, file: &str) -> Result<HashMap<(String, String), String>> {
+fn parse_ini(text: &str, file: &str) -> Result<Ini> {
     let mut out = HashMap::new();
+    let mut sections = HashSet::new();
     let mut section = String::new();
     for (no, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -65,6 +67,7 @@ fn parse_ini(text: &str, file: &str) -> Result<HashMap<(String, String), String>
                 .strip_suffix(']')
                 .ok_or_else(|| err(file, format!("line {}: unclosed section '{line}'", no + 1)))?;
             section = name.trim().to_ascii_lowercase();
+            sections.insert(section.clone());
             continue;
         }
         let pos = line.find(['=', ':']).ok_or_else(|| {
@@ -79,7 +82,10 @@ fn parse_ini(text: &str, file: &str) -> Result<HashMap<(String, String), String>
             v[1..].trim().to_string(),
         );
     }
-    Ok(out)
+    Ok(Ini {
+        values: out,
+        sections,
+    })
 }
 
 impl ScaleConfig {
@@ -119,9 +125,22 @@ impl ScaleConfig {
         Self::parse(&text, "sweep configuration")
     }
 
+    /// Parse a config's text for `--scalesim-compat`: refused, with SCALE-Sim 3.0.0's
+    /// own reason, when SCALE-Sim could not read it (see `readable`), before anything
+    /// our own parser would default or refuse in its own words.
+    pub fn parse_compat(text: &str, file: &str) -> Result<Self> {
+        if let Some(why) = super::readable::refusal(&parse_ini(text, file)?) {
+            return Err(err(
+                file,
+                format!("SCALE-Sim 3.0.0 cannot read this config ({why}); --scalesim-compat reproduces only what it runs"),
+            ));
+        }
+        Self::parse(text, file)
+    }
+
     /// Parse a config's text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self> {
-        let ini = parse_ini(text, file)?;
+        let ini = parse_ini(text, file)?.values;
         let get = |s: &str, k: &str| -> Result<&String> {
             ini.get(&(s.to_string(), k.to_ascii_lowercase()))
                 .ok_or_else(|| err(file, format!("missing [{s}] {k}")))

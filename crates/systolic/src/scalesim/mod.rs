@@ -29,6 +29,7 @@ pub mod config;
 mod demand;
 pub mod ours;
 pub mod pyfmt;
+pub mod readable;
 pub mod report;
 pub mod topology;
 mod user_refetch;

@@ -73,29 +73,10 @@ struct CompatOut {
 
 fn scalesim_gemm(a: &GemmArgs, g: sy::Gemm, arr: sy::ArraySpec, o: sy::RunOptions) -> Result<()> {
     use sy::scalesim::{compat, config, topology::TopoLayer};
-    let cfg = config::ScaleConfig {
-        run_name: "gemm".into(),
-        array: arr,
-        ifmap_kb: 1 << 20,
-        filter_kb: 1 << 20,
-        ofmap_kb: 1 << 20,
-        dataflow: o.dataflow,
-        mode: config::BandwidthMode::Calc,
-        bandwidths: vec![],
-        ifmap_bank_bandwidth: 10,
-        filter_bank_bandwidth: 10,
-        unmodelled: vec![],
-    };
-    let l = TopoLayer {
-        name: "gemm".into(),
-        ifmap_h: g.m,
-        ifmap_w: g.k,
-        filt_h: 1,
-        filt_w: g.k,
-        channels: 1,
-        num_filt: g.n,
-        stride: 1,
-    };
+    // SRAMs too large to matter: only the compute columns are read
+    let sram = [1 << 20; 3];
+    let cfg = config::ScaleConfig::of_parts(arr.rows, arr.cols, o.dataflow.name(), sram, None, 10)?;
+    let l = TopoLayer::gemm("gemm".into(), g.m, g.n, g.k);
     let r = compat::compute_report(&cfg, &l)?;
     let out = CompatOut {
         model: "scalesim-compat",

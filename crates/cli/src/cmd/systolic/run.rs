@@ -68,10 +68,13 @@ struct RunJson {
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
-    let cfg = ScaleConfig::parse(
-        &read_input(&a.config, InputKind::ScaleSimConfig)?,
-        &a.config.display().to_string(),
-    )?;
+    let text = read_input(&a.config, InputKind::ScaleSimConfig)?;
+    let file = a.config.display().to_string();
+    let cfg = if a.scalesim_compat {
+        ScaleConfig::parse_compat(&text, &file)?
+    } else {
+        ScaleConfig::parse(&text, &file)?
+    };
     let fmt = match a.input_type.as_deref() {
         None => None,
         Some("gemm") => Some(topology::TopoFormat::Gemm),
