@@ -133,12 +133,13 @@ fn degrees(given: &BTreeMap<String, u64>) -> Result<Degrees, String> {
             "dp" => d.dp = v,
             "fsdp" => d.fsdp = v,
             "tp" => d.tp = v,
+            "tp_d" => d.tp_d = v,
             "pp" => d.pp = v,
             "ep" => d.ep = v,
             "sp" => d.sp = v,
             other => {
                 return Err(format!(
-                    "unknown degree '{other}' (dp, fsdp, tp, pp, ep, sp)"
+                    "unknown degree '{other}' (dp, fsdp, tp, tp_d, pp, ep, sp)"
                 ))
             }
         }

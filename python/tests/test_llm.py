@@ -125,3 +125,11 @@ def test_serve_with_2d_tensor_parallelism_equals_the_cli(cli):
     assert got.to_dict() == cli("llm", "serve", "llama-2-70b", "--chip", "v5p", "--slice", "8x8x4", "--batch", "8192",
                                 "--context", "128", "--tp", "32", "--tp-d", "8", "--ideal")
     assert got.sharding["tp_d"] == 8
+
+
+def test_train_with_2d_tensor_parallelism_equals_the_cli(cli):
+    got = tpusim.llm.train("llama-2-70b", chip="v5p", slice="8x8x4", batch_tokens=4 << 20, seq=4096,
+                           degrees={"tp": 16, "tp_d": 4, "fsdp": 4})
+    assert got.to_dict() == cli("llm", "train", "llama-2-70b", "--chip", "v5p", "--slice", "8x8x4", "--batch-tokens", "4Mi",
+                                "--seq", "4096", "--tp", "16", "--tp-d", "4", "--fsdp", "4")
+    assert got.sharding["tp_d"] == 4

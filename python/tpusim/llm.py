@@ -196,7 +196,8 @@ def train(
     calib: Optional[Mapping[str, float]] = None,
 ) -> Train:
     """``tpusim llm train``: memory per chip by part, step time, MFU and tokens/s;
-    ``degrees`` such as ``{"fsdp": 64, "tp": 4}`` (or ``None`` to search)."""
+    ``degrees`` such as ``{"fsdp": 64, "tp": 4}`` (keys dp, fsdp, tp, tp_d, pp, ep, sp;
+    ``None`` to search)."""
     return Train(
         _ask(
             "train",

@@ -621,3 +621,36 @@ fn serve_takes_2d_tensor_parallelism() {
         "--tp-d",
     );
 }
+
+#[test]
+fn train_takes_2d_tensor_parallelism() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "llm",
+            "train",
+            "llama-2-70b",
+            "--chip",
+            "v5p",
+            "--slice",
+            "8x8x4",
+            "--batch-tokens",
+            "4Mi",
+            "--seq",
+            "4096",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let two_d = json(&args(&["--tp", "16", "--tp-d", "4", "--fsdp", "4"]));
+    assert_eq!(two_d["sharding"]["tp_d"], 4);
+    let one_d = json(&args(&["--tp", "64", "--fsdp", "4"]));
+    // the same model split per chip; 2-D moves fewer bytes over ICI on 64 chips of model
+    // parallelism (past the book's 63 for F/D = 3.5)
+    assert_eq!(
+        f(&two_d["memory_per_chip"], "weights"),
+        f(&one_d["memory_per_chip"], "weights")
+    );
+    assert!(f(&two_d["comms"], "tp_s") < f(&one_d["comms"], "tp_s"));
+    fails(&args(&["--tp", "16", "--tp-d", "5", "--fsdp", "4"]), "tp_d");
+}

@@ -19,7 +19,7 @@ pub struct Degrees {
     pub tp: u64,
     /// Tensor parallel over the model dimension D too: the book's 2-D
     /// weight-stationary sharding (Part 7, from the ESTI paper), `tp` its Y·Z axes and
-    /// `tp_d` its X axis; weights sharded over `tp · tp_d` chips. Serving only.
+    /// `tp_d` its X axis; weights sharded over `tp · tp_d` chips.
     pub tp_d: u64,
     /// Pipeline stages.
     pub pp: u64,

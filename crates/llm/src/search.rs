@@ -18,31 +18,35 @@ fn divisors(n: u64) -> Vec<u64> {
     d
 }
 
-/// Every candidate sharding of the slice: tp divides the heads, pp the layers, ep
-/// the experts; sequence parallelism only when asked.
+/// Every candidate sharding of the slice: tp divides the heads (and tp_d, the second
+/// tensor axis, the model dimension, beside a tp above 1), pp the layers, ep the
+/// experts; sequence parallelism only when asked.
 pub fn candidates(input: &TrainInput) -> Vec<Degrees> {
     let m = &input.model;
     let n = input.slice.chips();
     let mut out = Vec::new();
     for tp in divisors(n).into_iter().filter(|t| m.heads % t == 0) {
-        let r1 = n / tp;
-        for pp in divisors(r1).into_iter().filter(|p| m.layers % p == 0) {
-            let r2 = r1 / pp;
-            for ep in divisors(r2).into_iter().filter(|e| m.experts % e == 0) {
-                let r3 = r2 / ep;
-                for fsdp in divisors(r3) {
-                    let deg = Degrees {
-                        tp,
-                        tp_d: 1,
-                        pp,
-                        ep,
-                        fsdp,
-                        dp: r3 / fsdp,
-                        sp: 1,
-                        dcn_dp: input.slices,
-                    };
-                    if place(&input.slice, &deg).is_ok() {
-                        out.push(deg);
+        let second_axis = |d: &u64| *d == 1 || (tp > 1 && m.d_model % d == 0);
+        for tp_d in divisors(n / tp).into_iter().filter(second_axis) {
+            let r1 = n / tp / tp_d;
+            for pp in divisors(r1).into_iter().filter(|p| m.layers % p == 0) {
+                let r2 = r1 / pp;
+                for ep in divisors(r2).into_iter().filter(|e| m.experts % e == 0) {
+                    let r3 = r2 / ep;
+                    for fsdp in divisors(r3) {
+                        let deg = Degrees {
+                            tp,
+                            tp_d,
+                            pp,
+                            ep,
+                            fsdp,
+                            dp: r3 / fsdp,
+                            sp: 1,
+                            dcn_dp: input.slices,
+                        };
+                        if place(&input.slice, &deg).is_ok() {
+                            out.push(deg);
+                        }
                     }
                 }
             }
@@ -104,7 +108,16 @@ pub fn best(input: &TrainInput) -> Result<TrainReport> {
     reports.sort_by(order);
     let best = reports.remove(0);
     // The best of each other family of strategies (which degrees are above 1).
-    let family = |d: &Degrees| [d.dp > 1, d.fsdp > 1, d.tp > 1, d.pp > 1, d.ep > 1];
+    let family = |d: &Degrees| {
+        [
+            d.dp > 1,
+            d.fsdp > 1,
+            d.tp > 1,
+            d.tp_d > 1,
+            d.pp > 1,
+            d.ep > 1,
+        ]
+    };
     let mut seen = vec![family(&best.sharding)];
     let mut firsts = Vec::new();
     for r in &reports {

@@ -616,15 +616,24 @@ fn peak(input: &ServeInput) -> f64 {
 
 /// Tensor-parallel collectives of `tokens` tokens on one replica, all layers: with
 /// 1-D tensor parallelism an AllReduce after attention and one after the MLP; with
-/// 2-D weight-stationary sharding ([`tp_2d_block`]) the book's three collectives
+/// 2-D weight-stationary sharding ([`comm::tp_2d_block`]) the book's three collectives
 /// around each block.
 fn tp_collectives(input: &ServeInput, plan: &Plan, tokens: f64) -> Result<f64> {
     let m = &input.model;
     if plan.deg.tp_d > 1 {
         let mlp_width = (m.d_ff * m.experts_active) as f64;
         let attention_width = (m.heads * m.head_dim) as f64;
-        let per_layer = tp_2d_block(input, plan, tokens, mlp_width)?
-            + tp_2d_block(input, plan, tokens, attention_width)?;
+        let block = |width: f64| {
+            comm::tp_2d_block(
+                &plan.placed,
+                &plan.deg,
+                m.d_model,
+                tokens,
+                width,
+                &input.eff,
+            )
+        };
+        let per_layer = block(mlp_width)? + block(attention_width)?;
         return Ok(m.layers as f64 * per_layer);
     }
     let Some(tp) = comm::find(&plan.placed, "tp") else {
@@ -633,28 +642,6 @@ fn tp_collectives(input: &ServeInput, plan: &Plan, tokens: f64) -> Result<f64> {
     let bytes = tokens * m.d_model as f64 * 2.0;
     let one = comm::time(tp, Collective::AllReduce, bytes, &input.eff)?;
     Ok(2.0 * m.layers as f64 * one)
-}
-
-/// One block (MLP of hidden width F, or attention over its heads' width) under 2-D
-/// weight-stationary sharding, the book's algorithm (Part 7, question 7): weights
-/// `W_in[D_X, F_YZ]`, `W_out[F_YZ, D_X]` with X = `tp_d`, YZ = `tp`; the input
-/// AllGathered over YZ (`[B, D_XYZ] → [B, D_X]`), the partial sums of `[B, F_YZ]`
-/// AllReduced over X, the output ReduceScattered over YZ (`→ [B, D_XYZ]`): on a torus,
-/// `2BD/(X·W) + 4BF/(YZ·W)` in bf16, each collective through the chip model's times on
-/// the axes it runs over.
-fn tp_2d_block(input: &ServeInput, plan: &Plan, tokens: f64, width: f64) -> Result<f64> {
-    let d = input.model.d_model as f64;
-    let (x, yz) = (plan.deg.tp_d as f64, plan.deg.tp as f64);
-    let on = |strategy: &str, kind: Collective, bytes: f64| -> Result<f64> {
-        match comm::find(&plan.placed, strategy) {
-            Some(p) => comm::time(p, kind, bytes, &input.eff),
-            None => Ok(0.0),
-        }
-    };
-    let gathered = tokens * d / x * 2.0;
-    Ok(on("tp", Collective::AllGather, gathered)?
-        + on("tp_d", Collective::AllReduce, tokens * width / yz * 2.0)?
-        + on("tp", Collective::ReduceScatter, gathered)?)
 }
 
 fn compose(eff: &Efficiency, hbm_s: f64, math_s: f64, ici_s: f64, overhead_s: f64) -> StepTerms {
@@ -734,6 +721,11 @@ mod tests {
         (input, Plan { deg, placed })
     }
 
+    fn block(input: &ServeInput, plan: &Plan, tokens: f64, width: f64) -> f64 {
+        let d = input.model.d_model;
+        comm::tp_2d_block(&plan.placed, &plan.deg, d, tokens, width, &input.eff).unwrap()
+    }
+
     #[test]
     fn a_2d_block_costs_what_the_book_says() {
         // X = 4 on one wrapped axis, YZ = 16 on two: 2BD/(X·W) + 4BF/(YZ·W)
@@ -746,7 +738,7 @@ mod tests {
         let m = &input.model;
         let (b, d, f) = (512.0, m.d_model as f64, m.d_ff as f64);
         let book = 2.0 * b * d / (4.0 * w) + 4.0 * b * f / (16.0 * w);
-        let ours = tp_2d_block(&input, &plan, b, f).unwrap();
+        let ours = block(&input, &plan, b, f);
         assert!((ours / book - 1.0).abs() < 1e-12, "{ours} vs {book}");
     }
 
@@ -756,7 +748,7 @@ mod tests {
         let (input, plan) = plan_of("llama-2-70b", "4x4x4", 64, 1);
         let b = 256.0;
         let d = input.model.d_model as f64;
-        let two_d = tp_2d_block(&input, &plan, b, input.model.d_ff as f64).unwrap();
+        let two_d = block(&input, &plan, b, input.model.d_ff as f64);
         let tp = comm::find(&plan.placed, "tp").unwrap();
         let all_reduce = comm::time(tp, Collective::AllReduce, b * d * 2.0, &input.eff).unwrap();
         assert!(

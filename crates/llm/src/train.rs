@@ -249,14 +249,6 @@ pub fn answer(input: &TrainInput) -> Result<TrainOutput> {
 /// Evaluate one sharding (`deg.dcn_dp` must equal `input.slices`).
 pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     check(input)?;
-    if deg.tp_d > 1 {
-        return Err(crate::error::LlmError::BadSharding {
-            given: deg.describe(),
-            slice: input.slice.shape(),
-            problem: "2-D tensor parallelism (tp_d) is modelled for serving only; train with tp"
-                .into(),
-        });
-    }
     let placed = place(&input.slice, &deg)?;
     let replicas = deg.dp * deg.fsdp * input.slices;
     let sequences = input.batch_tokens / input.seq;
@@ -386,7 +378,7 @@ fn memory(input: &TrainInput, deg: &Degrees, chips: u64) -> TrainMemory {
     } else {
         0.0
     };
-    let model_shard = (deg.fsdp * deg.tp * deg.pp) as f64;
+    let model_shard = (deg.fsdp * deg.tp * deg.tp_d * deg.pp) as f64;
     let split = (1.0 - expert_share) / model_shard + expert_share / (model_shard * deg.ep as f64);
     TrainMemory {
         weights: t.weights * split,
@@ -429,7 +421,7 @@ fn comms(input: &TrainInput, deg: &Degrees, placed: &[Placed]) -> Result<CommTim
     let eff = &input.eff;
     let p = m.params().params as f64;
     let pbytes = p * input.params.bytes();
-    let model_split = (deg.tp * deg.pp * deg.ep) as f64;
+    let model_split = (deg.tp * deg.tp_d * deg.pp * deg.ep) as f64;
     let replica_tokens = input.batch_tokens as f64 / (deg.dp * deg.fsdp * input.slices) as f64;
     let act = replica_tokens * m.d_model as f64 * 2.0;
     let layers = m.layers as f64;
@@ -448,9 +440,7 @@ fn comms(input: &TrainInput, deg: &Degrees, placed: &[Placed]) -> Result<CommTim
         let grads = pbytes / (model_split * deg.fsdp as f64);
         c.dp_s = comm::time(d, Collective::AllReduce, grads, eff)?;
     }
-    if let Some(t) = comm::find(placed, "tp") {
-        c.tp_s = 4.0 * layers * comm::time(t, Collective::AllReduce, act / deg.pp as f64, eff)?;
-    }
+    c.tp_s = tensor_parallel(input, deg, placed, replica_tokens / deg.pp as f64)?;
     if let Some(s) = comm::find(placed, "sp") {
         let kv = replica_tokens * (2 * m.kv_heads * m.head_dim) as f64 * 2.0;
         c.sp_s = 2.0 * layers * comm::time(s, Collective::AllGather, kv, eff)?;
@@ -470,6 +460,32 @@ fn comms(input: &TrainInput, deg: &Degrees, placed: &[Placed]) -> Result<CommTim
         c.dcn_s = 2.0 * (k - 1.0) / k * shard / dcn + eff.dcn_sync_s * k.log2();
     }
     Ok(c)
+}
+
+/// Tensor-parallel collectives of a step, forward and backward (the backward's are
+/// the forward's transposes and cost the same), for `tokens` tokens a stage: 1-D, an
+/// AllReduce of the activations after attention and after the MLP; 2-D, the book's
+/// three collectives around each block ([`comm::tp_2d_block`]).
+fn tensor_parallel(
+    input: &TrainInput,
+    deg: &Degrees,
+    placed: &[Placed],
+    tokens: f64,
+) -> Result<f64> {
+    let m = &input.model;
+    let eff = &input.eff;
+    let layers = m.layers as f64;
+    if deg.tp_d > 1 {
+        let block =
+            |width: u64| comm::tp_2d_block(placed, deg, m.d_model, tokens, width as f64, eff);
+        let forward = block(m.d_ff * m.experts_active)? + block(m.heads * m.head_dim)?;
+        return Ok(2.0 * layers * forward);
+    }
+    let Some(t) = comm::find(placed, "tp") else {
+        return Ok(0.0);
+    };
+    let act = tokens * m.d_model as f64 * 2.0;
+    Ok(4.0 * layers * comm::time(t, Collective::AllReduce, act, eff)?)
 }
 
 fn bound(compute_s: f64, comms: &CommTimes) -> (&'static str, String) {

@@ -216,3 +216,40 @@ fn serving_on_several_slices_multiplies_the_replicas() {
         .to_string()
         .contains("does not split evenly"));
 }
+
+#[test]
+fn two_d_tensor_parallel_training_costs_the_books_blocks_each_way() {
+    // 64 v5p chips (4x4x4, every axis wrapped), X = tp_d = 4, YZ = tp = 16, one replica:
+    // per layer and pass, 2BD/(X·W) + 4BF/(YZ·W) for the MLP and the same with F = N·H
+    // for attention; forward and backward.
+    let mut i = train_input(8192);
+    i.slice = slices::parse(&i.slice.chip, "4x4x4").unwrap();
+    i.eff.hop_latency = 0.0;
+    let deg = |tp: u64, tp_d: u64| Degrees {
+        tp,
+        tp_d,
+        ..Degrees::default()
+    };
+    i.degrees = Some(deg(16, 4));
+    let two_d = train(&i).unwrap();
+    let m = &i.model;
+    let w = i.slice.chip.ici_bidi_bytes_per_s;
+    let (b, d) = (8192.0, m.d_model as f64);
+    let block = |f: f64| 2.0 * b * d / (4.0 * w) + 4.0 * b * f / (16.0 * w);
+    let attention = (m.heads * m.head_dim) as f64;
+    let book = 2.0 * m.layers as f64 * (block(m.d_ff as f64) + block(attention));
+    close(two_d.comms.tp_s, book, 1e-12);
+    // the weights, gradients and optimizer state are split over all 64 chips, as with tp = 64
+    i.degrees = Some(deg(64, 1));
+    let one_d = train(&i).unwrap();
+    close(
+        two_d.memory_per_chip.weights,
+        one_d.memory_per_chip.weights,
+        1e-12,
+    );
+    close(
+        two_d.memory_per_chip.optimizer,
+        one_d.memory_per_chip.optimizer,
+        1e-12,
+    );
+}

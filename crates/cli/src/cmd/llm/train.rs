@@ -38,6 +38,11 @@ pub struct TrainArgs {
     /// Tensor-parallel degree (innermost axes).
     #[arg(long)]
     pub tp: Option<u64>,
+    /// Tensor parallel over the model dimension too: the book's 2-D weight-stationary
+    /// sharding (X = tp_d, YZ = tp; each block AllGathers over tp, AllReduces over tp_d
+    /// and ReduceScatters over tp).
+    #[arg(long)]
+    pub tp_d: Option<u64>,
     /// Pipeline stages.
     #[arg(long)]
     pub pp: Option<u64>,
@@ -84,7 +89,9 @@ pub struct TrainArgs {
 
 impl TrainArgs {
     fn degrees(&self) -> Option<Degrees> {
-        let all = [self.dp, self.fsdp, self.tp, self.pp, self.ep, self.sp];
+        let all = [
+            self.dp, self.fsdp, self.tp, self.tp_d, self.pp, self.ep, self.sp,
+        ];
         if all.iter().all(Option::is_none) {
             return None;
         }
@@ -92,7 +99,7 @@ impl TrainArgs {
             dp: self.dp.unwrap_or(1),
             fsdp: self.fsdp.unwrap_or(1),
             tp: self.tp.unwrap_or(1),
-            tp_d: 1,
+            tp_d: self.tp_d.unwrap_or(1),
             pp: self.pp.unwrap_or(1),
             ep: self.ep.unwrap_or(1),
             sp: self.sp.unwrap_or(1),
@@ -115,7 +122,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         );
     }
     if let Some(d) = a.degrees() {
-        if [d.dp, d.fsdp, d.tp, d.pp, d.ep, d.sp].contains(&0) {
+        if [d.dp, d.fsdp, d.tp, d.tp_d, d.pp, d.ep, d.sp].contains(&0) {
             bail!("sharding degrees are at least 1 (given {})", d.describe());
         }
     }
