@@ -31,7 +31,7 @@ impl RateClass {
             S8 | U8 => RateClass::Int8,
             S4 | U4 => RateClass::Int4,
             F8e5m2 | F8e4m3 | F8e4m3fn | F8e4m3b11fnuz | F8e3m4 | F8e5m2fnuz | F8e4m3fnuz
-            | F8e8m0fnu | F4e2m1fn => RateClass::Fp8,
+            | F8e8m0fnu | F6e2m3fn | F6e3m2fn | F4e2m1fn => RateClass::Fp8,
             other => return Err(ChipError::UnsupportedDtype(other.name().to_string())),
         })
     }

@@ -58,7 +58,7 @@ proptest! {
         );
         if let Ok(s) = tpusim_layout::parse_valid(&text) {
             // the printed text is a fixed point and means the same array; the parsed
-            // values may differ in form only (`pred[]{}` has an empty layout, its
+            // values may differ in form only (`pred[]{:}` has an empty layout, its
             // canonical `pred[]` none)
             let canonical = s.to_string();
             let again = tpusim_layout::parse_valid(&canonical).unwrap();
@@ -72,8 +72,11 @@ proptest! {
 
 #[test]
 fn a_scalar_with_an_empty_layout_prints_as_xla_prints_it() {
-    // proptest found it: `pred[]{}` parses with an empty layout and prints `pred[]`
-    let s = tpusim_layout::parse_valid("pred[]{}").unwrap();
+    // proptest found `pred[]{}` printing as `pred[]`; XLA refuses `{}` (a syntax error)
+    // and prints its empty-attribute form `pred[]{:}` as `pred[]`, and so do we now
+    assert!(tpusim_layout::parse_valid("pred[]{}").is_err());
+    let s = tpusim_layout::parse_valid("pred[]{:}").unwrap();
+    assert_eq!(s.to_string(), "pred[]");
     let again = tpusim_layout::parse_valid(&s.to_string()).unwrap();
     assert_eq!(again.to_string(), s.to_string());
 }

@@ -43,6 +43,8 @@ pub enum ElementType {
     F8e5m2fnuz,
     F8e4m3fnuz,
     F8e8m0fnu,
+    F6e2m3fn,
+    F6e3m2fn,
     F4e2m1fn,
 }
 
@@ -79,6 +81,8 @@ const TABLE: &[(ElementType, &str, u32)] = &[
     (F8e5m2fnuz, "f8e5m2fnuz", 8),
     (F8e4m3fnuz, "f8e4m3fnuz", 8),
     (F8e8m0fnu, "f8e8m0fnu", 8),
+    (F6e2m3fn, "f6e2m3fn", 6),
+    (F6e3m2fn, "f6e3m2fn", 6),
     (F4e2m1fn, "f4e2m1fn", 4),
 ];
 
@@ -155,7 +159,7 @@ impl ElementType {
         u64::from(self.storage_bits() / 8)
     }
 
-    /// True for the sub-byte types (s1, s2, s4, u1, u2, u4, f4e2m1fn).
+    /// True for the sub-byte types (s1, s2, s4, u1, u2, u4, f6e2m3fn, f6e3m2fn, f4e2m1fn).
     pub fn is_sub_byte(self) -> bool {
         self.bits() < 8
     }
@@ -176,6 +180,8 @@ impl ElementType {
                 | F8e5m2fnuz
                 | F8e4m3fnuz
                 | F8e8m0fnu
+                | F6e2m3fn
+                | F6e3m2fn
                 | F4e2m1fn
         )
     }

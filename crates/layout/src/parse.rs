@@ -74,6 +74,7 @@ pub fn parse_array(text: &str) -> Result<ArrayShape> {
             match other {
                 Shape::Tuple(_) => "tuple",
                 Shape::Token => "token",
+                Shape::Buffer(_) => "buffer",
                 _ => "opaque handle",
             }
         ))),
@@ -106,9 +107,21 @@ impl<'a> Parser<'a> {
 }
 
 impl Parser<'_> {
+    /// Skip whitespace and `/* … */` comments (XLA's lexer skips both; its printer
+    /// writes `/*index=5*/` into long tuples).
     fn skip_ws(&mut self) {
-        while self.pos < self.chars.len() && self.chars[self.pos].is_whitespace() {
-            self.pos += 1;
+        loop {
+            while self.pos < self.chars.len() && self.chars[self.pos].is_whitespace() {
+                self.pos += 1;
+            }
+            if self.chars.get(self.pos..self.pos + 2) != Some(&['/', '*'][..]) {
+                return;
+            }
+            let rest = &self.chars[self.pos + 2..];
+            match rest.windows(2).position(|w| w == ['*', '/']) {
+                Some(end) => self.pos += 2 + end + 2,
+                None => return,
+            }
         }
     }
 
@@ -232,6 +245,9 @@ impl Parser<'_> {
         if name.is_empty() {
             return Err(self.err("expected an element type such as f32 or a tuple '('"));
         }
+        if name == "b" && self.peek() == Some('(') {
+            return self.buffer(col);
+        }
         let lower = name.to_ascii_lowercase();
         let element_type = match ElementType::from_xla_name(&name) {
             Some(t) => Some(t),
@@ -297,6 +313,21 @@ impl Parser<'_> {
         }))
     }
 
+    /// `b(ARRAY)` after its `b`: a buffer holds one array.
+    fn buffer(&mut self, col: usize) -> Result<Shape> {
+        self.pos += 1;
+        match self.shape()? {
+            Shape::Array(a) => {
+                self.expect(')', "at the end of a buffer shape")?;
+                Ok(Shape::Buffer(a))
+            }
+            _ => {
+                self.pos = col - 1;
+                Err(self.err("a buffer b(…) holds an array shape"))
+            }
+        }
+    }
+
     fn layout(&mut self) -> Result<Layout> {
         self.skip_ws();
         self.record(Loc::Layout, self.pos + 1, "{".into());
@@ -311,6 +342,11 @@ impl Parser<'_> {
                     break;
                 }
             }
+        }
+        if m2m.is_empty() && self.peek() == Some('}') {
+            return Err(self.err(
+                "an empty layout '{}' (XLA refuses it: leave the layout out, or write '{:…}' for a scalar's attributes)",
+            ));
         }
         let mut layout = Layout::new(m2m);
         if self.eat('}') {
@@ -358,7 +394,11 @@ impl Parser<'_> {
                 "T" => self.tiles(&mut layout)?,
                 "SC" => self.split_configs(&mut layout)?,
                 "#" | "*" => {
-                    self.expect('(', &format!("after '{name}'"))?;
+                    // `#(u32)`, `#u32` (XLA's lexer takes both) or `#()` (no type: dropped)
+                    let parens = self.eat('(');
+                    if parens && self.eat(')') {
+                        continue;
+                    }
                     self.skip_ws();
                     let tcol = self.pos + 1;
                     let w = self.word();
@@ -366,7 +406,9 @@ impl Parser<'_> {
                         self.pos = tcol - 1;
                         return Err(self.err("expected a primitive type name"));
                     };
-                    self.expect(')', "after the type")?;
+                    if parens {
+                        self.expect(')', "after the type")?;
+                    }
                     let ch = name.chars().next().unwrap_or('#');
                     self.record(Loc::Attr(ch), col, format!("{name}({w})"));
                     if name == "#" {
@@ -402,8 +444,11 @@ impl Parser<'_> {
     }
 
     /// `D(D,C+,S~)`: sparse dim level types; accepted and dropped.
+    /// `D(…)`, or a bare `D`: parsed and dropped, as XLA does for dense arrays.
     fn dim_level_types(&mut self) -> Result<()> {
-        self.expect('(', "after 'D'")?;
+        if !self.eat('(') {
+            return Ok(());
+        }
         loop {
             match self.peek() {
                 Some(')') => {
@@ -454,6 +499,10 @@ impl Parser<'_> {
                         }
                         _ => {
                             let (v, c, tok) = self.uint("a tile size, '*' or 'd'")?;
+                            if i64::try_from(v).is_err() {
+                                self.pos = c - 1;
+                                return Err(self.err("tile size above 2^63 - 1 (XLA's int64)"));
+                            }
                             self.record(Loc::TileDim(t, j), c, tok);
                             tile.dims.push(TileDim::Size(v));
                         }
@@ -481,13 +530,13 @@ impl Parser<'_> {
             self.record(Loc::Split(i), c, tok);
             self.expect(':', "after the split dimension")?;
             let mut indices = Vec::new();
-            loop {
+            // `SC(d:)` (no index) is XLA's too: a split config that splits nothing.
+            let mut more = self.peek() != Some(')');
+            while more {
                 let (v, c, tok) = self.uint("a split index")?;
                 self.record(Loc::SplitIndex(i, indices.len()), c, tok);
                 indices.push(v);
-                if !self.eat(',') {
-                    break;
-                }
+                more = self.eat(',');
             }
             self.expect(')', "or ',' in a split config")?;
             layout.split_configs.push(SplitConfig {

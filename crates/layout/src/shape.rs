@@ -51,14 +51,27 @@ pub struct Tile {
     pub dims: Vec<TileDim>,
 }
 
-/// A split config `(d:i,j,…)`: logical dimension `d` is split into separate pieces at
-/// the element indices `i, j, …` (XLA allocates the largest piece).
+/// A split config `(d:i,j,…)`: physical dimension `d`, counted from the major end
+/// (`d = 0` is the majormost, logical dimension `minor_to_major[rank - 1 - d]`), is split
+/// into separate pieces at the element indices `i, j, …` (XLA allocates the largest
+/// piece). XLA's `layout.h` and `LayoutUtil::MaxSplitSize`; checked against XLA's
+/// ArraySize in `tests/data/xla_sc_golden.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SplitConfig {
-    /// The logical dimension number that is split.
+    /// The physical dimension that is split, from the major end.
     pub dimension: u64,
     /// Split points in elements, strictly increasing, each inside the dimension.
     pub indices: Vec<u64>,
+}
+
+impl SplitConfig {
+    /// The logical dimension this config splits under `minor_to_major`, or `None` when
+    /// `dimension` is not below the rank.
+    pub fn logical_dimension(&self, minor_to_major: &[u64]) -> Option<usize> {
+        let rank = minor_to_major.len();
+        let d = usize::try_from(self.dimension).ok().filter(|&d| d < rank)?;
+        usize::try_from(minor_to_major[rank - 1 - d]).ok()
+    }
 }
 
 /// An XLA layout: the physical order of dimensions and its attributes. Unset attributes
@@ -173,6 +186,8 @@ pub enum Shape {
     Token,
     /// `opaque[]`: an opaque handle (no data).
     Opaque,
+    /// `b(f32[8]{0})`: a buffer holding an array (XLA's buffer shape).
+    Buffer(ArrayShape),
 }
 
 impl Shape {
@@ -189,7 +204,7 @@ impl Shape {
         let mut out = Vec::new();
         fn walk<'a>(s: &'a Shape, out: &mut Vec<&'a ArrayShape>) {
             match s {
-                Shape::Array(a) => out.push(a),
+                Shape::Array(a) | Shape::Buffer(a) => out.push(a),
                 Shape::Tuple(v) => v.iter().for_each(|x| walk(x, out)),
                 Shape::Token | Shape::Opaque => {}
             }
@@ -316,10 +331,19 @@ impl fmt::Display for Shape {
         match self {
             Shape::Array(a) => write!(f, "{a}"),
             Shape::Tuple(v) => {
+                // XLA marks every fifth element with its index.
                 f.write_str("(")?;
-                join(f, v, ", ")?;
+                for (i, x) in v.iter().enumerate() {
+                    match i {
+                        0 => {}
+                        _ if i % 5 == 0 => write!(f, ", /*index={i}*/")?,
+                        _ => f.write_str(", ")?,
+                    }
+                    write!(f, "{x}")?;
+                }
                 f.write_str(")")
             }
+            Shape::Buffer(a) => write!(f, "b({a})"),
             Shape::Token => f.write_str("token[]"),
             Shape::Opaque => f.write_str("opaque[]"),
         }

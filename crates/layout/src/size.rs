@@ -48,19 +48,28 @@ fn round_up(x: u64, m: u64, a: &ArrayShape) -> Result<u64> {
     x.div_ceil(m).checked_mul(m).ok_or_else(|| ovf(a))
 }
 
-/// The dims with split dims replaced by their largest piece (XLA's `MaxSplitSize`).
+/// The dims with split dims replaced by their largest piece (XLA's `MaxSplitSize`: the
+/// first split config naming a physical dimension is the one that counts).
 fn max_split_dims(dims: &[u64], layout: &Layout) -> Vec<u64> {
     let mut out = dims.to_vec();
+    let mut done = vec![false; dims.len()];
     for sc in &layout.split_configs {
-        if let Some(d) = out.get_mut(sc.dimension as usize) {
-            let mut prev = 0;
-            let mut best = 0;
-            for &ix in sc.indices.iter().chain(std::iter::once(&*d)) {
-                best = best.max(ix.saturating_sub(prev));
-                prev = ix;
-            }
-            *d = best;
+        let Some(logical) = sc.logical_dimension(&layout.minor_to_major) else {
+            continue;
+        };
+        let (Some(d), Some(seen)) = (out.get_mut(logical), done.get_mut(logical)) else {
+            continue;
+        };
+        if std::mem::replace(seen, true) {
+            continue;
         }
+        let mut prev = 0;
+        let mut best = 0;
+        for &ix in sc.indices.iter().chain(std::iter::once(&*d)) {
+            best = best.max(ix.saturating_sub(prev));
+            prev = ix;
+        }
+        *d = best;
     }
     out
 }
@@ -88,6 +97,11 @@ pub fn sizes(a: &ArrayShape) -> Result<Sizes> {
     let (array_size_elements, exact_elements) = if layout.tiles.is_empty() {
         (logical_elements, logical_elements)
     } else {
+        if layout.tiles.len() > 1 && layout.tiles[0].dims.contains(&TileDim::Match) {
+            return Err(LayoutError::Unsupported(format!(
+                "{a}: a 'd' tile dimension followed by a second tile; XLA rounds the whole dimension to the second tile by a rule tpusim does not reproduce"
+            )));
+        }
         let split = max_split_dims(&dims, &layout);
         // First tile only.
         let mut cur: Vec<u64> = layout

@@ -2,19 +2,23 @@
 //! generation; and the simpler table of the seed document (`doc_default`).
 //!
 //! Rules (checked against libtpu's compile-only devices, see
-//! `tests/data/tpu_defaults_golden.jsonl`):
-//! - packing p = 32 / bits for sub-32-bit types (pred counts as 8-bit); p = 1 otherwise.
-//!   Sub-32-bit tiles get a second tile `(p,1)`; sub-byte types get `E(bits)` on v4 and
-//!   later, while v2/v3 store them as 8-bit.
-//! - the minimum second-minor tile is p rows (2p on v2/v3); the second-minor tile is the
-//!   smallest power of two ≥ the second-minor size, between that minimum and 8; on v4+
-//!   8-bit types use 32 rows and 4-bit types 64 rows when the second-minor size is a
-//!   multiple of that.
-//! - rank 1: `T(k·128)` with k the same rule applied to ⌈n/128⌉, then `(128)(p,1)` for
-//!   packed types; rank 0: `T(128·k_min)`.
+//! `tests/data/tpu_defaults_golden.jsonl` and `tpu_defaults_subbyte_golden.jsonl`: 8,260
+//! layouts, 27 types, 7 generations):
+//! - packing p = 32 / bits for sub-32-bit types (pred and the 6-bit floats count as
+//!   8-bit); p = 1 otherwise. Sub-32-bit tiles get a second tile `(p,1)`; sub-byte types
+//!   get `E(bits)` on v4 and later, while v2/v3 store them as 8-bit.
+//! - the minimum second-minor tile is p rows (2p on v2/v3, and on v2/v3 a sub-byte type
+//!   keeps its own 32/bits: s2 16); the second-minor tile is the smallest power of two ≥
+//!   the second-minor size, between that minimum and 8; on v4+ a packed type of 8 bits
+//!   or fewer uses 8p rows (8-bit 32, 4-bit 64, 2-bit 128) when the second-minor size is
+//!   a multiple of that.
+//! - rank 1: `T(k·128)` with k = the smallest power of two ≥ ⌈n/128⌉, between 2p (p on
+//!   v4+) and the larger of 8 and the minimum above, then `(128)(p,1)` for packed types;
+//!   rank 0: `T(128·p)` (`2p` on v2/v3).
 //! - rank ≥ 2: every choice of (minor dim, second-minor dim) is tried, the other dims
-//!   stay major in their logical order; the smallest allocation wins, ties going to the
-//!   candidate closest to row-major (higher dim numbers more minor).
+//!   stay major in their logical order; the smallest allocation wins (counted with a
+//!   second-minor minimum of at most 8 rows), ties going to the candidate closest to
+//!   row-major (higher dim numbers more minor).
 
 use crate::element_type::ElementType;
 use crate::error::{LayoutError, Result};
@@ -118,10 +122,10 @@ impl TpuGen {
 }
 
 /// Bits an element counts as for TPU tiling on `gen`: pred and sub-byte types count as
-/// 8 on v2/v3, pred as 8 everywhere.
+/// 8 on v2/v3, pred and the 6-bit floats (one byte each, unpacked) as 8 everywhere.
 fn tiling_bits(t: ElementType, gen: TpuGen) -> u32 {
     let b = t.bits();
-    if t == ElementType::Pred || (b < 8 && gen.is_old()) {
+    if t == ElementType::Pred || b == 6 || (b < 8 && gen.is_old()) {
         8
     } else {
         b
@@ -142,7 +146,10 @@ fn pow2_at_least(n: u64) -> u64 {
 struct Rule {
     bits: u32,
     packing: u64,
+    /// Fewest rows of a rank ≥ 2 tile (the second-minor tile).
     min_rows: u64,
+    /// Fewest 128-element rows of a rank 0 or 1 tile.
+    vector_min_rows: u64,
     old: bool,
 }
 
@@ -150,25 +157,51 @@ impl Rule {
     fn new(t: ElementType, gen: TpuGen) -> Rule {
         let bits = tiling_bits(t, gen);
         let packing = if bits < 32 { u64::from(32 / bits) } else { 1 };
-        let min_rows = if gen.is_old() { 2 * packing } else { packing };
+        let vector_min_rows = if gen.is_old() { 2 * packing } else { packing };
+        // v2/v3 store a sub-byte type one byte an element, yet tile its rows as if packed
+        // (s2: 16 rows, as 32/2).
+        let min_rows = if gen.is_old() && t.bits() < 8 {
+            vector_min_rows.max(u64::from(32 / t.bits()))
+        } else {
+            vector_min_rows
+        };
         Rule {
             bits,
             packing,
             min_rows,
+            vector_min_rows,
             old: gen.is_old(),
         }
     }
 
+    /// The second-minor tile for a second-minor dimension of `n`: on v4 and later a
+    /// packed type (8 bits or fewer) takes 8 packed rows (`8·p`: 32 for 8-bit, 64 for
+    /// 4-bit, 128 for 2-bit) when `n` is a multiple of that; otherwise the smallest power
+    /// of two ≥ `n`, at most 8 and at least the type's minimum.
     fn rows(&self, n: u64) -> u64 {
-        if !self.old && n > 0 {
-            if self.bits == 8 && n % 32 == 0 {
-                return 32;
-            }
-            if self.bits == 4 && n % 64 == 0 {
-                return 64;
-            }
+        self.rows_at_least(n, self.min_rows)
+    }
+
+    /// The rows by which the two minor dimensions are chosen: [`Rule::rows`] with a
+    /// minimum of at most 8 (libtpu picks s2's dimensions as if its tiles had 8 rows,
+    /// then tiles them with 16).
+    fn choice_rows(&self, n: u64) -> u64 {
+        self.rows_at_least(n, self.min_rows.min(8))
+    }
+
+    fn rows_at_least(&self, n: u64, min_rows: u64) -> u64 {
+        let full = 8 * self.packing;
+        if !self.old && self.bits <= 8 && n > 0 && n % full == 0 {
+            return full;
         }
-        pow2_at_least(n).min(8).max(self.min_rows)
+        pow2_at_least(n).min(8).max(min_rows)
+    }
+
+    /// 128-element rows of a rank-1 tile for `n` elements.
+    fn vector_rows(&self, n: u64) -> u64 {
+        pow2_at_least(n.div_ceil(128))
+            .min(self.min_rows.max(8))
+            .max(self.vector_min_rows)
     }
 
     fn finish(&self, mut tiles: Vec<Tile>, minor_to_major: Vec<u64>) -> Layout {
@@ -206,11 +239,11 @@ pub fn tpu_default(t: ElementType, dims: &[u64], gen: TpuGen) -> Result<ArraySha
         layout: Some(layout),
     };
     match rank {
-        0 => Ok(mk(rule.finish(vec![sized(&[128 * rule.min_rows])], vec![]))),
+        0 => Ok(mk(
+            rule.finish(vec![sized(&[128 * rule.vector_min_rows])], vec![])
+        )),
         1 => {
-            let k = pow2_at_least(dims[0].div_ceil(128))
-                .min(8)
-                .max(rule.min_rows);
+            let k = rule.vector_rows(dims[0]);
             Ok(mk(rule.finish(vec![sized(&[k * 128])], vec![0])))
         }
         _ => {
@@ -225,7 +258,7 @@ pub fn tpu_default(t: ElementType, dims: &[u64], gen: TpuGen) -> Result<ArraySha
             for m in (0..rank).rev() {
                 for s in (0..rank).rev().filter(|&s| s != m) {
                     let mut el: u128 = u128::from(dims[m].div_ceil(128)) * 128;
-                    let r = rule.rows(dims[s]);
+                    let r = rule.choice_rows(dims[s]);
                     el *= u128::from(dims[s].div_ceil(r)) * u128::from(r);
                     for (d, &n) in dims.iter().enumerate() {
                         if d != m && d != s {

@@ -27,7 +27,7 @@ pub fn check(shape: &Shape) -> std::result::Result<(), Violation> {
 
 fn check_at(shape: &Shape, path: &mut Vec<usize>) -> std::result::Result<(), Violation> {
     match shape {
-        Shape::Array(a) => check_array(a, path),
+        Shape::Array(a) | Shape::Buffer(a) => check_array(a, path),
         Shape::Tuple(v) => {
             for (i, s) in v.iter().enumerate() {
                 path.push(i);
@@ -119,18 +119,25 @@ fn check_array(a: &ArrayShape, path: &[usize]) -> std::result::Result<(), Violat
         ));
     }
     for (i, sc) in l.split_configs.iter().enumerate() {
-        let Some(dim) = usize::try_from(sc.dimension)
-            .ok()
-            .and_then(|d| a.dims.get(d))
-        else {
+        let logical = sc.logical_dimension(&l.minor_to_major);
+        let Some((ld, dim)) = logical.and_then(|ld| a.dims.get(ld).map(|dim| (ld, dim))) else {
             return Err(v(
                 Loc::Split(i),
                 format!(
-                    "split dimension {} is out of range for rank {rank}",
+                    "split dimension {} is out of range for rank {rank} (a physical dimension, 0 the majormost)",
                     sc.dimension
                 ),
             ));
         };
+        if l.split_configs[..i]
+            .iter()
+            .any(|o| o.dimension == sc.dimension)
+        {
+            return Err(v(
+                Loc::Split(i),
+                format!("split dimension {} is split twice", sc.dimension),
+            ));
+        }
         let size = dim.allocated();
         let mut prev = 0u64;
         for (j, &ix) in sc.indices.iter().enumerate() {
@@ -145,8 +152,8 @@ fn check_array(a: &ArrayShape, path: &[usize]) -> std::result::Result<(), Violat
                     return Err(v(
                         Loc::SplitIndex(i, j),
                         format!(
-                            "split index {ix} is not inside dimension {} of size {size}",
-                            sc.dimension
+                            "split index {ix} is not inside dimension {ld} of size {size} (SC({}:…) names physical dimension {} from the major end)",
+                            sc.dimension, sc.dimension
                         ),
                     ));
                 }
