@@ -1,6 +1,6 @@
 //! TPU default layouts against XLA:TPU itself (libtpu 0.0.50 compile-only devices),
 //! data made by `tests/data/gen_tpu_defaults.py` and, for sub-byte, fp8/fp6/fp4 and the
-//! remaining integer and complex types, `gen_tpu_defaults_subbyte.py`.
+//! remaining integer and complex types, `gen_tpu_defaults.py --more`.
 
 use tpusim_layout::{parse_array, sizes, tpu_default, ElementType, TpuGen};
 

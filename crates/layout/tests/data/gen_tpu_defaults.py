@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Golden TPU default layouts from XLA:TPU (libtpu compile-only devices, no TPU needed).
 
-Run with jax/jaxlib 0.12.0.1 + libtpu 0.0.50 on Python 3.12 (see shared/peers.md):
-    /work/peers/layout/tpu-venv/bin/python gen_tpu_defaults.py > tpu_defaults_golden.jsonl
+Run with jax/jaxlib 0.12.0.1 + libtpu 0.0.50 on Python 3.12 (`pip install 'jax[tpu]==0.12.0.1'`):
+    python gen_tpu_defaults.py > tpu_defaults_golden.jsonl
+    python gen_tpu_defaults.py --more > tpu_defaults_subbyte_golden.jsonl
+`--more` takes the types the first set lacks (sub-byte, fp8/fp6/fp4, the other integers
+and complex; s4 again as a cross-check) over three more shapes; u1 rows record jax's
+refusal. (s1 is left out: jax lowers int1 to pred.) Generation names after the options
+restrict the run.
 
 For every TPU generation and every (dtype, dims) below it compiles a function taking one
 argument of that shape on one device and records the parameter's shape with the layout
@@ -27,9 +32,23 @@ DIMS = [(), (1,), (7,), (128,), (200,), (1000,), (2048,), (5000,), (1, 1), (1, 1
         (33, 100), (64, 128), (32, 256), (96, 512), (128, 2), (256, 4), (3, 1000),
         (1000, 1000), (2, 3, 4), (8, 1, 128), (4, 5, 6, 7), (1, 1, 1), (1, 7, 1),
         (10, 1, 1), (2, 1, 300), (64, 64), (40, 129)]
+MORE_TYPES = {"u1": jnp.uint1, "s2": jnp.int2, "u2": jnp.uint2,
+              "s4": jnp.int4, "u4": jnp.uint4, "f4e2m1fn": jnp.float4_e2m1fn,
+              "f6e2m3fn": jnp.float6_e2m3fn, "f6e3m2fn": jnp.float6_e3m2fn,
+              "f8e5m2": jnp.float8_e5m2, "f8e4m3": jnp.float8_e4m3, "f8e4m3fn": jnp.float8_e4m3fn,
+              "f8e4m3b11fnuz": jnp.float8_e4m3b11fnuz, "f8e3m4": jnp.float8_e3m4,
+              "f8e5m2fnuz": jnp.float8_e5m2fnuz, "f8e4m3fnuz": jnp.float8_e4m3fnuz,
+              "f8e8m0fnu": jnp.float8_e8m0fnu, "u16": jnp.uint16, "u32": jnp.uint32,
+              "u64": jnp.uint64, "c64": jnp.complex64, "c128": jnp.complex128}
+MORE_DIMS = DIMS[:2] + [(3,)] + DIMS[2:25] + [(256, 1024)] + DIMS[25:28] + [(7, 9, 130)] + DIMS[28:]
 
 def main():
-    only = sys.argv[1:] or list(GENS)
+    global TYPES, DIMS
+    args = sys.argv[1:]
+    if "--more" in args:
+        args.remove("--more")
+        TYPES, DIMS = MORE_TYPES, MORE_DIMS
+    only = args or list(GENS)
     for gen in only:
         dev = topologies.get_topology_desc(GENS[gen], platform="tpu").devices[0]
         s = SingleDeviceSharding(dev)
