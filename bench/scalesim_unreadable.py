@@ -48,6 +48,9 @@ def variants(base: str):
     yield "WriteRequestBuffer not a number", replaced("WriteRequestBuffer", "32.0")
     yield "IfmapCustomLayout not a boolean", replaced("IfmapCustomLayout", "maybe")
     yield "IfmapSRAMBankPort not a number", replaced("IfmapSRAMBankPort", "two")
+    # configparser's section names are case-sensitive (its option names are not)
+    yield "Layout section capitalised", base.replace("[layout]", "[Layout]")
+    yield "General section capitalised", base.replace("[general]", "[General]")
     user = replaced("InterfaceBandwidth", "USER")
     yield "USER without Bandwidth", "\n".join(l for l in user.splitlines() if not l.startswith("Bandwidth")) + "\n"
     yield "USER with a bad Bandwidth", "\n".join(re.sub(r"^(Bandwidth\s*[:=]).*$", r"\1 10, x", l) for l in user.splitlines()) + "\n"

@@ -52,7 +52,8 @@ fn err(file: &str, msg: String) -> SystolicError {
 }
 
 /// Parse configparser-style text: `[section]`, `key = value` or `key: value`, `#`/`;`
-/// comment lines; section and key names are matched case-insensitively.
+/// comment lines; section and key names are matched case-insensitively (the section
+/// names are kept as written too, for SCALE-Sim's case-sensitive check in `readable`).
 fn parse_ini(text: &str, file: &str) -> Result<Ini> {
     let mut out = HashMap::new();
     let mut sections = HashSet::new();
@@ -67,7 +68,7 @@ fn parse_ini(text: &str, file: &str) -> Result<Ini> {
                 .strip_suffix(']')
                 .ok_or_else(|| err(file, format!("line {}: unclosed section '{line}'", no + 1)))?;
             section = name.trim().to_ascii_lowercase();
-            sections.insert(section.clone());
+            sections.insert(name.trim().to_string());
             continue;
         }
         let pos = line.find(['=', ':']).ok_or_else(|| {

@@ -16,8 +16,10 @@
 //! `ValueError: invalid literal for int() with base 10: 'x'`, `ValueError: Not a
 //! boolean: x`.
 //!
-//! Difference: configparser's section names are case-sensitive; ours are not (a
-//! `[Layout]` section passes here and would not there).
+//! configparser's section names are case-sensitive, its option names are not: a
+//! `[Layout]` section is no `[layout]` (SCALE-Sim: `No section: 'layout'`), while
+//! `IfmapOffset` and `ifmapoffset` are one option. Our own model reads section names in
+//! any case.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 pub struct Ini {
     /// Values.
     pub values: HashMap<(String, String), String>,
-    /// Section names (lower case).
+    /// Section names as written (configparser matches them case-sensitively).
     pub sections: HashSet<String>,
 }
 
