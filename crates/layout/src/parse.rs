@@ -443,8 +443,8 @@ impl Parser<'_> {
         }
     }
 
-    /// `D(D,C+,S~)`: sparse dim level types; accepted and dropped.
-    /// `D(…)`, or a bare `D`: parsed and dropped, as XLA does for dense arrays.
+    /// `D(D,C+,S~)` (sparse dim level types), or a bare `D`: parsed and dropped, as XLA
+    /// does for dense arrays.
     fn dim_level_types(&mut self) -> Result<()> {
         if !self.eat('(') {
             return Ok(());
