@@ -103,7 +103,8 @@ pub struct CommTimes {
     pub fsdp_s: f64,
     /// Data parallel: AllReduce of gradients.
     pub dp_s: f64,
-    /// Tensor parallel: AllReduce of activations, two per layer each way.
+    /// Tensor parallel: AllReduce of activations, two per layer each way (2-D: the
+    /// AllGather, AllReduce and ReduceScatter around each block, each way).
     pub tp_s: f64,
     /// Sequence parallel: AllGather of keys and values per layer.
     pub sp_s: f64,
