@@ -109,20 +109,17 @@ fn reads(ini: &Ini) -> Result<(), String> {
     ini.read("general", "run_name", Text)?;
     let user = ini.read("run_presets", "InterfaceBandwidth", Text)? == "USER";
     ini.read("run_presets", "UseRamulatorTrace", Text)?;
-    for k in [
+    let array_and_srams = [
         "ArrayHeight",
         "ArrayWidth",
         "ifmapsramszkB",
         "filtersramszkB",
-    ] {
-        ini.read(ap, k, Int)?;
-    }
-    for k in [
         "ofmapsramszkB",
         "IfmapOffset",
         "FilterOffset",
         "OfmapOffset",
-    ] {
+    ];
+    for k in array_and_srams {
         ini.read(ap, k, Int)?;
     }
     ini.read(ap, "Dataflow", Text)?;
