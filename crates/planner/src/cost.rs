@@ -234,8 +234,8 @@ pub struct OpPart {
 
 /// [`op_cycles`], or with `plain` the older, plainer model: MACs at the MAC rate (no
 /// 3ic lowering, no EU_NUM passes), element-wise, depthwise and pooling ops at EU_NUM
-/// per cycle, no activation pass. It times TPU-MLIR's time-step moves
-/// ([`crate::pipelined`]) on chips whose cycles are not known to match its estimates
+/// per cycle, no activation pass. A placer that reproduces a compiler's time-step
+/// moves times them by it on chips whose cycles are not known to match its estimates
 /// (fitted on bm1688 before its estimates were known: 294 of 340 logged lifetimes with
 /// 0.25 of our DMA cycles; 307 now with [`op_cycles`] and its DMA estimates).
 pub fn op_cycles_as(

@@ -8,7 +8,7 @@
 //! order as before: a batch of 4,096 cut one sample a slice is timed from one slice's
 //! figures instead of 4,096 times over.
 
-use crate::group::Ctx;
+use crate::ctx::Ctx;
 use crate::slicing::{GroupTensors, SliceRanges, Slicing};
 use crate::timestep::{BlockSpec, Steps};
 
@@ -391,7 +391,7 @@ mod tests {
         ] {
             let g = tpusim_graph::load(model, batch, (res, res)).unwrap();
             let chip = tpusim_lmem::Chip::preset(chip).unwrap();
-            let ctx = crate::context(&g, &chip, &opts).unwrap();
+            let ctx = crate::context(&g, &chip, &opts, &crate::place::SpanPlacer).unwrap();
             let n = g.ops.len();
             for first in (0..n).step_by(4) {
                 for len in [1, 3, 6] {

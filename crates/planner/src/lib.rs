@@ -45,11 +45,12 @@
 pub mod alloc;
 pub mod balance;
 pub mod cost;
+mod ctx;
 pub mod error;
 pub mod group;
 pub mod group_cost;
 pub mod options;
-mod pipelined;
+mod place;
 pub mod plan;
 pub mod range;
 pub mod search;
@@ -58,12 +59,10 @@ pub mod svg;
 pub mod testnets;
 pub mod timestep;
 pub mod tpumlir;
-pub mod tpumlir_alloc;
-pub mod tpumlir_steps;
 pub mod verify;
 
+pub use ctx::{ComputeModel, Progress};
 pub use error::{PlanError, Result};
-pub use group::{ComputeModel, Progress};
 pub use options::{Allocator, PlanOptions, Search, Timing};
 pub use plan::{
     Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
@@ -72,7 +71,9 @@ pub use search::Piece;
 pub use tpusim_lmem::Chip;
 
 use alloc::LaneGeometry;
-use group::Ctx;
+use ctx::{Ctx, Placer};
+use place::SpanPlacer;
+use tpumlir::{Calibration, PipelinedPlacer};
 use tpusim_graph::query::Uses;
 use tpusim_graph::Graph;
 
@@ -117,7 +118,24 @@ fn check_graph(graph: &Graph) -> Result<()> {
     Ok(())
 }
 
-fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Result<Ctx<'a>> {
+/// The placer `opts` name for `chip`. `margin`: a group placed as TPU-MLIR places it
+/// must also fit with a slower timing of its transfer moves (see [`tpumlir`]).
+fn placer_for(chip: &Chip, opts: &PlanOptions, margin: bool) -> Box<dyn Placer> {
+    match opts.allocator {
+        Allocator::TpuMlir => Box::new(PipelinedPlacer {
+            calib: Calibration::for_chip(chip),
+            margin,
+        }),
+        Allocator::Spec => Box::new(SpanPlacer),
+    }
+}
+
+fn context<'a>(
+    graph: &'a Graph,
+    chip: &'a Chip,
+    opts: &'a PlanOptions,
+    placer: &'a dyn Placer,
+) -> Result<Ctx<'a>> {
     opts.validate()?;
     chip.validate()?;
     check_graph(graph)?;
@@ -133,7 +151,7 @@ fn context<'a>(graph: &'a Graph, chip: &'a Chip, opts: &'a PlanOptions) -> Resul
             align: chip.eu_bytes,
             bank_bytes: chip.bank_bytes(),
         },
-        margin: true,
+        placer,
         progress: None,
         compute: None,
     })
@@ -181,16 +199,16 @@ pub fn plan_with(graph: &Graph, chip: &Chip, opts: &PlanOptions, hooks: Hooks<'_
     // transfer moves (a margin, see `Ctx::margin`). Checking that for every candidate
     // of the search tripled the planning time, so the search first runs without it and
     // is repeated with it only if a group it chose fails it.
+    let (exact_placer, safe_placer) = (placer_for(chip, opts, false), placer_for(chip, opts, true));
     let exact = Ctx {
-        margin: false,
         progress: hooks.progress,
         compute: hooks.compute,
-        ..context(graph, chip, opts)?
+        ..context(graph, chip, opts, exact_placer.as_ref())?
     };
     let safe = Ctx {
         progress: hooks.progress,
         compute: hooks.compute,
-        ..context(graph, chip, opts)?
+        ..context(graph, chip, opts, safe_placer.as_ref())?
     };
     let mut pieces = search::search(&exact)?;
     for (_, first, last, nsecs, hsecs) in groups_of(&pieces) {
@@ -300,10 +318,8 @@ pub fn plan_with_groups(
     groups: &[GroupRequest],
 ) -> Result<Plan> {
     // requested groups (e.g. TPU-MLIR's own) fit as TPU-MLIR's allocator fits them
-    let ctx = Ctx {
-        margin: false,
-        ..context(graph, chip, opts)?
-    };
+    let placer = placer_for(chip, opts, false);
+    let ctx = context(graph, chip, opts, placer.as_ref())?;
     let mut pieces = Vec::new();
     let mut next = 0usize;
     let mut sorted = groups.to_vec();

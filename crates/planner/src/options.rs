@@ -23,7 +23,7 @@ pub enum Search {
 pub enum Allocator {
     /// TPU-MLIR's (the default): a group of two or more ops is software-pipelined, its
     /// loads and stores moved by cycle slack, and its blocks placed by TPU-MLIR's
-    /// greedy allocator ([`crate::tpumlir_alloc`]), so a group fits exactly when
+    /// greedy allocator ([`crate::tpumlir`]), so a group fits exactly when
     /// TPU-MLIR can allocate it, at the addresses TPU-MLIR gives it.
     TpuMlir,
     /// The spec's: resident weights first, then longest lifetime, then largest, with
@@ -110,13 +110,6 @@ pub struct Timing {
     /// Exposed share of the smaller of a global layer's DMA and compute time (see
     /// [`crate::cost::global_cost`]).
     pub global_exposed_fraction: f64,
-    /// Whether these cycles match TPU-MLIR's own estimates (the chip's
-    /// `cycles_match_tpu_mlir`; see [`crate::pipelined`]).
-    pub cycles_match_tpu_mlir: bool,
-    /// TPU-MLIR's estimate of a transfer: the set-up plus the rest of our cycles divided
-    /// by this (the chip's `tpu_mlir_dma_speedup`, 1 if unset; see
-    /// [`Timing::tpu_mlir_dma_estimate`]).
-    pub tpu_mlir_dma_speedup: f64,
     /// Cycles every load pays on top of its transfer time.
     pub gdma_load_setup_cycles: f64,
     /// Cycles every store pays on top of its transfer time.
@@ -164,8 +157,6 @@ impl Timing {
                 gdma_small_plane_factor: chip.gdma_small_plane_factor.unwrap_or(1.0),
                 gdma_small_row_bytes: chip.gdma_small_row_bytes.unwrap_or(0.0),
                 global_exposed_fraction: chip.global_exposed_fraction.unwrap_or(0.0),
-                cycles_match_tpu_mlir: chip.cycles_match_tpu_mlir.unwrap_or(false),
-                tpu_mlir_dma_speedup: chip.tpu_mlir_dma_speedup.unwrap_or(1.0),
                 gdma_load_setup_cycles: chip.gdma_load_setup_cycles.unwrap_or(0.0),
                 gdma_store_setup_cycles: chip.gdma_store_setup_cycles.unwrap_or(0.0),
                 small_coeff_bytes: chip.eu_bytes,
@@ -186,8 +177,6 @@ impl Timing {
                 gdma_small_plane_factor: 1.0,
                 gdma_small_row_bytes: 0.0,
                 global_exposed_fraction: 0.0,
-                cycles_match_tpu_mlir: false,
-                tpu_mlir_dma_speedup: 1.0,
                 gdma_load_setup_cycles: 0.0,
                 gdma_store_setup_cycles: 0.0,
                 small_coeff_bytes: chip.eu_bytes,
@@ -216,8 +205,6 @@ impl Timing {
             gdma_small_plane_factor: used.gdma_small_plane_factor,
             gdma_small_row_bytes: used.gdma_small_row_bytes,
             global_exposed_fraction: used.global_exposed_fraction,
-            cycles_match_tpu_mlir: false,
-            tpu_mlir_dma_speedup: 1.0,
             gdma_load_setup_cycles: used.gdma_load_setup_cycles,
             gdma_store_setup_cycles: used.gdma_store_setup_cycles,
             small_coeff_bytes: eu_bytes,
@@ -227,19 +214,6 @@ impl Timing {
             dtype_bits,
             source: used.source.clone(),
         }
-    }
-
-    /// TPU-MLIR's own estimate of a transfer our model gives `cycles`: the set-up of
-    /// direction `dir` plus the rest divided by [`Timing::tpu_mlir_dma_speedup`]
-    /// (bm1688: a 73,728-byte filter load, 4,714 cycles profiled, is estimated at
-    /// 290 + 4,424 / 1.6 = 3,055; TPU-MLIR logs 3,054).
-    pub fn tpu_mlir_dma_estimate(&self, dir: crate::cost::Dir, cycles: f64) -> f64 {
-        let setup = match dir {
-            crate::cost::Dir::Load => self.gdma_load_setup_cycles,
-            crate::cost::Dir::Store => self.gdma_store_setup_cycles,
-        }
-        .min(cycles);
-        setup + (cycles - setup) / self.tpu_mlir_dma_speedup
     }
 
     /// The figures as recorded in a plan.

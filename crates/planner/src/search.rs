@@ -14,8 +14,9 @@
 //! better choice there too.
 
 use crate::cost::bytes_of;
+use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::group::{groupable, groups_alone, Ctx};
+use crate::group::{groupable, groups_alone};
 
 /// How many lengths in a row a candidate keeps growing that fit at no slicing: with
 /// TPU-MLIR's allocator a longer group can fit where a shorter one did not (a block

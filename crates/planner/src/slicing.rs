@@ -309,7 +309,7 @@ pub fn slice_group(
 /// The N ranges of every N part of one group (`None` where no op of the group needs a
 /// tensor), kept while only the H count changes. They depend on the H count only
 /// through which tensors are cut at all (those at least `hsecs` rows high have an own
-/// part): a run of H counts at one N count, as [`crate::group::Ctx::best_with`] tries
+/// part): a run of H counts at one N count, as [`crate::ctx::Ctx::best_with`] tries
 /// them, computes them once per such set rather than once per count, which at a batch
 /// of 1,024 cut one sample a part was most of the planning time.
 #[derive(Debug, Default)]
@@ -444,6 +444,42 @@ pub fn recomputed_rows(
     total
 }
 
+/// Candidate (nsecs, hsecs) pairs in the order tried: N first up to `nmax`, then H.
+/// Both counts step by one up to 8, then ever coarser (see [`next_count`]); `nmax`
+/// itself is always tried, so N is always cut down to one sample before H is cut.
+pub fn slicing_sequence(nmax: u64, hmax: u64) -> Vec<(u64, u64)> {
+    let nmax = nmax.max(1);
+    let mut v = Vec::new();
+    let mut n = 1u64;
+    while n < nmax {
+        v.push((n, 1));
+        n = next_count(n);
+    }
+    v.push((nmax, 1));
+    let mut h = 2u64;
+    while h <= hmax {
+        v.push((nmax, h));
+        h = next_count(h);
+    }
+    v
+}
+
+/// The next slice count to try after `c`: +1 below 8, +2 below 16, +4 below 32, +8
+/// below 64, then +25 %, so a batch or height of N costs O(log N) attempts.
+fn next_count(c: u64) -> u64 {
+    if c < 8 {
+        c + 1
+    } else if c < 16 {
+        c + 2
+    } else if c < 32 {
+        c + 4
+    } else if c < 64 {
+        c + 8
+    } else {
+        c + c / 4
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -548,7 +584,7 @@ mod tests {
                 continue;
             }
             let mut memo = NPartsMemo::default();
-            for (ns, hs) in crate::group::slicing_sequence(5, 64) {
+            for (ns, hs) in slicing_sequence(5, 64) {
                 let before = memo.key;
                 let kept = slice_group(&g, &gt, ns, hs, true, &mut memo);
                 let fresh = slice_group(&g, &gt, ns, hs, true, &mut NPartsMemo::default());
@@ -557,5 +593,32 @@ mod tests {
             }
         }
         assert!(reused > 50, "{reused}");
+    }
+}
+
+#[cfg(test)]
+mod sequence_tests {
+    use super::slicing_sequence;
+
+    #[test]
+    fn n_is_cut_to_one_sample_before_h_and_counts_grow() {
+        for (nmax, hmax) in [(1, 1), (1, 224), (8, 56), (9, 7), (100, 1), (4096, 512)] {
+            let seq = slicing_sequence(nmax, hmax);
+            let first_h = seq.iter().position(|&(_, h)| h > 1).unwrap_or(seq.len());
+            // every N-only candidate comes first, ending at nmax; H parts keep N at nmax
+            assert_eq!(seq[first_h - 1], (nmax, 1));
+            assert!(seq[first_h..].iter().all(|&(n, _)| n == nmax));
+            // strictly increasing slice counts, never beyond the dims
+            assert!(seq.windows(2).all(|w| w[0].0 * w[0].1 < w[1].0 * w[1].1));
+            assert!(seq.iter().all(|&(n, h)| n <= nmax && h <= hmax.max(1)));
+            // small counts are all tried
+            let small: Vec<u64> = seq[..first_h]
+                .iter()
+                .map(|p| p.0)
+                .filter(|&n| n <= 8)
+                .collect();
+            assert_eq!(small, (1..=nmax.min(8)).collect::<Vec<_>>());
+        }
+        assert!(slicing_sequence(4096, 512).len() < 100);
     }
 }

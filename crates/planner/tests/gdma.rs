@@ -138,7 +138,7 @@ fn bm1688_pool_output_stores_pay_the_small_plane_factor_per_row() {
 
 /// TPU-MLIR's layer-group pass moves transfers by its own estimates, which on bm1688 are
 /// not its profile's cycles: everything but the set-up runs 1.6× faster
-/// (`Timing::tpu_mlir_dma_estimate`, the preset's `tpu_mlir_dma_speedup`). Its
+/// (`tpumlir::Calibration::dma_estimate`, the preset's `tpu_mlir_dma_speedup`). Its
 /// estimates of every transfer of its own ResNet-18, ResNet-50 and mini-MobileNetV2
 /// groups (`tests/data/tpumlir_dma_estimates_bm1688.csv`, made by
 /// `bench/plan_tpumlir_estimates.py` from `bench/plan-tpumlir-debug.sh … estimates`)
@@ -149,6 +149,7 @@ fn bm1688_transfers_as_tpu_mlir_estimates_them() {
     use tpusim_planner::tpumlir::loc_name;
     let chip = Chip::preset("bm1688").unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let calib = tpusim_planner::tpumlir::Calibration::for_chip(&chip);
     let csv = include_str!("data/tpumlir_dma_estimates_bm1688.csv");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
     let (mut checked, mut near, mut misses) = (0, 0, Vec::new());
@@ -192,7 +193,7 @@ fn bm1688_transfers_as_tpu_mlir_estimates_them() {
         } else {
             continue; // bias vectors, the f32 input, casts
         };
-        let est = t.tpu_mlir_dma_estimate(d, ours);
+        let est = calib.dma_estimate(d, ours);
         checked += 1;
         if (est / cycles - 1.0).abs() <= 0.02 {
             near += 1;

@@ -219,7 +219,7 @@ fn groups_tpu_mlir_cannot_allocate_do_not_fit_here_either() {
     // Our plan of 2026-11-22 put 13 ops of layers 2–3 (conv30 .. conv75) in one unsliced
     // group on bm1688 at batch 4; TPU-MLIR refused it ("local memory allocate failed for
     // group 2"). Placed by TPU-MLIR's allocator on its software-pipelined time steps
-    // (`tpumlir_alloc`, `tpumlir_steps`) the group does not fit unsliced here either,
+    // (`tpumlir::alloc`, `tpumlir::steps`) the group does not fit unsliced here either,
     // and the import cuts it along N.
     let g = ordered_cast("resnet18_onnx_b4.graph.json");
     let p = imported(

@@ -5,7 +5,7 @@
 //! `--debug-only=lmem_buffer_assign` log (`bench/plan_tpumlir_alloc_vectors.py`).
 
 use serde_json::Value;
-use tpusim_planner::tpumlir_alloc::{
+use tpusim_planner::tpumlir::alloc::{
     allocate, lifetimes_meet, Buf, BufKind, Lane, Mode, StepOp, StepTable,
 };
 
@@ -182,7 +182,7 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
     // ones. The moves follow its cycle estimates of each op and transfer, which ours
     // match (bm1688: transfers through the chip's `tpu_mlir_dma_speedup`): 261 of its
     // 269 lifetimes are reproduced on bm1684x, 307 of 340 on bm1688 (294 with the
-    // plainer timing fitted before, see `pipelined::TPU_MLIR_DMA_ESTIMATE`; the rest are
+    // plainer timing fitted before, see `tpumlir::calib::DMA_ESTIMATE_FRACTION`; the rest are
     // loads and stores moved a step or two differently). 568 of 609 in all.
     let text = include_str!("data/tpumlir_lmem_alloc.json");
     let v: Value = serde_json::from_str(text).unwrap();

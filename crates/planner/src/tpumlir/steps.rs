@@ -1,6 +1,6 @@
 //! TPU-MLIR's time-step table of a group of two or more ops, reproduced (TPU-MLIR
 //! 1.30.2, `TimeStepMethod` and `SoftwarePipeline`), for the lifetimes its allocator
-//! ([`crate::tpumlir_alloc`]) sees:
+//! ([`super::alloc`]) sees:
 //! 1. Nearest assignment (`k + 2` rows): row 0 loads op 0's inputs, row `i + 1`
 //!    computes op `i`, loads op `i + 1`'s inputs and stores op `i − 1`'s group
 //!    outputs, the last row stores the last op's outputs.
@@ -18,7 +18,7 @@
 //!    stage-2 stores, so a stage-0 load used in an earlier row, or a stage-2 store in
 //!    a row before its producer, gets a lifetime that wraps round the table.
 
-use crate::tpumlir_alloc::{Mode, StepOp, StepTable};
+use super::alloc::{Mode, StepOp, StepTable};
 
 /// A transfer in a pipelined table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
