@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compare two tpusim builds on the outputs that must not change by accident: every
-# built-in model's plan JSON and TPU-MLIR export on the NPU presets, and reports.
+# built-in model's plan JSON and TPU-MLIR export on the NPU presets, reports, and the
+# LLM training search and serving frontier.
 # Usage: bench/compare_builds.sh OLD_TPUSIM NEW_TPUSIM [MODELS...]
 # Prints one line per case (same / DIFFERENT) and exits 1 if any differ.
 set -u
@@ -31,4 +32,6 @@ for m in $models; do
   check "report $m v5e" report "$m" --json
 done
 check "report default summary" report --summary
+check "llm train search" llm train llama-3-70b --chip v5p --slice 8x8x4 --json
+check "llm serve" llm serve llama-3-8b --chip v5e --slice 4x2 --sweep-batch --json
 exit $fail

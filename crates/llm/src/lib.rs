@@ -27,7 +27,8 @@
 //! - [`axes`]: sharding degrees and their place on the slice's axes;
 //!   [`comm`]: collective times on a strategy's axes.
 //! - [`calib`]: the efficiency figures: ideal (the book) and calibrated.
-//! - [`serve`], [`train`], [`search`], [`thresholds`], [`validate`], [`svg`].
+//! - [`serve`], [`train`] (with its [`train::search`]), [`thresholds`], [`validate`],
+//!   [`svg`].
 //!
 //! ## Conventions
 //!
@@ -47,7 +48,6 @@ pub mod model;
 pub mod ops;
 pub mod precision;
 pub mod remat;
-pub mod search;
 pub mod serve;
 pub mod slices;
 pub mod svg;

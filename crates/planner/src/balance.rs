@@ -1,5 +1,5 @@
-//! Moving loads to earlier time steps that have DMA time to spare (TPU-MLIR does the
-//! same after assigning time steps): a step costs the larger of its compute and its
+//! Moving loads to earlier time steps that have DMA time to spare (the chip's compiler
+//! does the same after assigning time steps): a step costs the larger of its compute and its
 //! DMA, so a weight load that makes its step DMA-bound is better issued during an
 //! earlier compute-bound step, if local memory can hold the block that much longer.
 //!
@@ -132,7 +132,7 @@ mod tests {
             load_step: Some(start),
             store_step: None,
             compute_steps: vec![end],
-            tpu_mlir_ts: None,
+            placer_ts: None,
         }
     }
 

@@ -19,11 +19,11 @@ pub fn groupable(kind: &OpKind) -> bool {
 
 /// Whether an op of `kind` forms a group by itself in a plan of `bits`-bit data (any
 /// op does as part of a longer run): a global average pool under 8- or 16-bit types.
-/// TPU-MLIR runs that pool in f32 behind a cast, so for it the pool alone is a group of
-/// the cast and the pool (and, where the export lists them, the flatten and the cast
-/// back): ResNet-18 b1 on bm1684x, TPU-MLIR's own grouping ends in such a 4-op group,
-/// 591,722 cycles compiled, against 592,305 with the pool at the end of the group
-/// before it.
+/// The chip's compiler runs that pool in f32 behind a cast, so the pool alone is a
+/// group of the cast and the pool (and, where an export lists them, the flatten and the
+/// cast back): ResNet-18 b1 on bm1684x, the compiler's own grouping ends in such a 4-op
+/// group, 591,722 cycles compiled, against 592,305 with the pool at the end of the
+/// group before it.
 pub fn groups_alone(kind: &OpKind, bits: u32) -> bool {
     matches!(kind, OpKind::GlobalAvgPool) && bits < 32
 }
@@ -119,7 +119,7 @@ impl<'a> Ctx<'a> {
 
     /// Like [`Ctx::best`]: the slicings in order, unsliced first; after the first that
     /// fits, `extra` more are tried and the cheapest kept. Every candidate group starts
-    /// from the unsliced one: TPU-MLIR's allocation is not monotone in the group's
+    /// from the unsliced one: a greedy allocation is not monotone in the group's
     /// length, so a longer group can fit with fewer slices than a shorter one needed
     /// (ResNet-50 b1 on bm1688: its 16-op layer-1 group fits cut in 2 H slices where
     /// the group one op shorter needed 3; starting the longer one's search at 3 missed
@@ -300,7 +300,7 @@ impl<'a> Ctx<'a> {
                 size: b.size,
                 start_ts: b.start,
                 end_ts: b.end,
-                tpu_mlir_ts: b.tpu_mlir_ts,
+                tpu_mlir_ts: b.placer_ts,
             })
             .collect();
         let names = |v: &Vec<usize>| {

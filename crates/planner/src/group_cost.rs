@@ -105,7 +105,8 @@ impl Ctx<'_> {
                 cyc += f.load0_exposed;
             }
             // those transfers of the previous and the next slice go, largest first, each
-            // to the step with the most DMA slack left: TPU-MLIR moves them by slack
+            // to the step with the most DMA slack left: the chip's compiler moves them by
+            // slack
             // too (ResNet-50 batch 8, [cast, conv1, pool] cut 8×2: its profile 339,269
             // cycles, TIU-bound; ours 444,454 with them fixed to the first and last
             // steps, 315,602 so)
@@ -329,7 +330,8 @@ mod tests {
                 cyc += l0x;
             }
             // those transfers of the previous and the next slice go, largest first, each
-            // to the step with the most DMA slack left: TPU-MLIR moves them by slack
+            // to the step with the most DMA slack left: the chip's compiler moves them by
+            // slack
             // too (ResNet-50 batch 8, [cast, conv1, pool] cut 8×2: its profile 339,269
             // cycles, TIU-bound; ours 444,454 with them fixed to the first and last
             // steps, 315,602 so)

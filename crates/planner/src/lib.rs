@@ -42,32 +42,39 @@
 //! never dropped (ops that cannot be grouped are global).
 #![deny(missing_docs)]
 
-pub mod alloc;
-pub mod balance;
-pub mod cost;
+// the generic machinery: crate-private, and naming no TPU-MLIR
+mod alloc;
+mod balance;
+mod cost;
 mod ctx;
-pub mod error;
-pub mod group;
-pub mod group_cost;
-pub mod options;
+mod group;
+mod group_cost;
 mod place;
+mod range;
+mod search;
+mod slicing;
+mod timestep;
+
+// the façade
+pub mod error;
+pub mod options;
 pub mod plan;
-pub mod range;
-pub mod search;
-pub mod slicing;
 pub mod svg;
 pub mod testnets;
-pub mod timestep;
 pub mod tpumlir;
 pub mod verify;
 
+pub use cost::{is_view, op_cycles};
 pub use ctx::{ComputeModel, Progress};
 pub use error::{PlanError, Result};
+pub use options::MAX_GROUP_OPS;
 pub use options::{Allocator, PlanOptions, Search, Timing};
 pub use plan::{
     Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
 };
 pub use search::Piece;
+pub use slicing::own_part;
+pub use timestep::{lane_size, tensor_type, weight_local_shape};
 pub use tpusim_lmem::Chip;
 
 use alloc::LaneGeometry;

@@ -88,7 +88,8 @@ impl Ctx<'_> {
             // not, so an unsliced group's input and output blocks too hold their bytes
             // across the loop body (a 13-op unsliced bm1688 group of ResNet layers 2–3
             // fitted a plain span allocation and failed to allocate on the chip's
-            // compiler: tests/tpumlir.rs). Timing stays unpipelined when unsliced.
+            // compiler; the integration tests keep the case). Timing stays unpipelined when
+            // unsliced.
             let (mask, ex) = occupancy(b.start, b.end, k, sliced || k > 1);
             let mut dma = 0u128;
             for s in b.load_step.iter().chain(b.store_step.iter()) {

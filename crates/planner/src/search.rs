@@ -8,7 +8,7 @@
 //! cannot be grouped, or at `max_group_ops`. Plans are compared by cycles, then by
 //! global-memory bytes: where
 //! our model sees a tie (a global op whose DMA hides under its compute costs what it
-//! costs in a group), the cut that moves fewer bytes wins — TPU-MLIR's compiler runs
+//! costs in a group), the cut that moves fewer bytes wins — the chip's compiler runs
 //! such an op alone with its load and store exposed (bm1688 ResNet-18: `conv8` alone
 //! 139,848 cycles in its profile, 112,896 of them compute), so grouping it is the
 //! better choice there too.
@@ -19,9 +19,9 @@ use crate::error::Result;
 use crate::group::{groupable, groups_alone};
 
 /// How many lengths in a row a candidate keeps growing that fit at no slicing: with
-/// TPU-MLIR's allocator a longer group can fit where a shorter one did not (a block
+/// a placer that allocates greedily, a longer group can fit where a shorter one did not (a block
 /// freed earlier, another order of placement). ResNet-50 batch 8 on bm1684x, when this
-/// was added: 0 → 5,049,762 cycles in our model (5,278,704 compiled by TPU-MLIR), 3 →
+/// was added: 0 → 5,049,762 cycles in our model (5,278,704 compiled), 3 →
 /// 4,813,653 (5,135,479).
 const GROW_PAST_MISSES: usize = 3;
 

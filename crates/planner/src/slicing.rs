@@ -13,13 +13,12 @@ pub struct GroupTensors {
     pub first: OpId,
     /// Last op of the group (inclusive).
     pub last: OpId,
-    /// Tensors loaded from global memory.
-    pub inputs: Vec<TensorId>,
     /// Tensors produced inside the group.
     pub produced: Vec<TensorId>,
     /// Produced tensors that are needed after the group (stored).
     pub escaping: Vec<TensorId>,
-    /// Every activation tensor: `inputs` then `produced`.
+    /// Every activation tensor: those loaded from global memory (in first-use order),
+    /// then `produced`.
     pub all: Vec<TensorId>,
     /// Tensor id → index in `all`.
     pub pos: TensorPos,
@@ -75,7 +74,6 @@ impl GroupTensors {
         GroupTensors {
             first,
             last,
-            inputs,
             produced,
             escaping,
             all,

@@ -48,9 +48,9 @@ pub struct BlockSpec {
     pub store_step: Option<u64>,
     /// Steps whose compute op reads or writes it.
     pub compute_steps: Vec<u64>,
-    /// Its lifetime in TPU-MLIR's pipelined table, when placed by TPU-MLIR's allocator
-    /// (see [`crate::plan::Block::tpu_mlir_ts`]).
-    pub tpu_mlir_ts: Option<[u64; 2]>,
+    /// Its lifetime in the placer's own step table, when the placer keeps one (the
+    /// plan records it, see [`crate::plan::Block::tpu_mlir_ts`]).
+    pub placer_ts: Option<[u64; 2]>,
 }
 
 /// The step table in ids: for each step `0..=k+1`, the compute op and block indices
@@ -80,11 +80,6 @@ pub fn tensor_type(graph: &Graph, t: TensorId, dtype: ElementType) -> ElementTyp
         },
         _ => dtype,
     }
-}
-
-/// Bits per element of tensor `t` in a plan of `dtype` (see [`tensor_type`]).
-pub fn tensor_bits(graph: &Graph, t: TensorId, dtype: ElementType) -> u32 {
-    tensor_type(graph, t, dtype).bits()
 }
 
 /// Aligned bytes per lane of an (n, c, h, w) tensor (lmem crate).
@@ -294,7 +289,7 @@ pub fn build(
             load_step,
             store_step,
             compute_steps,
-            tpu_mlir_ts: None,
+            placer_ts: None,
         });
     }
     // weights (one block per weight tensor, even if shared by several ops)
@@ -330,7 +325,7 @@ pub fn build(
                 load_step: Some(us - 1),
                 store_step: None,
                 compute_steps: vec![us],
-                tpu_mlir_ts: None,
+                placer_ts: None,
             });
         }
     }
@@ -365,7 +360,7 @@ pub fn build(
                 load_step: None,
                 store_step: None,
                 compute_steps: vec![s],
-                tpu_mlir_ts: None,
+                placer_ts: None,
             });
         }
     }

@@ -9,7 +9,7 @@
 //!   held in a common time step (pipelining folds the first and last steps onto the
 //!   neighbouring slices' compute steps) overlap in address, except an element-wise
 //!   op's output written over its first input when the two share only that op's step
-//!   (in place, as TPU-MLIR allocates);
+//!   (in place, as the chip's compiler allocates);
 //! - the slices are exactly `nsecs × hsecs`; every op's output slices cover its whole
 //!   output, and a stored tensor's own parts (which partition it exactly once) lie
 //!   inside its slices;
@@ -211,7 +211,7 @@ fn held_steps(start: u64, end: Option<u64>, k: u64, sliced: bool) -> Vec<bool> {
 /// Pairs of blocks (indices) held in a common step whose bytes overlap. Allowed: an
 /// element-wise op's result written over its operand 0 (`in_place`: operand block,
 /// result block, the op's step) at the same address, no larger, and held together
-/// only in that step (TPU-MLIR's allocator does this). `span`: (address, size).
+/// only in that step (the chip's compiler allocates so). `span`: (address, size).
 fn clashes(
     held: &[Vec<bool>],
     span: &[(u64, u64)],

@@ -113,11 +113,11 @@ fn a_cast_from_f32_runs_at_the_f32_element_rate() {
     let t = tpusim_planner::Timing::for_chip(&chip, ElementType::F16).unwrap();
     let g = resnet18(2);
     let cast = &g.ops[0];
-    let wide = tpusim_planner::cost::op_cycles(&g, cast, 2, 224, chip.npu_num, &t);
+    let wide = tpusim_planner::op_cycles(&g, cast, 2, 224, chip.npu_num, &t);
     // the same op with its input already 16-bit: one f16 element per EU per cycle
     let mut narrow = g.clone();
     narrow.tensors[cast.inputs[0]].bits = None;
-    let same = tpusim_planner::cost::op_cycles(&narrow, cast, 2, 224, chip.npu_num, &t);
+    let same = tpusim_planner::op_cycles(&narrow, cast, 2, 224, chip.npu_num, &t);
     let eu_num_f16 = tpusim_lmem::eu_num(&chip, ElementType::F16).unwrap() as f64;
     assert_eq!(
         same,

@@ -9,45 +9,14 @@
 //! op's output until its last reader must hold; XLA may need less where it fuses
 //! producers into consumers (tests/data/xla/README.md).
 
-use crate::build::Request;
 use crate::error::{ReportError, Result};
 use crate::machine::Machine;
+pub use crate::model::{CapacityReport, ChipFit};
+use crate::request::Request;
 use crate::storage::{stored, Stored};
-use serde::{Deserialize, Serialize};
 use tpusim_graph::{Graph, TensorKind};
 use tpusim_layout::ElementType;
 use tpusim_planner::Preparation;
-
-/// Off-chip memory a network needs, and what would fit when it does not.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CapacityReport {
-    /// The chip's off-chip memory (HBM), bytes; `None` where the chip description does
-    /// not state it (the NPU presets give no DRAM size).
-    pub hbm_bytes: Option<u64>,
-    /// Weights at their stored size, bytes.
-    pub weight_bytes: u64,
-    /// Activations live at the worst point of the op order, stored size, bytes.
-    pub peak_activation_bytes: u64,
-    /// Index into the layers of the op at that worst point.
-    pub peak_at_layer: usize,
-    /// When the network does not fit: the largest batch that does on this chip (`None`
-    /// if none does, or it fits).
-    pub largest_batch_that_fits: Option<u64>,
-    /// When the network does not fit: built-in chips with enough HBM for it at this
-    /// batch, smallest HBM first, each with the bytes it would need there.
-    pub chips_that_fit: Vec<ChipFit>,
-}
-
-/// A chip the network fits on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChipFit {
-    /// Chip name.
-    pub chip: String,
-    /// Its HBM, bytes.
-    pub hbm_bytes: u64,
-    /// Bytes the network needs there (its layouts differ per generation).
-    pub bytes_needed: u64,
-}
 
 /// Weights and peak live activations of `graph` with its tensors stored as `stored`.
 pub struct Needed {
@@ -75,7 +44,7 @@ pub fn needed(graph: &Graph, stored: &[Stored]) -> Result<Needed> {
     // a view's output is its source's storage
     let mut root: Vec<usize> = (0..nt).collect();
     for op in &graph.ops {
-        if tpusim_planner::cost::is_view(op) {
+        if tpusim_planner::is_view(op) {
             if let (Some(&x), Some(&y)) = (op.inputs.first(), op.outputs.first()) {
                 root[y] = root[x];
             }

@@ -49,6 +49,7 @@ pub mod glossary;
 pub mod html;
 pub mod machine;
 pub mod model;
+pub mod request;
 mod rows;
 pub mod schedule;
 pub mod storage;
@@ -59,9 +60,8 @@ pub mod terminal;
 pub mod timing;
 pub mod units;
 
-pub use build::{
-    report, report_graph, report_with_progress, ChipFile, ModelArg, ModelSource, Request,
-};
+pub use build::{report, report_graph, report_with_progress};
 pub use error::{ReportError, Result};
 pub use machine::Machine;
 pub use model::{BlockReport, GroupReport, LayerReport, LayoutPicture, Report, TensorReport};
+pub use request::{ChipFile, ModelArg, ModelSource, Request, DEFAULT_MODEL, DEFAULT_RESOLUTION};

@@ -5,7 +5,6 @@
 //! are a contract; the other fields are additions documented here. Times are seconds,
 //! sizes bytes, rates per second.
 
-use crate::capacity::CapacityReport;
 use serde::{Deserialize, Serialize};
 
 /// The whole report of one network on one chip.
@@ -263,4 +262,35 @@ impl Report {
     pub fn moved_over_logical(&self) -> Option<f64> {
         (self.bytes_logical > 0).then(|| self.bytes_moved as f64 / self.bytes_logical as f64)
     }
+}
+
+/// Off-chip memory a network needs, and what would fit when it does not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityReport {
+    /// The chip's off-chip memory (HBM), bytes; `None` where the chip description does
+    /// not state it (the NPU presets give no DRAM size).
+    pub hbm_bytes: Option<u64>,
+    /// Weights at their stored size, bytes.
+    pub weight_bytes: u64,
+    /// Activations live at the worst point of the op order, stored size, bytes.
+    pub peak_activation_bytes: u64,
+    /// Index into the layers of the op at that worst point.
+    pub peak_at_layer: usize,
+    /// When the network does not fit: the largest batch that does on this chip (`None`
+    /// if none does, or it fits).
+    pub largest_batch_that_fits: Option<u64>,
+    /// When the network does not fit: built-in chips with enough HBM for it at this
+    /// batch, smallest HBM first, each with the bytes it would need there.
+    pub chips_that_fit: Vec<ChipFit>,
+}
+
+/// A chip the network fits on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChipFit {
+    /// Chip name.
+    pub chip: String,
+    /// Its HBM, bytes.
+    pub hbm_bytes: u64,
+    /// Bytes the network needs there (its layouts differ per generation).
+    pub bytes_needed: u64,
 }

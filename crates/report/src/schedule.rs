@@ -134,7 +134,7 @@ impl<'a> Ctx<'a> {
                 }
                 for name in &step.stores {
                     let t = tensor(name)?;
-                    if let Some((n, h)) = tpusim_planner::slicing::own_part(
+                    if let Some((n, h)) = tpusim_planner::own_part(
                         self.graph, t, gp.nsecs, gp.hsecs, s.n_idx, s.h_idx,
                     ) {
                         d[j] += self.part(t, n, h) / self.bw;

@@ -153,7 +153,7 @@ fn tile_of(a: &ArrayShape) -> (u64, u64) {
 /// How tensor `t` of the graph is stored on `machine` at `dtype` (or at the element type
 /// the graph fixes for it: an f32 network input ahead of its cast).
 pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> Result<Stored> {
-    let dtype = tpusim_planner::timestep::tensor_type(g, t, dtype);
+    let dtype = tpusim_planner::tensor_type(g, t, dtype);
     let tensor = &g.tensors[t];
     let s = tensor.shape;
     let elements = s
@@ -192,7 +192,7 @@ pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> 
         Machine::Npu(npu) => {
             let chip = &npu.chip;
             let (n, c, h, w) = if tensor.kind == TensorKind::Weight {
-                tpusim_planner::timestep::weight_local_shape(s)
+                tpusim_planner::weight_local_shape(s)
             } else {
                 (s.n, s.c, s.h, s.w)
             };
@@ -200,8 +200,7 @@ pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> 
                 context: format!("LMEM size of '{}'", tensor.name),
                 message: e.to_string(),
             };
-            let lane =
-                tpusim_planner::timestep::lane_size(chip, dtype, n, c, h, w).map_err(lower)?;
+            let lane = tpusim_planner::lane_size(chip, dtype, n, c, h, w).map_err(lower)?;
             let footprint = lane
                 .checked_mul(chip.npu_num)
                 .ok_or_else(|| overflow("LMEM footprint"))?;

@@ -11,7 +11,7 @@
 //! element-wise ops, batch-norm) is FLOPs at the VPU rate; concat, upsample and views
 //! compute nothing. Bias and fused activations ride on the MXU result path (not timed).
 //!
-//! **NPU**: the planner's cost model ([`tpusim_planner::cost::op_cycles`]): channels
+//! **NPU**: the planner's cost model ([`tpusim_planner::op_cycles`]): channels
 //! quantised to lane rows, MACs at the chip's rate per lane, element-wise work at EU_NUM
 //! per lane per cycle, divided by the clock.
 
@@ -133,8 +133,7 @@ impl<'a> Timer<'a> {
                     .npu_timing
                     .as_ref()
                     .ok_or_else(|| lower(op, "no NPU timing"))?;
-                let cycles =
-                    tpusim_planner::cost::op_cycles(g, op, n_len, h_len, n.chip.npu_num, t);
+                let cycles = tpusim_planner::op_cycles(g, op, n_len, h_len, n.chip.npu_num, t);
                 let seconds = cycles / t.clock_hz;
                 let lanes = n.chip.npu_num.max(1);
                 let utilization = if seconds <= 0.0 {

@@ -201,7 +201,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
             if !imported.cut_at.is_empty() {
                 notes.push(format!(
                     "groups longer than {} ops cut before {}",
-                    tpusim_planner::options::MAX_GROUP_OPS,
+                    tpusim_planner::MAX_GROUP_OPS,
                     imported.cut_at.join(", ")
                 ));
             }

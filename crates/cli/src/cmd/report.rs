@@ -9,9 +9,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use tpusim_report::build::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
 use tpusim_report::sweep::{self, Network, Shared, SweepSpec};
 use tpusim_report::{html, terminal, ModelArg, ModelSource, Request};
+use tpusim_report::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
 
 /// Arguments of `tpusim report`.
 ///

@@ -54,3 +54,6 @@ pub use cache::{
 };
 pub use calib::Calibration;
 pub(crate) use placer::PipelinedPlacer;
+
+#[cfg(test)]
+mod tests;

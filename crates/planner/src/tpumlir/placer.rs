@@ -284,7 +284,7 @@ impl PipelinedPlacer {
         let mut addrs = vec![0u64; blocks.len()];
         for (i, &b) in perm.iter().enumerate() {
             addrs[b] = at[i];
-            blocks[b].tpu_mlir_ts = Some([bufs[i].start as u64, bufs[i].end as u64]);
+            blocks[b].placer_ts = Some([bufs[i].start as u64, bufs[i].end as u64]);
         }
         for (b, mode, step) in moved {
             let bl = &mut blocks[b];

@@ -2,7 +2,7 @@
 //! on a TPU through `tpusim_llm` (what `tpusim report MODEL --phase …` runs).
 
 use super::{Figures, SweepPoint};
-use crate::build::{ChipFile, ModelSource, Request};
+use crate::request::{ChipFile, ModelSource, Request};
 use tpusim_llm::ops::{Phase, Workload};
 use tpusim_llm::{Model, Precision};
 

@@ -2,9 +2,9 @@
 //! pipeline and expert degrees that places on its axes, evaluated; the fastest
 //! step that fits wins, and the runners-up say why they lose.
 
+use super::step::{evaluate, TrainAlternative, TrainInput, TrainReport};
 use crate::axes::{place, Degrees};
 use crate::error::{bad, Result};
-use crate::train::{evaluate, TrainAlternative, TrainInput, TrainReport};
 use std::cmp::Ordering;
 
 fn divisors(n: u64) -> Vec<u64> {

@@ -5,13 +5,13 @@
 //! distinct load/store of its layer groups with the slice shape, bytes and measured
 //! cycles.
 
+use crate::cost::{
+    act_dma_cycles, coeff_planes, dma_cycles, weight_load_cycles, Dir, SMALL_ACT_PLANE_BYTES,
+};
+use crate::options::Timing;
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
 use tpusim_lmem::Chip;
-use tpusim_planner::cost::{
-    act_dma_cycles, coeff_planes, dma_cycles, weight_load_cycles, Dir, SMALL_ACT_PLANE_BYTES,
-};
-use tpusim_planner::options::Timing;
 
 /// (rows, rows within `tol` of the measured cycles, lowest and highest ours / measured).
 fn replay(chip: &str, csv: &str, tol: f64) -> (usize, usize, f64, f64, Vec<String>) {
@@ -50,8 +50,11 @@ fn replay(chip: &str, csv: &str, tol: f64) -> (usize, usize, f64, f64, Vec<Strin
 
 #[test]
 fn bm1684x_dma_model_reproduces_tpu_mlir_profiles() {
-    let (total, exact, lo, hi, misses) =
-        replay("bm1684x", include_str!("data/tpumlir_gdma.csv"), 0.01);
+    let (total, exact, lo, hi, misses) = replay(
+        "bm1684x",
+        include_str!("../../../tests/data/tpumlir_gdma.csv"),
+        0.01,
+    );
     assert_eq!(total, 90);
     assert!(
         exact >= 80,
@@ -67,8 +70,11 @@ fn bm1684x_dma_model_reproduces_tpu_mlir_profiles() {
 
 #[test]
 fn bm1688_dma_model_reproduces_tpu_mlir_profiles() {
-    let (total, exact, lo, hi, misses) =
-        replay("bm1688", include_str!("data/tpumlir_gdma_bm1688.csv"), 0.02);
+    let (total, exact, lo, hi, misses) = replay(
+        "bm1688",
+        include_str!("../../../tests/data/tpumlir_gdma_bm1688.csv"),
+        0.02,
+    );
     assert_eq!(total, 55);
     assert!(
         exact >= 46,
@@ -133,7 +139,7 @@ fn bm1688_pool_output_stores_pay_the_small_plane_factor_per_row() {
     }
     // so a 256-channel pool output leaves the group at f32, as TPU-MLIR stores it
     let s = Shape4::new(1, 256, 1, 1);
-    assert_eq!(tpusim_planner::cost::pool_store_bits(&t, s, 16), 32);
+    assert_eq!(crate::cost::pool_store_bits(&t, s, 16), 32);
 }
 
 /// TPU-MLIR's layer-group pass moves transfers by its own estimates, which on bm1688 are
@@ -146,11 +152,11 @@ fn bm1688_pool_output_stores_pay_the_small_plane_factor_per_row() {
 /// one within 2 %.
 #[test]
 fn bm1688_transfers_as_tpu_mlir_estimates_them() {
-    use tpusim_planner::tpumlir::loc_name;
+    use crate::tpumlir::loc_name;
     let chip = Chip::preset("bm1688").unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
-    let calib = tpusim_planner::tpumlir::Calibration::for_chip(&chip);
-    let csv = include_str!("data/tpumlir_dma_estimates_bm1688.csv");
+    let calib = crate::tpumlir::Calibration::for_chip(&chip);
+    let csv = include_str!("../../../tests/data/tpumlir_dma_estimates_bm1688.csv");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
     let (mut checked, mut near, mut misses) = (0, 0, Vec::new());
     for line in csv.lines().skip(1) {
@@ -166,15 +172,14 @@ fn bm1688_transfers_as_tpu_mlir_estimates_them() {
             .find(|o| name.strip_suffix("_filter_reorderd") == Some(loc_name(&g, o).as_str()))
         {
             let s = g.tensors[op.weights[0]].shape;
-            if tpusim_planner::timestep::is_3ic_conv(&op.kind, s.c) {
+            if crate::timestep::is_3ic_conv(&op.kind, s.c) {
                 continue; // a first-layer filter, laid out for the 3ic lowering
             }
             (Dir::Load, weight_load_cycles(&t, s, 16))
         } else if let Some(op) = g.ops.iter().find(|o| loc_name(&g, o) == name) {
             let s = g.tensors[op.outputs[0]].shape;
             let whole =
-                tpusim_planner::timestep::lane_size(&chip, ElementType::F16, s.n, s.c, s.h, s.w)
-                    .unwrap();
+                crate::timestep::lane_size(&chip, ElementType::F16, s.n, s.c, s.h, s.w).unwrap();
             if whole != size {
                 continue; // a slice
             }

@@ -10,12 +10,12 @@
 //! bm1684x, where 27 channels fit one pass of EU_NUM = 32 (bm1688: EU_NUM = 8). Our
 //! figures: 33,712, 16,464, 178,752, 53,312.
 
+use crate::cost::op_cycles;
+use crate::options::Timing;
 use tpusim_graph::builder::GraphBuilder;
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
 use tpusim_lmem::Chip;
-use tpusim_planner::cost::op_cycles;
-use tpusim_planner::options::Timing;
 
 /// A network graph of `tests/data`.
 fn data_graph(file: &str) -> tpusim_graph::Graph {
@@ -28,7 +28,7 @@ fn global_cycles(file: &str, name: &str) -> u64 {
     let g = data_graph(file);
     let op = g.ops.iter().find(|o| o.name == name).unwrap();
     let (chip, t) = f16("bm1684x");
-    tpusim_planner::cost::global_cost(&g, op, 16, chip.npu_num, &t).cycles
+    crate::cost::global_cost(&g, op, 16, chip.npu_num, &t).cycles
 }
 
 /// The chip preset `chip` and its F16 timing.
@@ -107,7 +107,7 @@ fn first_layer_convs_cost_what_tpu_mlir_profiles() {
 /// row of 224 for the 231 and 245 real rows the slices read.
 #[test]
 fn a_sliced_first_layer_conv_broadcasts_its_real_input_rows() {
-    use tpusim_planner::cost::{op_cycles_as, OpPart};
+    use crate::cost::{op_cycles_as, OpPart};
     let g = one_conv(3, 64, 224, 7, 2, true);
     let (chip, t) = f16("bm1684x");
     // (output rows, real input rows) of each slice of one image: the pool's 56 rows

@@ -1,10 +1,11 @@
-//! Training (the book's training chapter): memory per chip by part, and a step
-//! of compute overlapped with each strategy's collectives on the axes it holds.
+//! One sharding of a training run (the book's training chapter): memory per chip by
+//! part, and a step of compute overlapped with each strategy's collectives on the axes
+//! it holds.
 
 use crate::axes::{place, Degrees, Placed};
 use crate::calib::Efficiency;
 use crate::comm;
-use crate::error::{bad, LlmError, Result};
+use crate::error::{bad, Result};
 use crate::model::Model;
 use crate::precision::Precision;
 use crate::remat::Remat;
@@ -220,33 +221,6 @@ pub struct TrainReport {
     pub runners_up: Vec<TrainAlternative>,
 }
 
-/// What `tpusim llm train --json` prints: the report, the kind of answer and the
-/// book's thresholds for this chip, model and batch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrainOutput {
-    /// The report (flattened).
-    #[serde(flatten)]
-    pub report: TrainReport,
-    /// `ideal`, `calibrated` or `custom`.
-    pub mode: &'static str,
-    /// Thresholds.
-    pub thresholds: crate::thresholds::Thresholds,
-}
-
-/// Train (searching when no degrees are given) and add the thresholds.
-pub fn answer(input: &TrainInput) -> Result<TrainOutput> {
-    let report = train(input)?;
-    Ok(TrainOutput {
-        thresholds: crate::thresholds::thresholds(
-            &input.slice.chip,
-            Some(input.model.d_ff),
-            Some((input.batch_tokens as f64, report.chips)),
-        ),
-        mode: input.eff.mode(input.attention_flops),
-        report,
-    })
-}
-
 /// Evaluate one sharding (`deg.dcn_dp` must equal `input.slices`).
 pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     check(input)?;
@@ -318,7 +292,7 @@ pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     })
 }
 
-fn check(input: &TrainInput) -> Result<()> {
+pub(super) fn check(input: &TrainInput) -> Result<()> {
     if input.seq == 0 || input.seq > 1 << 24 {
         return Err(bad("--seq", input.seq, "between 1 and 2^24 tokens"));
     }
@@ -354,7 +328,7 @@ fn check(input: &TrainInput) -> Result<()> {
 }
 
 /// One copy of each part, all chips together.
-fn totals(input: &TrainInput) -> TrainMemory {
+pub(super) fn totals(input: &TrainInput) -> TrainMemory {
     let m = &input.model;
     let p = m.params().params as f64;
     TrainMemory {
@@ -507,32 +481,4 @@ fn bound(compute_s: f64, comms: &CommTimes) -> (&'static str, String) {
         kind,
         format!("collectives {total:.4} s (most: {name} {worst:.4} s) > compute {compute_s:.4} s"),
     )
-}
-
-/// The best sharding of the slice (or the given one), with runners-up.
-pub fn train(input: &TrainInput) -> Result<TrainReport> {
-    check(input)?;
-    let hbm = input.slice.chip.hbm_bytes as f64;
-    let need = totals(input).total();
-    let pod_chips = input.slice.chip.pod_chips() * input.slices;
-    if need > hbm * pod_chips as f64 {
-        return Err(LlmError::FitsNowhere {
-            model: input.model.name.clone(),
-            chip: input.slice.chip.name.clone(),
-            needed_bytes: need,
-            hbm_bytes: hbm,
-            min_chips: (need / hbm).ceil() as u64,
-            pod_chips,
-        });
-    }
-    if let Some(d) = input.degrees {
-        return evaluate(
-            input,
-            Degrees {
-                dcn_dp: input.slices,
-                ..d
-            },
-        );
-    }
-    crate::search::best(input)
 }

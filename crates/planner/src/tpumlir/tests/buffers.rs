@@ -3,10 +3,10 @@
 //! bm1684x and bm1688; `grep buffer_size <model>_<chip>_f16_final.mlir` in the runs of
 //! `tests/data/README.md`), with the largest input and output slice of that group.
 
+use crate::timestep::buffer_size;
 use tpusim_graph::{ConvParams, OpKind};
 use tpusim_layout::ElementType;
 use tpusim_lmem::Chip;
-use tpusim_planner::timestep::buffer_size;
 
 fn conv(k: u64, s: u64, groups: u64) -> OpKind {
     OpKind::Conv(ConvParams {
