@@ -26,6 +26,7 @@ for m in $models; do
     check "plan $m $chip" plan "$m" --chip "$chip" --json
     check "export $m $chip" plan "$m" --chip "$chip" --export-tpu-mlir OUT
   done
+  check "plan $m bm1684x text" plan "$m" --chip bm1684x
   check "plan $m bm1684x batch 4" plan "$m" --chip bm1684x --batch 4 --json
   check "plan $m bm1688 allocator spec" plan "$m" --chip bm1688 --allocator spec --json
   check "report $m bm1684x" report "$m" --chip bm1684x --json

@@ -32,14 +32,61 @@ pub fn detached<T: Send, E: std::fmt::Display + Send>(
     py: Python<'_>,
     work: impl FnOnce() -> Result<T, E> + Send,
 ) -> PyResult<T> {
-    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
-        .map_err(|p| {
-            internal(format!(
-                "internal error (please report it): {}",
-                panic_text(&p)
-            ))
-        })?
-        .map_err(bad)
+    detached_judged(py, work, |_| false)
+}
+
+/// [`detached`] for work whose errors can be tpusim's own: those `is_internal` picks
+/// are internal errors (`tpusim.Error`), the rest bad input (`tpusim.BadInput`).
+pub fn detached_judged<T: Send, E: std::fmt::Display + Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, E> + Send,
+    is_internal: fn(&E) -> bool,
+) -> PyResult<T> {
+    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
+        Err(p) => Err(internal(format!(
+            "internal error (please report it): {}",
+            panic_text(&p)
+        ))),
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) if is_internal(&e) => Err(internal(format!(
+            "internal error (please report it): {e}"
+        ))),
+        Ok(Err(e)) => Err(bad(e)),
+    }
+}
+
+/// An error message, and whether it is tpusim's own failure rather than bad input.
+#[derive(Debug)]
+pub struct Failure {
+    /// The message.
+    pub message: String,
+    /// Whether it is tpusim's own failure.
+    pub internal: bool,
+}
+
+impl Failure {
+    /// A failure judged by its source's own rule.
+    pub fn judged(message: impl std::fmt::Display, internal: bool) -> Failure {
+        Failure {
+            message: message.to_string(),
+            internal,
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure {
+            message,
+            internal: false,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

@@ -1,6 +1,6 @@
 //! `tpusim.report`, `tpusim.plan` and the report sweep: the same requests the CLI makes.
 
-use crate::errors::{bad, detached, json};
+use crate::errors::{bad, detached, detached_judged, json, Failure};
 use pyo3::prelude::*;
 use serde::Deserialize;
 use tpusim_report::sweep::{self, Figures};
@@ -70,8 +70,8 @@ impl Ask {
         })
     }
 
-    fn report(&self) -> Result<Report, String> {
-        tpusim_report::report(&self.request()?).map_err(|e| e.to_string())
+    fn report(&self) -> Result<Report, Failure> {
+        tpusim_report::report(&self.request()?).map_err(|e| Failure::judged(&e, e.is_internal()))
     }
 
     /// The model as a sweep runs it: a transformer (built-in LLM or model config), or
@@ -123,7 +123,7 @@ impl Ask {
 #[pyfunction]
 fn report_json(py: Python<'_>, ask: &str) -> PyResult<String> {
     let ask: Ask = serde_json::from_str(ask).map_err(bad)?;
-    let r = detached(py, || ask.report())?;
+    let r = detached_judged(py, || ask.report(), |f: &Failure| f.internal)?;
     json(&r)
 }
 
@@ -141,7 +141,7 @@ fn plan_json(
     resolution: (u64, u64),
     fuse: bool,
 ) -> PyResult<String> {
-    let plan = detached(py, || -> Result<tpusim_planner::Plan, String> {
+    let work = || -> Result<tpusim_planner::Plan, Failure> {
         let dtype: tpusim_layout::ElementType = dtype
             .parse()
             .map_err(|_| format!("unknown dtype '{dtype}' (try f16, bf16, f32, int8)"))?;
@@ -165,8 +165,9 @@ fn plan_json(
             dtype,
             ..Default::default()
         };
-        tpusim_planner::plan(&graph, &chip, &opts).map_err(|e| e.to_string())
-    })?;
+        tpusim_planner::plan(&graph, &chip, &opts).map_err(|e| Failure::judged(&e, e.is_internal()))
+    };
+    let plan = detached_judged(py, work, |f: &Failure| f.internal)?;
     json(&plan)
 }
 

@@ -3,7 +3,7 @@
 //! A model of TPU-style chips and pods at the level of "How to Scale Your Model"
 //! (Austin et al., the TPU and sharding chapters): a chip database, roofline
 //! estimates, pod slices on a torus, ICI/PCIe/DCN transfers and collectives.
-//! Contract: `shared/spec/02-tpu-chip-model.md`. This crate never prints, never
+//! Contract: `docs/spec/02-tpu-chip-model.md`. This crate never prints, never
 //! exits and never reads the environment or files: the `tpusim` CLI does the I/O.
 //!
 //! ## Should I use this?

@@ -1,7 +1,7 @@
 //! Helpers every subcommand shares: exit-code classification, size/rate parsing,
 //! atomic file output and JSON printing. Only the `cli` crate talks to the user.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 
 /// Marks an error as an internal failure (exit code 1) rather than bad input (exit
 /// code 2, the default for every other error).
@@ -17,10 +17,34 @@ impl std::error::Error for Internal {}
 
 /// The process exit code for an error: 1 when any cause is [`Internal`], else 2.
 pub fn exit_code(e: &anyhow::Error) -> i32 {
-    if e.chain().any(|c| c.downcast_ref::<Internal>().is_some()) {
+    // as a context layer (anyhow's own downcast finds it) or as a cause in the chain
+    if e.downcast_ref::<Internal>().is_some()
+        || e.chain().any(|c| c.downcast_ref::<Internal>().is_some())
+    {
         1
     } else {
         2
+    }
+}
+
+/// Parse `--resolution` as every verb takes it: `H,W`, `HxW` or one number for both
+/// (`224,224`, `224x224`, `224`), each a positive whole number of pixels; `None` when
+/// it was not given.
+pub fn parse_resolution(text: Option<&str>) -> Result<Option<(u64, u64)>> {
+    let Some(t) = text else { return Ok(None) };
+    let parts: Vec<&str> = t.split([',', 'x', 'X']).map(str::trim).collect();
+    let num = |s: &str| -> Result<u64> {
+        s.parse::<u64>().ok().filter(|&v| v > 0).ok_or_else(|| {
+            anyhow!("--resolution '{t}': '{s}' is not a positive whole number of pixels (expected H,W such as 224,224)")
+        })
+    };
+    match parts.as_slice() {
+        [a] => {
+            let v = num(a)?;
+            Ok(Some((v, v)))
+        }
+        [a, b] => Ok(Some((num(a)?, num(b)?))),
+        _ => bail!("--resolution '{t}' must be H,W, HxW or one number (for example 224,224)"),
     }
 }
 

@@ -374,3 +374,27 @@ fn sweep_runs_transformers_by_phase_as_report_does() {
         2
     );
 }
+
+#[test]
+fn plan_and_report_take_one_resolution_syntax() {
+    // `224x224`, `224,224` and `224` mean the same to every verb
+    let json = common::json;
+    for verb in ["report", "plan"] {
+        let chip = if verb == "plan" { "bm1684x" } else { "v5e" };
+        let base = [verb, "resnet18", "--chip", chip, "--json", "--resolution"];
+        let comma = json(&[&base[..], &["112,112"]].concat());
+        let times = json(&[&base[..], &["112x112"]].concat());
+        let one = json(&[&base[..], &["112"]].concat());
+        assert_eq!(comma, times, "{verb}");
+        assert_eq!(comma, one, "{verb}");
+        let other = json(&[&base[..], &["96x96"]].concat());
+        assert_ne!(comma, other, "{verb}: the resolution must reach the model");
+    }
+    for bad in ["0x3", "1x2x3", "ax4"] {
+        tpusim()
+            .args(["report", "resnet18", "--resolution", bad])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--resolution"));
+    }
+}

@@ -4,7 +4,7 @@
 //! validate, print), index mapping under repeated tiling, sizes as XLA allocates them,
 //! the TPU default tilings, and fast conversion of real data between layouts.
 //!
-//! Contract: `shared/spec/01-tiled-layouts.md`. This crate never prints, never exits and
+//! Contract: `docs/spec/01-tiled-layouts.md`. This crate never prints, never exits and
 //! never reads the environment.
 //!
 //! ```
@@ -27,6 +27,7 @@ pub mod npy;
 pub mod parse;
 pub mod shape;
 pub mod size;
+pub mod svg;
 pub mod tpu;
 pub mod validate;
 

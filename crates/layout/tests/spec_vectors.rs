@@ -1,4 +1,4 @@
-//! Every worked example of `shared/spec/01-tiled-layouts.md` and issue 2, and XLA's own
+//! Every worked example of `docs/spec/01-tiled-layouts.md` and issue 2, and XLA's own
 //! unit-test index vectors.
 
 use tpusim_layout::{parse_valid, sizes, ArrayShape, Geometry, LayoutError};

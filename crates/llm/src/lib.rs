@@ -5,7 +5,7 @@
 //! fit, prefill, decode), training (memory by part, step time per sharding
 //! strategy), a sharding search, the book's thresholds for any chip, and
 //! validation against published TPU measurements. Contract:
-//! `shared/spec/06-transformers-on-slices.md`. Collectives come from
+//! `docs/spec/06-transformers-on-slices.md`. Collectives come from
 //! `tpusim-chip`, with the wraparound of the axes each strategy holds. This crate
 //! never prints, never exits and never reads files: the CLI does the I/O.
 //!

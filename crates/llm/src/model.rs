@@ -1,4 +1,4 @@
-//! The model family of `shared/spec/06-transformers-on-slices.md`: a stack of
+//! The model family of `docs/spec/06-transformers-on-slices.md`: a stack of
 //! transformer layers described by its dimensions, and what follows from them
 //! (parameters by part, FLOPs per token, KV-cache bytes per token).
 

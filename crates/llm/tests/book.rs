@@ -1,5 +1,5 @@
 //! `--ideal` reproduces the worked answers of the book's inference and training
-//! chapters (shared/spec/06-transformers-on-slices.md). The book rounds v5e's HBM
+//! chapters (docs/spec/06-transformers-on-slices.md). The book rounds v5e's HBM
 //! bandwidth to 8.2e11 B/s in those chapters (its chip table, and our v5e, say
 //! 8.1e11) and LLaMA-3 70B's KV to 160e3 B per token (2·80·8·128 = 163,840): the
 //! tolerances below allow that, and no more.

@@ -14,7 +14,7 @@
 //! - a **lane map** picture as SVG ([`svg::lane_map`]).
 //!
 //! Chip figures come from built-in presets (from TPU-MLIR's backend headers) or TOML
-//! ([`Chip::from_toml`]). Contract: `shared/spec/03-npu-local-memory.md`.
+//! ([`Chip::from_toml`]). Contract: `docs/spec/03-npu-local-memory.md`.
 //!
 //! ```
 //! use tpusim_lmem::{strides, Chip, LocalLayout, TensorShape};

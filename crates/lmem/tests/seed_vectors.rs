@@ -1,4 +1,4 @@
-//! The worked examples of `shared/spec/03-npu-local-memory.md` (from the seed article)
+//! The worked examples of `docs/spec/03-npu-local-memory.md` (from the seed article)
 //! and the table, as tests.
 
 use tpusim_lmem::*;

@@ -47,6 +47,14 @@ pub enum PlanError {
     },
 }
 
+impl PlanError {
+    /// Whether this is the planner's own failure (a plan it made that the verifier
+    /// rejected) rather than bad input.
+    pub fn is_internal(&self) -> bool {
+        matches!(self, PlanError::Invalid(_))
+    }
+}
+
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, PlanError>;
 

@@ -2,7 +2,7 @@
 //!
 //! Layer groups, TPU-MLIR style: cut a network into runs of consecutive ops that execute
 //! slice by slice entirely in NPU local memory, so intermediate tensors never go back to
-//! global memory. Contract: `shared/spec/05-layer-group.md`.
+//! global memory. Contract: `docs/spec/05-layer-group.md`.
 //!
 //! ## Using it
 //!
@@ -21,21 +21,22 @@
 //! (dtype) and reads [`Plan::groups`] (ops, slices, `cycles`, `gmem_bytes` per group),
 //! [`Plan::global_costs`] and the totals (`cycles`, `seconds`, `gmem_bytes`).
 //!
-//! ## Pipeline (module map)
+//! ## The façade and the machinery behind it
 //!
-//! - [`range`]: backward row ranges per op kind, the N/H split, the h/2 rule;
-//! - [`slicing`]: a candidate group's tensors and their (n, h) ranges in every slice;
-//! - [`timestep`]: the time-step table and each block's lifetime and size (sizes from
-//!   the lmem crate's aligned layout); a sliced group's weights stay resident, or are
-//!   reloaded in every slice when resident ones do not fit (as TPU-MLIR does);
-//! - [`alloc`]: lane addresses (resident weights first, longest lifetime, largest;
-//!   EU_BYTES aligned; bank aware; an add's output in place of its first input where
-//!   that input is last read by the add);
-//! - [`cost`]: GDMA and compute cycles; [`group`]: one candidate group end to end;
-//! - [`search`]: the dynamic program choosing the groups (fewest cycles, then fewest
-//!   GMEM bytes);
-//! - [`verify`]: an independent checker every emitted plan passes;
-//! - [`svg`]: the time × address picture; [`tpumlir`]: TPU-MLIR cache JSON in and out.
+//! Public: [`prepare`], [`plan`] (and [`plan_with`], [`plan_with_progress`],
+//! [`plan_with_groups`]), the plan types ([`plan`](mod@plan)), [`options`], [`error`],
+//! [`verify`], [`svg`] (the time × address picture), [`text`] (the plan in words) and
+//! [`tpumlir`] (TPU-MLIR reproduced: its cache in and out, its steps, allocator,
+//! calibration and placer, with every difference listed).
+//!
+//! Crate-private, and naming no TPU-MLIR but in the NPU's op lowering rules: `range`
+//! (backward row ranges, the N/H split, the h/2 rule) → `slicing` (a candidate group's
+//! tensors and their ranges in every slice) → `timestep` (the time-step table, each
+//! block's lifetime and size from the lmem crate) → a placer (`ctx::Placer`; the
+//! planner's own is `place::SpanPlacer` over `alloc` and `balance`) → `cost` (GDMA and
+//! compute cycles) and `group_cost` (a placed group over its slices); `group` runs one
+//! candidate group end to end and `search` is the dynamic program choosing the groups
+//! (fewest cycles, then fewest GMEM bytes).
 //!
 //! Invariants: a library never prints, exits or reads the environment; every plan
 //! returned by [`plan`] or [`plan_with_groups`] has passed [`verify::verify`]; ops are
@@ -61,6 +62,7 @@ pub mod options;
 pub mod plan;
 pub mod svg;
 pub mod testnets;
+pub mod text;
 pub mod tpumlir;
 pub mod verify;
 

@@ -6,7 +6,7 @@ use crate::machine::{parse_dtype, Machine};
 use crate::model::CapacityReport;
 use crate::model::{GroupReport, LayerReport, Report, TensorReport};
 use crate::request::Request;
-use crate::schedule::Ctx;
+use crate::schedule::Scheduler;
 use crate::storage::{picture, stored, Stored};
 use crate::timing::Timer;
 use tpusim_graph::{Graph, OpKind};
@@ -127,16 +127,88 @@ fn report_graph_with(
         })
         .collect();
     let timer = Timer::new(graph, machine, dtype, expansion)?;
+    let pchip = machine.planner_chip()?;
+    let plan = plan_for(graph, model, machine, dtype, &timer, progress)?;
+    let mut alone = layers_alone(graph, &timer, &stored_all, bw)?;
+    let ctx = Scheduler::new(graph, &stored_all, &timer, bw);
+    let groups = group_reports(&plan, machine, &ctx, &mut alone.layers)?;
+    let total_time_s: f64 = groups.iter().map(|g| g.time_s).sum();
+    let compute_s: f64 = groups.iter().map(|g| g.compute_s).sum();
+    let dma_s: f64 = groups.iter().map(|g| g.dma_s).sum();
+    let exposed_dma_s: f64 = groups.iter().map(|g| g.exposed_dma_s).sum();
+    let roof = roofline(graph, machine, dtype, peak, alone.macs, &stored_all, bw)?;
 
-    // the plan
+    // off-chip capacity
+    let need = crate::capacity::needed(graph, &stored_all)?;
+    let hbm_bytes_needed = need.total()?;
+    let hbm_bytes = machine.offchip_capacity_bytes();
+    let capacity = CapacityReport {
+        hbm_bytes,
+        weight_bytes: need.weights,
+        peak_activation_bytes: need.peak_activations,
+        peak_at_layer: need.peak_at,
+        largest_batch_that_fits: None,
+        chips_that_fit: vec![],
+    };
+    let tensors = tensor_reports(graph, &stored_all);
+    let worst_layout = tensors.first().and_then(|w| {
+        let t = ctx.tensors.get(w.name.as_str())?;
+        Some(picture(&w.name, &stored_all[*t]))
+    });
+    let flops = alone.flops;
+    Ok(Report {
+        model: model.to_string(),
+        chip: machine.name().to_string(),
+        total_time_s,
+        compute_s,
+        dma_s,
+        exposed_dma_s,
+        roofline_lower_bound_s: roof.compute_s.max(roof.memory_s),
+        roofline_compute_s: roof.compute_s,
+        roofline_memory_s: roof.memory_s,
+        flops,
+        bytes_logical: alone.bytes_logical,
+        bytes_moved: alone.bytes_moved,
+        layers: alone.layers,
+        groups,
+        batch,
+        dtype: dtype.name().to_string(),
+        chip_kind: machine.kind().to_string(),
+        peak_flops_per_s: peak,
+        vector_flops_per_s: vector,
+        offchip_bytes_per_s: bw,
+        onchip_bytes: machine.onchip_bytes(),
+        lane_bytes: pchip.lane_bytes,
+        achieved_flops_per_s: if total_time_s > 0.0 {
+            flops as f64 / total_time_s
+        } else {
+            0.0
+        },
+        fits_hbm: hbm_bytes.map(|cap| hbm_bytes_needed <= cap),
+        hbm_bytes_needed,
+        capacity,
+        tensors,
+        worst_layout,
+    })
+}
+
+/// The plan of `graph` on the machine's planner chip. On a TPU the search times ops as
+/// this report does (the systolic model on the MXUs, the VPU rate): with the planner's
+/// NPU-style rate a batch cut into slices looked free, and ResNet-50 on v5p ran slower
+/// per image at batch 8 than at 4.
+fn plan_for(
+    graph: &Graph,
+    model: &str,
+    machine: &Machine,
+    dtype: ElementType,
+    timer: &Timer<'_>,
+    progress: &tpusim_planner::Progress<'_>,
+) -> Result<tpusim_planner::Plan> {
     let pchip = machine.planner_chip()?;
     let opts = PlanOptions {
         dtype,
         ..PlanOptions::default()
     };
-    // on a TPU the search times ops as this report does (the systolic model on the
-    // MXUs, the VPU rate): with the planner's NPU-style rate a batch cut into slices
-    // looked free, and ResNet-50 on v5p ran slower per image at batch 8 than at 4
     let tpu_clock = match machine {
         Machine::Tpu(t) => Some(t.clock_hz),
         Machine::Npu(_) => None,
@@ -161,7 +233,7 @@ fn report_graph_with(
         progress: Some(progress),
         compute: tpu_clock.map(|_| &tpu_compute as &tpusim_planner::ComputeModel<'_>),
     };
-    let plan = tpusim_planner::plan_with(graph, &pchip, &opts, hooks).map_err(|e| match e {
+    tpusim_planner::plan_with(graph, &pchip, &opts, hooks).map_err(|e| match e {
         tpusim_planner::PlanError::BadOption {
             name: "dtype",
             value,
@@ -170,13 +242,28 @@ fn report_graph_with(
             given: value,
             why: why.to_string(),
         },
-        other => ReportError::Lower {
+        source => ReportError::Plan {
             context: format!("planning '{model}' on {}", machine.name()),
-            message: other.to_string(),
+            source,
         },
-    })?;
+    })
+}
 
-    // layers alone
+/// Every layer timed alone (the larger of its compute and its memory), with the totals.
+struct LayersAlone {
+    layers: Vec<LayerReport>,
+    flops: u64,
+    macs: u64,
+    bytes_logical: u64,
+    bytes_moved: u64,
+}
+
+fn layers_alone(
+    graph: &Graph,
+    timer: &Timer<'_>,
+    stored_all: &[Stored],
+    bw: f64,
+) -> Result<LayersAlone> {
     let mut layers = Vec::with_capacity(graph.ops.len());
     let (mut flops, mut macs, mut bytes_logical, mut bytes_moved) = (0u64, 0u64, 0u64, 0u64);
     for op in &graph.ops {
@@ -220,12 +307,26 @@ fn report_graph_with(
             utilization,
         });
     }
+    Ok(LayersAlone {
+        layers,
+        flops,
+        macs,
+        bytes_logical,
+        bytes_moved,
+    })
+}
 
-    // groups in execution order: planner groups and global ops, by first op. On an NPU
-    // their times are the plan's (the planner models the NPU's DMA engine); on a TPU
-    // the schedule times the plan's steps with the MXU/VPU and HBM models.
+/// The groups in execution order: planner groups and global ops, by first op; each
+/// layer learns its group. On an NPU their times are the plan's (the planner models the
+/// NPU's DMA engine); on a TPU the schedule times the plan's steps with the MXU/VPU and
+/// HBM models.
+fn group_reports(
+    plan: &tpusim_planner::Plan,
+    machine: &Machine,
+    ctx: &Scheduler<'_>,
+    layers: &mut [LayerReport],
+) -> Result<Vec<GroupReport>> {
     let npu_clock = matches!(machine, Machine::Npu(_)).then_some(plan.timing.clock_hz);
-    let ctx = Ctx::new(graph, &stored_all, &timer, bw);
     let mut pieces: Vec<(usize, GroupReport)> = Vec::new();
     for gp in &plan.groups {
         let first = gp
@@ -288,12 +389,25 @@ fn report_graph_with(
             }
         }
     }
-    let total_time_s: f64 = groups.iter().map(|g| g.time_s).sum();
-    let compute_s: f64 = groups.iter().map(|g| g.compute_s).sum();
-    let dma_s: f64 = groups.iter().map(|g| g.dma_s).sum();
-    let exposed_dma_s: f64 = groups.iter().map(|g| g.exposed_dma_s).sum();
+    Ok(groups)
+}
 
-    // roofline lower bound: all MACs at the best MAC rate, compulsory bytes once
+/// The roofline lower bound: all MACs at the best MAC rate, the compulsory bytes
+/// (inputs, outputs and weights) once.
+struct Roofline {
+    compute_s: f64,
+    memory_s: f64,
+}
+
+fn roofline(
+    graph: &Graph,
+    machine: &Machine,
+    dtype: ElementType,
+    peak: f64,
+    macs: u64,
+    stored_all: &[Stored],
+    bw: f64,
+) -> Result<Roofline> {
     let mac_rate = match machine {
         Machine::Npu(n) => {
             let t = crate::machine::npu_timing(&n.chip, dtype)?;
@@ -329,28 +443,18 @@ fn report_graph_with(
             compulsory = add(compulsory, stored_all[t].bytes_logical, "compulsory bytes")?;
         }
     }
-    let roofline_compute_s = 2.0 * macs as f64 / mac_rate;
-    let roofline_memory_s = compulsory as f64 / bw;
-    let roofline_lower_bound_s = roofline_compute_s.max(roofline_memory_s);
+    Ok(Roofline {
+        compute_s: 2.0 * macs as f64 / mac_rate,
+        memory_s: compulsory as f64 / bw,
+    })
+}
 
-    // off-chip capacity
-    let need = crate::capacity::needed(graph, &stored_all)?;
-    let hbm_bytes_needed = need.total()?;
-    let hbm_bytes = machine.offchip_capacity_bytes();
-    let capacity = CapacityReport {
-        hbm_bytes,
-        weight_bytes: need.weights,
-        peak_activation_bytes: need.peak_activations,
-        peak_at_layer: need.peak_at,
-        largest_batch_that_fits: None,
-        chips_that_fit: vec![],
-    };
-
-    // tensors, worst padded first
+/// Every tensor's logical and stored bytes, worst padded first.
+fn tensor_reports(graph: &Graph, stored_all: &[Stored]) -> Vec<TensorReport> {
     let mut tensors: Vec<TensorReport> = graph
         .tensors
         .iter()
-        .zip(&stored_all)
+        .zip(stored_all)
         .map(|(t, s)| TensorReport {
             name: t.name.clone(),
             shape: t.shape.to_string(),
@@ -364,43 +468,5 @@ fn report_graph_with(
             .cmp(&a.waste_bytes())
             .then(a.name.cmp(&b.name))
     });
-    let worst_layout = tensors.first().and_then(|w| {
-        let t = ctx.tensors.get(w.name.as_str())?;
-        Some(picture(&w.name, &stored_all[*t]))
-    });
-
-    Ok(Report {
-        model: model.to_string(),
-        chip: machine.name().to_string(),
-        total_time_s,
-        compute_s,
-        dma_s,
-        exposed_dma_s,
-        roofline_lower_bound_s,
-        roofline_compute_s,
-        roofline_memory_s,
-        flops,
-        bytes_logical,
-        bytes_moved,
-        layers,
-        groups,
-        batch,
-        dtype: dtype.name().to_string(),
-        chip_kind: machine.kind().to_string(),
-        peak_flops_per_s: peak,
-        vector_flops_per_s: vector,
-        offchip_bytes_per_s: bw,
-        onchip_bytes: machine.onchip_bytes(),
-        lane_bytes: pchip.lane_bytes,
-        achieved_flops_per_s: if total_time_s > 0.0 {
-            flops as f64 / total_time_s
-        } else {
-            0.0
-        },
-        fits_hbm: hbm_bytes.map(|cap| hbm_bytes_needed <= cap),
-        hbm_bytes_needed,
-        capacity,
-        tensors,
-        worst_layout,
-    })
+    tensors
 }

@@ -66,7 +66,17 @@ pub enum ReportError {
     /// The Parquet writer failed (it writes to memory: an internal error).
     #[error("writing the sweep as Parquet: {0}")]
     Parquet(String),
-    /// An error from a lower crate (graph import, planner, chip, lmem, layout, systolic),
+    /// The planner's error, with what was being planned; it keeps its source, so a
+    /// planner bug stays one ([`ReportError::is_internal`]).
+    #[error("{context}: {source}")]
+    Plan {
+        /// What was being done.
+        context: String,
+        /// The planner's error.
+        #[source]
+        source: tpusim_planner::PlanError,
+    },
+    /// An error from another lower crate (graph import, chip, lmem, layout, systolic),
     /// with its message.
     #[error("{context}: {message}")]
     Lower {
@@ -75,6 +85,18 @@ pub enum ReportError {
         /// The lower crate's message.
         message: String,
     },
+}
+
+impl ReportError {
+    /// Whether this is tpusim's own failure rather than bad input: a plan the
+    /// planner's verifier rejected, or the in-memory Parquet writer failing.
+    pub fn is_internal(&self) -> bool {
+        match self {
+            ReportError::Plan { source, .. } => source.is_internal(),
+            ReportError::Parquet(_) => true,
+            _ => false,
+        }
+    }
 }
 
 /// Shorthand for results of this crate.

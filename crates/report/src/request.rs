@@ -40,7 +40,8 @@ impl ModelSource {
     }
 
     /// Build the network for `batch` images of `resolution`, as written (the report
-    /// prepares it for planning with [`tpusim_planner::prepare`]).
+    /// prepares it for planning with [`tpusim_planner::prepare`]). A topology fixes its
+    /// own sizes, so `resolution` does not apply to it.
     pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
         if batch == 0 {
             return Err(ReportError::BadBatch {
@@ -48,18 +49,26 @@ impl ModelSource {
                 why: "must be at least 1".into(),
             });
         }
-        match self {
+        let resolution = (!matches!(self, ModelSource::Topology { .. })).then_some(resolution);
+        self.import(Some(batch), resolution)
+    }
+
+    /// Build the network, `batch` and `resolution` (H, W) overriding the model's own
+    /// when given: the one import every verb uses ([`tpusim_graph::source::import`]:
+    /// built-ins default to batch 1 at 224×224, an ONNX file to its own sizes, and a
+    /// topology refuses a resolution).
+    pub fn import(&self, batch: Option<u64>, resolution: Option<(u64, u64)>) -> Result<Graph> {
+        use tpusim_graph::source::{import, ModelSource as Source};
+        let builtin;
+        let source = match self {
             ModelSource::Builtin(n) => {
-                tpusim_graph::load(&n.to_ascii_lowercase(), batch, resolution)
+                builtin = n.to_ascii_lowercase();
+                Source::Builtin(&builtin)
             }
-            ModelSource::Onnx { bytes, .. } => {
-                tpusim_graph::from_onnx_bytes(bytes, Some(batch), Some(resolution))
-            }
-            ModelSource::Topology { name, text } => {
-                tpusim_graph::from_topology_csv(text, name, batch)
-            }
-        }
-        .map_err(|e| self.lower(e))
+            ModelSource::Onnx { bytes, .. } => Source::Onnx(bytes),
+            ModelSource::Topology { name, text } => Source::Topology { text, name },
+        };
+        import(source, batch, resolution).map_err(|e| self.lower(e))
     }
 
     /// A graph error about this model, as a report error.

@@ -26,7 +26,7 @@ use tpusim_graph::{Graph, OpId, TensorId};
 use tpusim_planner::{BlockKind, GroupPlan};
 
 /// What the schedule needs to know about the graph and its tensors.
-pub struct Ctx<'a> {
+pub struct Scheduler<'a> {
     /// The (fused) graph the plan was made for.
     pub graph: &'a Graph,
     /// Stored form of every tensor, indexed by tensor id.
@@ -41,10 +41,15 @@ pub struct Ctx<'a> {
     pub tensors: HashMap<&'a str, TensorId>,
 }
 
-impl<'a> Ctx<'a> {
+impl<'a> Scheduler<'a> {
     /// Index the graph's names.
-    pub fn new(graph: &'a Graph, stored: &'a [Stored], timer: &'a Timer<'a>, bw: f64) -> Ctx<'a> {
-        Ctx {
+    pub fn new(
+        graph: &'a Graph,
+        stored: &'a [Stored],
+        timer: &'a Timer<'a>,
+        bw: f64,
+    ) -> Scheduler<'a> {
+        Scheduler {
             graph,
             stored,
             timer,

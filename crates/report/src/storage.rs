@@ -196,9 +196,9 @@ pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> 
             } else {
                 (s.n, s.c, s.h, s.w)
             };
-            let lower = |e: tpusim_planner::PlanError| ReportError::Lower {
+            let lower = |source: tpusim_planner::PlanError| ReportError::Plan {
                 context: format!("LMEM size of '{}'", tensor.name),
-                message: e.to_string(),
+                source,
             };
             let lane = tpusim_planner::lane_size(chip, dtype, n, c, h, w).map_err(lower)?;
             let footprint = lane

@@ -3,7 +3,6 @@
 
 mod convert;
 mod hlo;
-mod svg;
 
 use crate::util::print_json;
 use anyhow::{anyhow, bail, Context, Result};
@@ -322,7 +321,8 @@ fn map(shape: &str, json: bool, svg: Option<PathBuf>) -> Result<()> {
     let cols = g.logical_dims().last().copied().unwrap_or(1) as usize;
     let idx = g.all_linear_indices();
     if let Some(path) = &svg {
-        let text = svg::grid(&a, &g, &idx)?;
+        let text =
+            tpusim_layout::svg::grid(&a, &g, &idx, MAP_LIMIT).map_err(|e| anyhow!("--svg: {e}"))?;
         crate::util::write_atomic(path, text.as_bytes())?;
     }
     if json {

@@ -4,7 +4,7 @@
 use crate::input::{read_input, InputKind};
 use crate::output::Outputs;
 use crate::util::{print_json, Internal};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use tpusim_graph::Graph;
@@ -166,7 +166,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let graph = load_graph(
         &model,
         args.batch,
-        parse_resolution(args.resolution.as_deref())?,
+        crate::util::parse_resolution(args.resolution.as_deref())?,
         !args.no_fuse,
         (input_bits != dtype.bits()).then_some(input_bits),
     )?;
@@ -226,18 +226,23 @@ pub fn run(args: PlanArgs) -> Result<()> {
     if args.json {
         print_json(&plan)
     } else {
-        print!("{}", crate::util::shown_text(&summary(&plan)));
+        print!(
+            "{}",
+            crate::util::shown_text(&tpusim_planner::text::summary(&plan))
+        );
         Ok(())
     }
 }
 
-/// A verifier rejection of a plan we just made is our bug (exit 1), not bad input.
+/// A verifier rejection of a plan we just made is our bug (exit 1), not bad input; the
+/// planner's error is kept as the cause.
 fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
-    match e {
-        tpusim_planner::PlanError::Invalid(m) => anyhow::Error::new(Internal(format!(
-            "internal error: the planner made an invalid plan: {m}"
-        ))),
-        other => other.into(),
+    if e.is_internal() {
+        anyhow::Error::new(e).context(Internal(
+            "internal error: the planner made an invalid plan".into(),
+        ))
+    } else {
+        e.into()
     }
 }
 
@@ -251,25 +256,6 @@ fn load_chip(args: &PlanArgs) -> Result<Chip> {
     }
 }
 
-fn parse_resolution(text: Option<&str>) -> Result<Option<(u64, u64)>> {
-    let Some(t) = text else { return Ok(None) };
-    let parts: Vec<&str> = t.split([',', 'x', 'X']).map(str::trim).collect();
-    let num = |s: &str| -> Result<u64> {
-        s.parse::<u64>()
-            .ok()
-            .filter(|&v| v > 0)
-            .ok_or_else(|| anyhow!("--resolution '{t}': '{s}' is not a positive whole number (expected H,W such as 224,224)"))
-    };
-    match parts.as_slice() {
-        [a] => {
-            let v = num(a)?;
-            Ok(Some((v, v)))
-        }
-        [a, b] => Ok(Some((num(a)?, num(b)?))),
-        _ => bail!("--resolution '{t}' must be H,W (for example 224,224)"),
-    }
-}
-
 fn load_graph(
     model: &str,
     batch: Option<u64>,
@@ -277,30 +263,7 @@ fn load_graph(
     fuse: bool,
     input_bits: Option<u32>,
 ) -> Result<Graph> {
-    let path = Path::new(model);
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let g = match ext.as_deref() {
-        Some("onnx") => {
-            let bytes = crate::input::read_bytes(path, InputKind::Onnx)?;
-            tpusim_graph::from_onnx_bytes(&bytes, batch, res)
-                .with_context(|| format!("'{model}'"))?
-        }
-        Some("csv") => {
-            if res.is_some() {
-                bail!("--resolution does not apply to a topology CSV (its rows give every layer's size)");
-            }
-            let text = read_input(path, InputKind::Topology)?;
-            let stem = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("topology");
-            tpusim_graph::from_topology_csv(&text, stem, batch.unwrap_or(1))?
-        }
-        _ => tpusim_graph::load(model, batch.unwrap_or(1), res.unwrap_or((224, 224)))?,
-    };
+    let g = crate::cmd::report::model_source(model)?.import(batch, res)?;
     // fused (as TPU-MLIR plans) unless told otherwise; inputs cast on the chip when
     // they arrive in another type; ops in TPU-MLIR's topological order, so that an
     // exported grouping is runs of consecutive ops for TPU-MLIR too
@@ -351,154 +314,4 @@ fn verify(file: &Path, json: bool) -> Result<()> {
         );
     }
     result.map_err(|e| anyhow!("{}: {e}", file.display()))
-}
-
-/// `1 group`, `2 groups`.
-fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
-fn human_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.2} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.1} kB", b / 1e3)
-    } else {
-        format!("{b} B")
-    }
-}
-
-fn summary(p: &Plan) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let grouped: usize = p.groups.iter().map(|g| g.ops.len()).sum();
-    let _ = writeln!(
-        s,
-        "{} on {} ({}, {} lanes x {} B, {} banks): {} in {}, {}",
-        p.graph.name,
-        p.chip,
-        p.dtype,
-        p.npu_num,
-        p.lane_bytes,
-        p.banks,
-        count(grouped, "op"),
-        count(p.groups.len(), "group"),
-        count(p.global_ops.len(), "global op")
-    );
-    for op in p
-        .graph
-        .ops
-        .iter()
-        .filter(|o| o.kind == tpusim_graph::OpKind::Cast)
-    {
-        let from = op
-            .inputs
-            .first()
-            .and_then(|&t| p.graph.tensors.get(t))
-            .and_then(|t| t.bits)
-            .map_or(String::new(), |b| match b {
-                32 => " from f32".to_string(),
-                b => format!(" from {b}-bit"),
-            });
-        let wher = match p.groups.iter().position(|g| g.ops.contains(&op.name)) {
-            Some(i) => format!("in group {i}"),
-            None => "global".to_string(),
-        };
-        let _ = writeln!(
-            s,
-            "input cast: {}{from} to {} on the chip ({wher}; --input-dtype same if the input arrives as {})",
-            op.name, p.dtype, p.dtype
-        );
-    }
-    let _ = writeln!(
-        s,
-        "{:>5} {:>4}  {:<44} {:>5} {:>5} {:>9} {:>10} {:>11}",
-        "group", "ops", "first .. last", "nsecs", "hsecs", "lmem peak", "gmem", "cycles"
-    );
-    for (i, g) in p.groups.iter().enumerate() {
-        let span = match g.ops.as_slice() {
-            [one] => one.clone(),
-            ops => format!(
-                "{} .. {}",
-                ops.first().map_or("", |x| x),
-                ops.last().map_or("", |x| x)
-            ),
-        };
-        let span = if span.chars().count() > 44 {
-            format!("{}…", span.chars().take(43).collect::<String>())
-        } else {
-            span
-        };
-        let _ = writeln!(
-            s,
-            "{i:>5} {:>4}  {span:<44} {:>5} {:>5} {:>9} {:>10} {:>11}",
-            g.ops.len(),
-            g.nsecs,
-            g.hsecs,
-            g.lmem_peak,
-            human_bytes(g.gmem_bytes),
-            g.cycles
-        );
-    }
-    let streamed: Vec<String> = p
-        .groups
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| {
-            g.nsecs * g.hsecs > 1
-                && g.blocks.iter().any(|b| {
-                    b.kind == tpusim_planner::plan::BlockKind::Weight && b.end_ts.is_some()
-                })
-        })
-        .map(|(i, _)| i.to_string())
-        .collect();
-    if !streamed.is_empty() {
-        let _ = writeln!(
-            s,
-            "weights reloaded in every slice (they do not all fit resident): group {}",
-            streamed.join(", ")
-        );
-    }
-    if !p.global_ops.is_empty() {
-        let gc: u64 = p.global_costs.iter().map(|c| c.cycles).sum();
-        let gb: u64 = p.global_costs.iter().map(|c| c.gmem_bytes).sum();
-        let names: Vec<&str> = p.global_ops.iter().map(|x| x.as_str()).take(8).collect();
-        let more = if p.global_ops.len() > 8 {
-            format!(", … ({} more)", p.global_ops.len() - 8)
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            s,
-            "global ops: {}{more}  ({}, {gc} cycles)",
-            names.join(", "),
-            human_bytes(gb)
-        );
-    }
-    let ratio = |a: u64, b: u64| if a == 0 { 0.0 } else { b as f64 / a as f64 };
-    let _ = writeln!(
-        s,
-        "GMEM traffic: {} (all-global {}, {:.2}x less)",
-        human_bytes(p.gmem_bytes),
-        human_bytes(p.gmem_bytes_all_global),
-        ratio(p.gmem_bytes, p.gmem_bytes_all_global)
-    );
-    let _ = writeln!(
-        s,
-        "cycles: {} = {:.3} ms (all-global {} = {:.3} ms, {:.2}x faster)",
-        p.cycles,
-        p.seconds * 1e3,
-        p.cycles_all_global,
-        p.seconds_all_global * 1e3,
-        ratio(p.cycles, p.cycles_all_global)
-    );
-    let _ = writeln!(s, "timing: {}", p.timing.source);
-    s
 }

@@ -3,8 +3,8 @@
 //! time and memory go (terminal summary and per-layer table, `--json`, `--html` page,
 //! `--sweep` grids to CSV).
 
-use crate::util::{print_json, write_atomic};
-use anyhow::{anyhow, bail, Context, Result};
+use crate::util::{parse_resolution, print_json, write_atomic, Internal};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
@@ -133,28 +133,8 @@ impl TableFormat {
     }
 }
 
-fn parse_resolution(text: Option<&str>) -> Result<(u64, u64)> {
-    let Some(t) = text else {
-        return Ok(DEFAULT_RESOLUTION);
-    };
-    let parts: Vec<&str> = t.split(',').map(str::trim).collect();
-    let num = |s: &str| -> Result<u64> {
-        s.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(|| {
-            anyhow!("--resolution '{t}': '{s}' is not a positive whole number of pixels")
-        })
-    };
-    match parts.as_slice() {
-        [a] => {
-            let v = num(a)?;
-            Ok((v, v))
-        }
-        [a, b] => Ok((num(a)?, num(b)?)),
-        _ => bail!("--resolution '{t}': expected H,W or one number"),
-    }
-}
-
 /// Resolve a MODEL argument: built-in name, or a file read here (libraries do no I/O).
-fn model_source(model: &str) -> Result<ModelSource> {
+pub(crate) fn model_source(model: &str) -> Result<ModelSource> {
     use crate::input::{read_bytes, read_input, InputKind};
     Ok(match ModelArg::parse(model) {
         ModelArg::Builtin(n) => ModelSource::Builtin(n),
@@ -281,7 +261,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         chip: args.chip.clone(),
         batch: args.batch,
         dtype: args.dtype.clone(),
-        resolution: parse_resolution(args.resolution.as_deref())?,
+        resolution: parse_resolution(args.resolution.as_deref())?.unwrap_or(DEFAULT_RESOLUTION),
         vmem_bytes: vmem(&args)?,
         input_dtype: args.input_dtype.clone(),
         fuse: !args.no_fuse,
@@ -300,6 +280,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         bar.set_position(done as u64);
     });
     bar.finish_and_clear();
+    let result = result.map_err(report_error);
     let from_file = [".onnx", ".csv"]
         .iter()
         .any(|e| model.to_ascii_lowercase().ends_with(e));
@@ -328,7 +309,7 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
     }
     let text = crate::input::read_input(file, crate::input::InputKind::SweepToml)?;
     let spec = SweepSpec::parse(&text).with_context(|| format!("'{}'", file.display()))?;
-    let resolution = parse_resolution(args.resolution.as_deref())?;
+    let resolution = parse_resolution(args.resolution.as_deref())?.unwrap_or(DEFAULT_RESOLUTION);
     let vmem_bytes = vmem(args)?;
     // a chip file stands for the sweep's chip of the same name
     let user_chip = chip_file(args)?;
@@ -384,10 +365,9 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
         outputs.add(path, tpusim_report::sweep_html::render(&rows).into_bytes());
     }
     match (format, &args.out) {
-        (TableFormat::Parquet, Some(path)) => outputs.add(
-            path,
-            sweep::parquet(&rows).map_err(|e| crate::util::Internal(e.to_string()))?,
-        ),
+        (TableFormat::Parquet, Some(path)) => {
+            outputs.add(path, sweep::parquet(&rows).map_err(report_error)?)
+        }
         (TableFormat::Csv, Some(path)) => outputs.add(path, sweep::csv(&rows).into_bytes()),
         _ => print!("{}", sweep::csv(&rows)),
     }
@@ -400,4 +380,45 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A report error as the CLI exits with it: tpusim's own failures (a plan the planner's
+/// verifier rejected) are internal (exit 1), everything else bad input (exit 2).
+pub(crate) fn report_error(e: tpusim_report::ReportError) -> anyhow::Error {
+    if e.is_internal() {
+        anyhow::Error::new(e).context(Internal("internal error (a bug in tpusim)".into()))
+    } else {
+        e.into()
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::report_error;
+    use crate::util::exit_code;
+    use tpusim_planner::PlanError;
+    use tpusim_report::ReportError;
+
+    #[test]
+    fn a_planner_bug_exits_1_and_bad_input_2_with_the_cause_kept() {
+        let bug = report_error(ReportError::Plan {
+            context: "planning 'resnet18' on bm1684x".into(),
+            source: PlanError::Invalid("group 0: block overlap".into()),
+        });
+        assert_eq!(exit_code(&bug), 1);
+        let text = format!("{bug:#}");
+        assert!(text.contains("internal error"), "{text}");
+        assert!(text.contains("block overlap"), "{text}");
+        assert!(bug.chain().any(|c| c.downcast_ref::<PlanError>().is_some()));
+        let bad = report_error(ReportError::Plan {
+            context: "planning".into(),
+            source: PlanError::BadGraph("tensor 9".into()),
+        });
+        assert_eq!(exit_code(&bad), 2);
+        let dtype = report_error(ReportError::BadDtype {
+            given: "f8".into(),
+            why: "unknown".into(),
+        });
+        assert_eq!(exit_code(&dtype), 2);
+    }
 }

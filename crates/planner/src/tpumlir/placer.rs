@@ -16,7 +16,7 @@ use crate::place::SpanPlacer;
 use crate::plan::BlockKind;
 use crate::slicing::{GroupTensors, Slicing};
 use crate::timestep::{build, occupancy, BlockSpec, Steps};
-use crate::verify::blocks_apart;
+use crate::verify::overlap::blocks_apart;
 use std::collections::HashMap;
 
 /// Places a group of two or more ops as TPU-MLIR places it (a single op as the planner's

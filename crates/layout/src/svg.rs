@@ -1,9 +1,11 @@
-//! `layout map --svg`: the logical grid with each cell's physical linear index, first-
-//! level tiles outlined, padding cells (of a row-major 2-D layout) drawn in grey.
+//! The picture of a rank-1 or rank-2 layout (`tpusim layout map --svg`): the logical
+//! grid with each cell's physical linear index, first-level tiles outlined, padding
+//! cells (of a row-major 2-D layout) drawn in grey.
 
-use anyhow::Result;
+use crate::error::{LayoutError, Result};
+use crate::geometry::Geometry;
+use crate::shape::{ArrayShape, Dim, TileDim};
 use std::fmt::Write;
-use tpusim_layout::{ArrayShape, Dim, Geometry, TileDim};
 use tpusim_svg::{esc, fit, text_width};
 
 const CELL: usize = 34;
@@ -31,8 +33,10 @@ fn first_tile_2d(a: &ArrayShape) -> Option<(u64, u64)> {
     Some((r, c))
 }
 
-/// Render the SVG text.
-pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
+/// The SVG text of `a` (geometry `g`, `idx` the physical linear index of every logical
+/// element in row-major order). A grid padded to whole tiles may have at most
+/// `max_cells` cells.
+pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64], max_cells: u64) -> Result<String> {
     let dims = g.logical_dims();
     let (rows, cols) = match dims.len() {
         0 => (1u64, 1u64),
@@ -57,11 +61,10 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
                 .zip(round(cols, tc))
                 .and_then(|(r, c)| r.checked_mul(c).map(|n| (r, c, n)));
             let (prow, pcol) = match cells {
-                Some((r, c, n)) if n <= super::MAP_LIMIT => (r, c),
-                _ => anyhow::bail!(
-                    "--svg: '{a}' padded to whole {tr}x{tc} tiles has more than {} cells to draw",
-                    super::MAP_LIMIT
-                ),
+                Some((r, c, n)) if n <= max_cells => (r, c),
+                _ => return Err(LayoutError::Unsupported(format!(
+                    "'{a}' padded to whole {tr}x{tc} tiles has more than {max_cells} cells to draw"
+                ))),
             };
             let mut b = a.clone();
             let n = b.dims.len();
@@ -90,17 +93,17 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
     let h = MARGIN * 2 + CELL * prow as usize + 20;
     let text_px = (w - MARGIN - 4) as f64;
     let mut s = String::new();
-    writeln!(
+    let _ = writeln!(
         s,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="monospace" font-size="11">"##
-    )?;
+    );
     let shape = a.to_string();
-    writeln!(s, r##"<title>{}</title>"##, esc(&shape))?;
-    writeln!(
+    let _ = writeln!(s, r##"<title>{}</title>"##, esc(&shape));
+    let _ = writeln!(
         s,
         r##"<text x="{MARGIN}" y="18">{}</text>"##,
         esc(&fit(&shape, text_px, 11.0))
-    )?;
+    );
     let cell_index = |r: u64, c: u64| -> Option<(u64, bool)> {
         if r < rows && c < cols {
             Some((idx[(r * cols + c) as usize], false))
@@ -123,20 +126,20 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
             } else {
                 format!("hsl({hue},60%,85%)")
             };
-            writeln!(
+            let _ = writeln!(
                 s,
                 r##"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#888" stroke-width="0.5"/>"##
-            )?;
+            );
             let color = if pad { "#888" } else { "#000" };
             // a long index gets a smaller font, so it stays inside its cell
             let label = n.to_string();
             let font = (11.0f64).min((CELL as f64 - 4.0) / text_width(&label, 1.0));
-            writeln!(
+            let _ = writeln!(
                 s,
                 r##"<text x="{}" y="{}" text-anchor="middle" fill="{color}" font-size="{font:.1}">{label}</text>"##,
                 x + CELL / 2,
                 y + CELL / 2 + 4
-            )?;
+            );
         }
     }
     // Tile outlines: a thick edge wherever neighbouring cells sit in different tiles.
@@ -151,34 +154,34 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
                 let right = cell_index(r, c + 1).map(|(m, _)| m / tile_elems != n / tile_elems);
                 let down = cell_index(r + 1, c).map(|(m, _)| m / tile_elems != n / tile_elems);
                 if right.unwrap_or(true) {
-                    writeln!(
+                    let _ = writeln!(
                         s,
                         r##"<line x1="{0}" y1="{y}" x2="{0}" y2="{1}" stroke="#000" stroke-width="2.5"/>"##,
                         x + CELL,
                         y + CELL
-                    )?;
+                    );
                 }
                 if down.unwrap_or(true) {
-                    writeln!(
+                    let _ = writeln!(
                         s,
                         r##"<line x1="{x}" y1="{0}" x2="{1}" y2="{0}" stroke="#000" stroke-width="2.5"/>"##,
                         y + CELL,
                         x + CELL
-                    )?;
+                    );
                 }
                 if c == 0 {
-                    writeln!(
+                    let _ = writeln!(
                         s,
                         r##"<line x1="{x}" y1="{y}" x2="{x}" y2="{0}" stroke="#000" stroke-width="2.5"/>"##,
                         y + CELL
-                    )?;
+                    );
                 }
                 if r == 0 {
-                    writeln!(
+                    let _ = writeln!(
                         s,
                         r##"<line x1="{x}" y1="{y}" x2="{0}" y2="{y}" stroke="#000" stroke-width="2.5"/>"##,
                         x + CELL
-                    )?;
+                    );
                 }
             }
         }
@@ -189,12 +192,12 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64]) -> Result<String> {
         g.logical_elements(),
         g.physical_elements()
     );
-    writeln!(
+    let _ = writeln!(
         s,
         r##"<text x="{MARGIN}" y="{}">{}</text>"##,
         h - 8,
         esc(&fit(&caption, text_px, 11.0))
-    )?;
+    );
     s.push_str("</svg>\n");
     Ok(s)
 }
