@@ -2,11 +2,13 @@
 # Import speed of tpusim-graph vs the Python `onnx` package on the same file
 # (torchvision ResNet-50 export, weights stripped). Writes nothing; paste the figures
 # into bench/RESULTS-graph.md.
-#   sh bench/graph-import.sh
+#   ONNX_VENV=DIR sh bench/graph-import.sh
+#   ONNX_VENV (required): absolute path of a venv with `pip install onnx onnxruntime numpy`
+#   (as in crates/graph/tests/data/README.md)
 set -e
 cd "$(dirname "$0")/.."
 F=crates/graph/tests/data/tv_resnet50.onnx
-/work/peers/onnx-venv/bin/python - "$F" <<'PY'
+"${ONNX_VENV:?set ONNX_VENV to a venv with pip install onnx onnxruntime numpy}/bin/python" - "$F" <<'PY'
 import sys, time, onnx
 from onnx import shape_inference
 path = sys.argv[1]

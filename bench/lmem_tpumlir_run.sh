@@ -1,8 +1,10 @@
 #!/bin/bash
 # Compile one model with TPU-MLIR 1.30.2: with layer groups (lg/) and without (nolg/).
-# Usage: ./run.sh NAME   (NAME.onnx in this folder)
+# Usage: TPUMLIR_VENV=VENV ./run.sh NAME   (NAME.onnx in this folder: $TPUMLIR_WORK, the
+#        folder of TPU-MLIR's runs, where this script is copied as run.sh)
+#   TPUMLIR_VENV (required): a Python 3.10 venv with `pip install tpu_mlir==1.30.2`
 set -e
-. /work/peers/tpumlir-venv/bin/activate
+. "${TPUMLIR_VENV:?set TPUMLIR_VENV to a Python 3.10 venv with pip install tpu_mlir==1.30.2}/bin/activate"
 NAME=$1
 mkdir -p $NAME && cd $NAME
 [ -f $NAME.mlir ] || model_transform.py --model_name $NAME --model_def ../$NAME.onnx --input_shapes "[[1,3,224,224]]" --mlir $NAME.mlir > transform.log 2>&1

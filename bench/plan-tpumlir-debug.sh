@@ -1,8 +1,11 @@
 #!/bin/bash
 # Run TPU-MLIR 1.30.2's layer-group passes on a layer-group cache with its allocation
 # logs, keeping the final MLIR (addresses, sizes, time-step flow of every group).
-# Usage: bench/plan-tpumlir-debug.sh MODEL CHIP CACHE OUTDIR [estimates]
-#   MODEL: a run under /work/peers/tpumlir-work (resnet18, resnet18_b4, resnet50,
+# Usage: TPUMLIR_VENV=DIR TPUMLIR_WORK=DIR bench/plan-tpumlir-debug.sh MODEL CHIP CACHE OUTDIR [estimates]
+#   TPUMLIR_VENV (required): absolute path of a Python 3.10 venv with `pip install tpu_mlir==1.30.2`
+#   TPUMLIR_WORK (required): absolute path of the folder of TPU-MLIR's runs (see
+#   bench/plan-tpumlir-ours.sh)
+#   MODEL: a run under $TPUMLIR_WORK (resnet18, resnet18_b4, resnet50,
 #   resnet50_b8, mini_mbv2, mobilenetv2), CHIP: bm1684x or bm1688.
 # Writes OUTDIR/final.mlir and OUTDIR/dbg.log (--debug-only=lmem_buffer_assign,
 # timestep_assign: every buffer's time-step lifetime); then
@@ -15,13 +18,15 @@
 # `cycle_slack` among the debugger file's conditional_debug_types (type
 # DEBUGGER_DUMP_ALL, which changes nothing).
 set -e
-m=$1; CHIP=$2; cache=$3; d=$4; mode=$5; W=/work/peers/tpumlir-work
+m=$1; CHIP=$2; cache=$3; d=$4; mode=$5
 [ -n "$d" ] || { echo "usage: $0 MODEL CHIP CACHE OUTDIR" >&2; exit 2; }
+: "${TPUMLIR_VENV:?set TPUMLIR_VENV to a Python 3.10 venv with pip install tpu_mlir==1.30.2}"
+W=${TPUMLIR_WORK:?set TPUMLIR_WORK to the folder of the TPU-MLIR runs}
 if [ "$CHIP" = bm1684x ]; then P=""; else P="${CHIP}_"; fi
 lg=$W/$m/${P}lg
 mkdir -p "$d"; cp "$cache" "$d/${m}_${CHIP}_f16.layer_group_cache.json"; cd "$d"
 for f in $lg/*.npz $lg/${m}_${CHIP}_f16_tpu_opt.mlir $lg/${m}_${CHIP}_f16.layer_group_config.json; do ln -sf "$f" .; done
-. /work/peers/tpumlir-venv/bin/activate
+. "$TPUMLIR_VENV/bin/activate"
 debugger=1; only=lmem_buffer_assign,timestep_assign
 if [ "$mode" = estimates ]; then
   debugger=3; only=cycle_slack,timestep_assign

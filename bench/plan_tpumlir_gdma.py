@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Every distinct GDMA transfer of TPU-MLIR's layer groups, with its measured cycles.
 
-    python3 bench/plan_tpumlir_gdma.py /work/peers/tpumlir-work > crates/planner/tests/data/tpumlir_gdma.csv
-    python3 bench/plan_tpumlir_gdma.py /work/peers/tpumlir-work bm1688 bm1688_lg > crates/planner/tests/data/tpumlir_gdma_bm1688.csv
+    python3 bench/plan_tpumlir_gdma.py "$TPUMLIR_WORK" > crates/planner/tests/data/tpumlir_gdma.csv
+    python3 bench/plan_tpumlir_gdma.py "$TPUMLIR_WORK" bm1688 bm1688_lg > crates/planner/tests/data/tpumlir_gdma_bm1688.csv
 
-Arguments: root folder, chip (default bm1684x), run folders to read (a glob, default
-`*`: every run of every model). The bm1684x file was made on 2026-11-22 (fourth
+Arguments: root folder (default: $TPUMLIR_WORK, the folder of the TPU-MLIR runs, see
+crates/planner/tests/data/README.md), chip (default bm1684x), run folders to read (a
+glob, default `*`: every run of every model). The bm1684x file was made on 2026-11-22 (fourth
 session) from TPU-MLIR's own runs (`lg`) of resnet18, resnet18_b4, mini_mbv2, resnet50
 and mobilenetv2 (a root folder holding links to those five; the resnet50_b8 run pairs
 some transfers wrongly and is left out); the bm1688 file from TPU-MLIR's own runs
@@ -53,7 +54,9 @@ def moves(path):
     return out
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else '/work/peers/tpumlir-work'
+    root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get('TPUMLIR_WORK')
+    if not root:
+        sys.exit('give the root folder or set TPUMLIR_WORK to the folder of the TPU-MLIR runs')
     chip = sys.argv[2] if len(sys.argv) > 2 else 'bm1684x'
     runs = sys.argv[3] if len(sys.argv) > 3 else '*'
     rows = set()

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """How much of a global conv's DMA and compute TPU-MLIR overlaps, from its cycle profiles.
 
-    python3 bench/plan_tpumlir_globals.py /work/peers/tpumlir-work [bm1684x|bm1688]
+    python3 bench/plan_tpumlir_globals.py "$TPUMLIR_WORK" [bm1684x|bm1688]
+
+The root folder defaults to $TPUMLIR_WORK (the folder of the TPU-MLIR runs, see
+crates/planner/tests/data/README.md).
 
 For every run folder `<root>/<model>/<run>` of the chip (bm1684x: folders without
 `bm1688` in the name; bm1688: with it) that has TPU-MLIR 1.30.2 codegen's
@@ -14,7 +17,9 @@ data/lmem/*.toml.
 """
 import collections, glob, os, re, sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else '/work/peers/tpumlir-work'
+root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get('TPUMLIR_WORK')
+if not root:
+    sys.exit('give the root folder or set TPUMLIR_WORK to the folder of the TPU-MLIR runs')
 chip = sys.argv[2] if len(sys.argv) > 2 else 'bm1684x'
 seen, shares = set(), []
 for prof in sorted(glob.glob(f'{root}/*/*/compiler_profile_0.txt')):

@@ -2,9 +2,9 @@
 """Side-by-side timing: SCALE-Sim 3.0.0 vs tpusim's cycle-accurate engine and analytic
 model on the same GEMM layers. Writes bench/RESULTS-systolic.md.
 
-Usage (from the repository root):
+Usage (from the repository root; SCALESIM_VENV: a virtualenv with `pip install scalesim==3.0.0`):
     cargo build --release -p tpusim-systolic --example systolic_bench
-    /work/peers/scalesim-venv/bin/python bench/systolic_bench.py [--target-dir DIR]
+    $SCALESIM_VENV/bin/python bench/systolic_bench.py [--target-dir DIR]
 
 SCALE-Sim runs through its Python API (save_disk_space=True: no trace files, the same
 cycle loop as its CLI) in CALC mode with 6 MiB SRAMs. Our engine: best of 3 runs, both
@@ -60,13 +60,14 @@ def main():
     lines = [
         "# systolic: tpusim vs SCALE-Sim 3.0.0",
         "",
-        "Measured side by side in one run of `bench/systolic_bench.py` (command below) on this",
+        "Measured side by side in one run of `bench/systolic_bench.py` (command below; `SCALESIM_VENV` is a",
+        "virtualenv with `pip install scalesim==3.0.0`) on this",
         f"machine ({os.cpu_count()} cores, {platform.processor() or platform.machine()}, load average during the run "
         f"{load[0]:.1f} — shared with other jobs, so absolute times are inflated; the ratios compare runs made under the same load).",
         "",
         "```",
         "cargo build --release -p tpusim-systolic --example systolic_bench",
-        "/work/peers/scalesim-venv/bin/python bench/systolic_bench.py --target-dir $CARGO_TARGET_DIR",
+        "$SCALESIM_VENV/bin/python bench/systolic_bench.py --target-dir $CARGO_TARGET_DIR",
         "```",
         "",
         "| GEMM M×N×K | array | df | SCALE-Sim s | SCALE-Sim cycles | engine s | engine × | analytic s | analytic × | our cycles (no double buffer) |",

@@ -2,8 +2,8 @@
 """`--scalesim-compat` on large layers whose operands exceed half their SRAM: time and
 exactness against SCALE-Sim 3.0.0, side by side in one run.
 
-Usage (from the repository root, tpusim built):
-    /work/peers/scalesim-venv/bin/python bench/systolic_compat_bench.py \
+Usage (from the repository root, tpusim built; SCALESIM_VENV: a virtualenv with `pip install scalesim==3.0.0`):
+    $SCALESIM_VENV/bin/python bench/systolic_compat_bench.py \
         --tpusim $CARGO_TARGET_DIR/debug/tpusim [--layers 128ws,32ws]
 
 Config: the golden cases' template (64 kB IFMAP and FILTER SRAM, 32 kB OFMAP, CALC),

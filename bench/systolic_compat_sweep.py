@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Random-case check of `tpusim systolic run --scalesim-compat` against SCALE-Sim 3.0.0.
 
-Usage (SCALE-Sim installed as /work/shared/peers.md says; tpusim built):
-    /work/peers/scalesim-venv/bin/python bench/systolic_compat_sweep.py \
+Usage (SCALESIM_VENV: a virtualenv with `pip install scalesim==3.0.0`; tpusim built):
+    $SCALESIM_VENV/bin/python bench/systolic_compat_sweep.py \
         --tpusim $CARGO_TARGET_DIR/debug/tpusim [--seed 1] [--cases 60] [--wide]
 
 Each case is a random small topology (two GEMM or two conv layers) on a random array

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate SCALE-Sim 3.0.0 golden reports for tpusim-systolic's compat tests.
 
-Usage (SCALE-Sim installed as /work/shared/peers.md says):
-    /work/peers/scalesim-venv/bin/python bench/systolic_make_goldens.py [CASE ...]
+Usage (SCALESIM_VENV: a virtualenv with `pip install scalesim==3.0.0`):
+    $SCALESIM_VENV/bin/python bench/systolic_make_goldens.py [CASE ...]
 
 For every case it writes, under crates/systolic/tests/data/scalesim/<case>/:
     scale.cfg, topology.csv, layout.csv   the inputs given to SCALE-Sim

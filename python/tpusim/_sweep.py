@@ -222,7 +222,7 @@ def _scalesim_rows(rows: list[dict[str, Any]], idx: list[int], df: str, out: lis
 
 
 def _llm_rows(verb: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from . import llm
+    from .llm import _calls as llm
 
     run = llm.serve if verb == "serve" else llm.train
     out = []

@@ -19,7 +19,7 @@
 //! - reshape has no inferable output: see [`check_reshape`].
 
 use crate::error::{GraphError, Result};
-use crate::ir::{OpKind, Shape4};
+use crate::ir::{ConvParams, OpKind, PoolParams, Shape4};
 
 /// Output shape of an op of kind `kind` named `op` (for messages) with activation input
 /// shapes `inputs` and weight shapes `weights`. Errors for [`OpKind::Reshape`], whose
@@ -30,279 +30,333 @@ pub fn infer_output(
     inputs: &[Shape4],
     weights: &[Shape4],
 ) -> Result<Shape4> {
-    let err = |reason: String| GraphError::Shape {
-        op: op.to_string(),
-        kind: kind.name(),
-        reason,
-    };
-    let one_input = || -> Result<Shape4> {
-        match inputs {
-            [x] => Ok(*x),
-            _ => Err(err(format!("expects 1 input, got {}", inputs.len()))),
-        }
-    };
-    let no_weights = || -> Result<()> {
-        if weights.is_empty() {
-            Ok(())
-        } else {
-            Err(err(format!("expects no weights, got {}", weights.len())))
-        }
-    };
-    let ovf = |what: &str| GraphError::Overflow {
-        what: format!("{what} of op '{op}'"),
+    let c = OpCheck {
+        op,
+        kind,
+        inputs,
+        weights,
     };
     match kind {
-        OpKind::Conv(p) => {
-            let x = one_input()?;
-            check_conv_params(p.kernel, p.stride, p.dilation, p.groups).map_err(err)?;
-            let (f, bias) = filter_and_bias(weights).map_err(err)?;
-            if x.c % p.groups != 0 {
-                return Err(err(format!(
-                    "input channels {} not divisible by groups {}",
-                    x.c, p.groups
-                )));
-            }
-            if f.n % p.groups != 0 {
-                return Err(err(format!(
-                    "output channels {} not divisible by groups {}",
-                    f.n, p.groups
-                )));
-            }
-            if f.c != x.c / p.groups {
-                return Err(err(format!(
-                    "channel mismatch: input has {} channels (groups {}), filter {} expects {} per group",
-                    x.c, p.groups, f, f.c
-                )));
-            }
-            if [f.h, f.w] != p.kernel {
-                return Err(err(format!(
-                    "filter {} does not match kernel {}x{}",
-                    f, p.kernel[0], p.kernel[1]
-                )));
-            }
-            check_bias(bias, f.n).map_err(err)?;
-            let h = conv_out(
-                x.h,
-                p.pad[0],
-                p.pad[2],
-                p.kernel[0],
-                p.stride[0],
-                p.dilation[0],
-                "H",
-            )
-            .map_err(err)?;
-            let w = conv_out(
-                x.w,
-                p.pad[1],
-                p.pad[3],
-                p.kernel[1],
-                p.stride[1],
-                p.dilation[1],
-                "W",
-            )
-            .map_err(err)?;
-            Ok(Shape4::new(x.n, f.n, h, w))
-        }
+        OpKind::Conv(p) => conv(&c, p),
         OpKind::Deconv {
             params: p,
             output_pad,
-        } => {
-            let x = one_input()?;
-            check_conv_params(p.kernel, p.stride, p.dilation, p.groups).map_err(err)?;
-            let (f, bias) = filter_and_bias(weights).map_err(err)?;
-            if x.c % p.groups != 0 {
-                return Err(err(format!(
-                    "input channels {} not divisible by groups {}",
-                    x.c, p.groups
-                )));
-            }
-            if f.n != x.c {
-                return Err(err(format!(
-                    "channel mismatch: input has {} channels, deconv filter {} expects {}",
-                    x.c, f, f.n
-                )));
-            }
-            if [f.h, f.w] != p.kernel {
-                return Err(err(format!(
-                    "filter {} does not match kernel {}x{}",
-                    f, p.kernel[0], p.kernel[1]
-                )));
-            }
-            let c_out =
-                f.c.checked_mul(p.groups)
-                    .ok_or_else(|| ovf("deconv output channels"))?;
-            check_bias(bias, c_out).map_err(err)?;
-            let h = deconv_out(
-                x.h,
-                p.pad[0],
-                p.pad[2],
-                p.kernel[0],
-                p.stride[0],
-                p.dilation[0],
-                output_pad[0],
-                "H",
-            )
-            .map_err(err)?;
-            let w = deconv_out(
-                x.w,
-                p.pad[1],
-                p.pad[3],
-                p.kernel[1],
-                p.stride[1],
-                p.dilation[1],
-                output_pad[1],
-                "W",
-            )
-            .map_err(err)?;
-            Ok(Shape4::new(x.n, c_out, h, w))
+        } => deconv(&c, p, output_pad),
+        OpKind::MaxPool(p) | OpKind::AvgPool(p) => pool(&c, p),
+        OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => global_pool(&c),
+        OpKind::BatchNorm => batch_norm(&c),
+        OpKind::Act(_) | OpKind::Cast => same_shape(&c),
+        OpKind::Flatten => flatten(&c),
+        OpKind::Add | OpKind::Mul => binary(&c),
+        OpKind::Concat => concat(&c),
+        OpKind::Upsample { scale_h, scale_w } => upsample(&c, scale_h, scale_w),
+        OpKind::Gemm => gemm(&c),
+        OpKind::Reshape => {
+            Err(c.err("reshape output cannot be inferred; give the target shape".into()))
         }
-        OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
-            let x = one_input()?;
-            no_weights()?;
-            if p.kernel.contains(&0) || p.stride.contains(&0) {
-                return Err(err(format!(
-                    "kernel {:?} and stride {:?} must be positive",
-                    p.kernel, p.stride
-                )));
-            }
-            let h = pool_out(
-                x.h,
-                p.pad[0],
-                p.pad[2],
-                p.kernel[0],
-                p.stride[0],
-                p.ceil_mode,
-                "H",
-            )
-            .map_err(err)?;
-            let w = pool_out(
-                x.w,
-                p.pad[1],
-                p.pad[3],
-                p.kernel[1],
-                p.stride[1],
-                p.ceil_mode,
-                "W",
-            )
-            .map_err(err)?;
-            Ok(Shape4::new(x.n, x.c, h, w))
-        }
-        OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => {
-            let x = one_input()?;
-            no_weights()?;
-            Ok(Shape4::new(x.n, x.c, 1, 1))
-        }
-        OpKind::BatchNorm => {
-            let x = one_input()?;
-            if weights.len() != 2 {
-                return Err(err(format!(
-                    "expects 2 weights (scale, shift), got {}",
-                    weights.len()
-                )));
-            }
-            for wt in weights {
-                if *wt != Shape4::new(1, x.c, 1, 1) {
-                    return Err(err(format!(
-                        "parameter shape {} should be 1x{}x1x1",
-                        wt, x.c
-                    )));
-                }
-            }
-            Ok(x)
-        }
-        OpKind::Act(_) | OpKind::Cast | OpKind::Flatten => {
-            let x = one_input()?;
-            no_weights()?;
-            if matches!(kind, OpKind::Flatten) {
-                let k =
-                    x.c.checked_mul(x.h)
-                        .and_then(|v| v.checked_mul(x.w))
-                        .ok_or_else(|| ovf("flatten size"))?;
-                return Ok(Shape4::new(x.n, k, 1, 1));
-            }
-            Ok(x)
-        }
-        OpKind::Add | OpKind::Mul => {
-            let operands: Vec<Shape4> = inputs.iter().chain(weights).copied().collect();
-            if inputs.is_empty() || operands.len() != 2 {
-                return Err(err(format!(
-                    "expects 2 operands (at least one activation), got {} inputs and {} weights",
-                    inputs.len(),
-                    weights.len()
-                )));
-            }
-            let (a, b) = (operands[0], operands[1]);
-            let per_channel = b.h == 1 && b.w == 1 && b.c == a.c && (b.n == 1 || b.n == a.n);
-            let scalar = b == Shape4::new(1, 1, 1, 1);
-            let batch_bcast = b.n == 1 && b.c == a.c && b.h == a.h && b.w == a.w;
-            if a == b || per_channel || scalar || batch_bcast {
-                Ok(a)
-            } else {
-                Err(err(format!(
-                    "operand shapes {a} and {b} do not match (nor broadcast per channel)"
-                )))
-            }
-        }
-        OpKind::Concat => {
-            no_weights()?;
-            let Some(first) = inputs.first() else {
-                return Err(err("expects at least 1 input, got 0".into()));
-            };
-            let mut c: u64 = 0;
-            for s in inputs {
-                if (s.n, s.h, s.w) != (first.n, first.h, first.w) {
-                    return Err(err(format!(
-                        "inputs {first} and {s} differ outside the channel axis (concat is along C only)"
-                    )));
-                }
-                c = c.checked_add(s.c).ok_or_else(|| ovf("concat channels"))?;
-            }
-            Ok(Shape4::new(first.n, c, first.h, first.w))
-        }
-        OpKind::Upsample { scale_h, scale_w } => {
-            let x = one_input()?;
-            no_weights()?;
-            if *scale_h == 0 || *scale_w == 0 {
-                return Err(err(format!(
-                    "scale factors {scale_h}x{scale_w} must be positive"
-                )));
-            }
-            let h =
-                x.h.checked_mul(*scale_h)
-                    .ok_or_else(|| ovf("upsample height"))?;
-            let w =
-                x.w.checked_mul(*scale_w)
-                    .ok_or_else(|| ovf("upsample width"))?;
-            Ok(Shape4::new(x.n, x.c, h, w))
-        }
-        OpKind::Gemm => {
-            let x = one_input()?;
-            let (wt, bias) = match weights {
-                [w] => (*w, None),
-                [w, b] => (*w, Some(*b)),
-                _ => {
-                    return Err(err(format!(
-                        "expects 1 or 2 weights (matrix, bias), got {}",
-                        weights.len()
-                    )))
-                }
-            };
-            let k =
-                x.c.checked_mul(x.h)
-                    .and_then(|v| v.checked_mul(x.w))
-                    .ok_or_else(|| ovf("gemm K"))?;
-            if wt.h != 1 || wt.w != 1 || wt.n != k {
-                return Err(err(format!(
-                    "weight {wt} does not match input {x}: expected {k}xFx1x1 (K = c·h·w = {k})"
-                )));
-            }
-            check_bias(bias, wt.c).map_err(err)?;
-            Ok(Shape4::new(x.n, wt.c, 1, 1))
-        }
-        OpKind::Reshape => Err(err(
-            "reshape output cannot be inferred; give the target shape".into(),
-        )),
     }
+}
+
+/// One op's shapes, with the errors every rule raises.
+struct OpCheck<'a> {
+    op: &'a str,
+    kind: &'a OpKind,
+    inputs: &'a [Shape4],
+    weights: &'a [Shape4],
+}
+
+impl OpCheck<'_> {
+    fn err(&self, reason: String) -> GraphError {
+        GraphError::Shape {
+            op: self.op.to_string(),
+            kind: self.kind.name(),
+            reason,
+        }
+    }
+
+    fn ovf(&self, what: &str) -> GraphError {
+        GraphError::Overflow {
+            what: format!("{what} of op '{}'", self.op),
+        }
+    }
+
+    fn one_input(&self) -> Result<Shape4> {
+        match self.inputs {
+            [x] => Ok(*x),
+            _ => Err(self.err(format!("expects 1 input, got {}", self.inputs.len()))),
+        }
+    }
+
+    fn no_weights(&self) -> Result<()> {
+        if self.weights.is_empty() {
+            Ok(())
+        } else {
+            Err(self.err(format!("expects no weights, got {}", self.weights.len())))
+        }
+    }
+}
+
+/// A conv's or deconv's input, filter and bias.
+struct ConvOperands {
+    x: Shape4,
+    filter: Shape4,
+    bias: Option<Shape4>,
+}
+
+/// The operands of a conv or deconv with valid parameters, its input channels divisible
+/// by its groups.
+fn conv_operands(c: &OpCheck<'_>, p: &ConvParams) -> Result<ConvOperands> {
+    let x = c.one_input()?;
+    check_conv_params(p.kernel, p.stride, p.dilation, p.groups).map_err(|r| c.err(r))?;
+    let (filter, bias) = filter_and_bias(c.weights).map_err(|r| c.err(r))?;
+    if x.c % p.groups != 0 {
+        return Err(c.err(format!(
+            "input channels {} not divisible by groups {}",
+            x.c, p.groups
+        )));
+    }
+    Ok(ConvOperands { x, filter, bias })
+}
+
+/// The filter's spatial size is the kernel's.
+fn kernel_matches(c: &OpCheck<'_>, f: Shape4, p: &ConvParams) -> Result<()> {
+    if [f.h, f.w] != p.kernel {
+        return Err(c.err(format!(
+            "filter {} does not match kernel {}x{}",
+            f, p.kernel[0], p.kernel[1]
+        )));
+    }
+    Ok(())
+}
+
+fn conv(c: &OpCheck<'_>, p: &ConvParams) -> Result<Shape4> {
+    let ConvOperands { x, filter: f, bias } = conv_operands(c, p)?;
+    if f.n % p.groups != 0 {
+        return Err(c.err(format!(
+            "output channels {} not divisible by groups {}",
+            f.n, p.groups
+        )));
+    }
+    if f.c != x.c / p.groups {
+        return Err(c.err(format!(
+            "channel mismatch: input has {} channels (groups {}), filter {} expects {} per group",
+            x.c, p.groups, f, f.c
+        )));
+    }
+    kernel_matches(c, f, p)?;
+    check_bias(bias, f.n).map_err(|r| c.err(r))?;
+    let h = conv_out(
+        x.h,
+        p.pad[0],
+        p.pad[2],
+        p.kernel[0],
+        p.stride[0],
+        p.dilation[0],
+        "H",
+    )
+    .map_err(|r| c.err(r))?;
+    let w = conv_out(
+        x.w,
+        p.pad[1],
+        p.pad[3],
+        p.kernel[1],
+        p.stride[1],
+        p.dilation[1],
+        "W",
+    )
+    .map_err(|r| c.err(r))?;
+    Ok(Shape4::new(x.n, f.n, h, w))
+}
+
+fn deconv(c: &OpCheck<'_>, p: &ConvParams, output_pad: &[u64; 2]) -> Result<Shape4> {
+    let ConvOperands { x, filter: f, bias } = conv_operands(c, p)?;
+    if f.n != x.c {
+        return Err(c.err(format!(
+            "channel mismatch: input has {} channels, deconv filter {} expects {}",
+            x.c, f, f.n
+        )));
+    }
+    kernel_matches(c, f, p)?;
+    let c_out =
+        f.c.checked_mul(p.groups)
+            .ok_or_else(|| c.ovf("deconv output channels"))?;
+    check_bias(bias, c_out).map_err(|r| c.err(r))?;
+    let h = deconv_out(
+        x.h,
+        p.pad[0],
+        p.pad[2],
+        p.kernel[0],
+        p.stride[0],
+        p.dilation[0],
+        output_pad[0],
+        "H",
+    )
+    .map_err(|r| c.err(r))?;
+    let w = deconv_out(
+        x.w,
+        p.pad[1],
+        p.pad[3],
+        p.kernel[1],
+        p.stride[1],
+        p.dilation[1],
+        output_pad[1],
+        "W",
+    )
+    .map_err(|r| c.err(r))?;
+    Ok(Shape4::new(x.n, c_out, h, w))
+}
+
+fn pool(c: &OpCheck<'_>, p: &PoolParams) -> Result<Shape4> {
+    let x = c.one_input()?;
+    c.no_weights()?;
+    if p.kernel.contains(&0) || p.stride.contains(&0) {
+        return Err(c.err(format!(
+            "kernel {:?} and stride {:?} must be positive",
+            p.kernel, p.stride
+        )));
+    }
+    let h = pool_out(
+        x.h,
+        p.pad[0],
+        p.pad[2],
+        p.kernel[0],
+        p.stride[0],
+        p.ceil_mode,
+        "H",
+    )
+    .map_err(|r| c.err(r))?;
+    let w = pool_out(
+        x.w,
+        p.pad[1],
+        p.pad[3],
+        p.kernel[1],
+        p.stride[1],
+        p.ceil_mode,
+        "W",
+    )
+    .map_err(|r| c.err(r))?;
+    Ok(Shape4::new(x.n, x.c, h, w))
+}
+
+fn global_pool(c: &OpCheck<'_>) -> Result<Shape4> {
+    let x = c.one_input()?;
+    c.no_weights()?;
+    Ok(Shape4::new(x.n, x.c, 1, 1))
+}
+
+fn batch_norm(c: &OpCheck<'_>) -> Result<Shape4> {
+    let x = c.one_input()?;
+    if c.weights.len() != 2 {
+        return Err(c.err(format!(
+            "expects 2 c.weights (scale, shift), got {}",
+            c.weights.len()
+        )));
+    }
+    for wt in c.weights {
+        if *wt != Shape4::new(1, x.c, 1, 1) {
+            return Err(c.err(format!("parameter shape {} should be 1x{}x1x1", wt, x.c)));
+        }
+    }
+    Ok(x)
+}
+
+fn same_shape(c: &OpCheck<'_>) -> Result<Shape4> {
+    let x = c.one_input()?;
+    c.no_weights()?;
+    Ok(x)
+}
+
+fn flatten(c: &OpCheck<'_>) -> Result<Shape4> {
+    let x = c.one_input()?;
+    c.no_weights()?;
+    let k =
+        x.c.checked_mul(x.h)
+            .and_then(|v| v.checked_mul(x.w))
+            .ok_or_else(|| c.ovf("flatten size"))?;
+    Ok(Shape4::new(x.n, k, 1, 1))
+}
+
+fn binary(c: &OpCheck<'_>) -> Result<Shape4> {
+    let operands: Vec<Shape4> = c.inputs.iter().chain(c.weights).copied().collect();
+    if c.inputs.is_empty() || operands.len() != 2 {
+        return Err(c.err(format!(
+            "expects 2 operands (at least one activation), got {} c.inputs and {} c.weights",
+            c.inputs.len(),
+            c.weights.len()
+        )));
+    }
+    let (a, b) = (operands[0], operands[1]);
+    let per_channel = b.h == 1 && b.w == 1 && b.c == a.c && (b.n == 1 || b.n == a.n);
+    let scalar = b == Shape4::new(1, 1, 1, 1);
+    let batch_bcast = b.n == 1 && b.c == a.c && b.h == a.h && b.w == a.w;
+    if a == b || per_channel || scalar || batch_bcast {
+        Ok(a)
+    } else {
+        Err(c.err(format!(
+            "operand shapes {a} and {b} do not match (nor broadcast per channel)"
+        )))
+    }
+}
+
+fn concat(c: &OpCheck<'_>) -> Result<Shape4> {
+    c.no_weights()?;
+    let Some(first) = c.inputs.first() else {
+        return Err(c.err("expects at least 1 input, got 0".into()));
+    };
+    let mut channels: u64 = 0;
+    for s in c.inputs {
+        if (s.n, s.h, s.w) != (first.n, first.h, first.w) {
+            return Err(c.err(format!(
+                "c.inputs {first} and {s} differ outside the channel axis (concat is along C only)"
+            )));
+        }
+        channels = channels
+            .checked_add(s.c)
+            .ok_or_else(|| c.ovf("concat channels"))?;
+    }
+    Ok(Shape4::new(first.n, channels, first.h, first.w))
+}
+
+fn upsample(c: &OpCheck<'_>, scale_h: &u64, scale_w: &u64) -> Result<Shape4> {
+    let x = c.one_input()?;
+    c.no_weights()?;
+    if *scale_h == 0 || *scale_w == 0 {
+        return Err(c.err(format!(
+            "scale factors {scale_h}x{scale_w} must be positive"
+        )));
+    }
+    let h =
+        x.h.checked_mul(*scale_h)
+            .ok_or_else(|| c.ovf("upsample height"))?;
+    let w =
+        x.w.checked_mul(*scale_w)
+            .ok_or_else(|| c.ovf("upsample width"))?;
+    Ok(Shape4::new(x.n, x.c, h, w))
+}
+
+fn gemm(c: &OpCheck<'_>) -> Result<Shape4> {
+    let x = c.one_input()?;
+    let (wt, bias) = match c.weights {
+        [w] => (*w, None),
+        [w, b] => (*w, Some(*b)),
+        _ => {
+            return Err(c.err(format!(
+                "expects 1 or 2 c.weights (matrix, bias), got {}",
+                c.weights.len()
+            )))
+        }
+    };
+    let k =
+        x.c.checked_mul(x.h)
+            .and_then(|v| v.checked_mul(x.w))
+            .ok_or_else(|| c.ovf("gemm K"))?;
+    if wt.h != 1 || wt.w != 1 || wt.n != k {
+        return Err(c.err(format!(
+            "weight {wt} does not match input {x}: expected {k}xFx1x1 (K = c·h·w = {k})"
+        )));
+    }
+    check_bias(bias, wt.c).map_err(|r| c.err(r))?;
+    Ok(Shape4::new(x.n, wt.c, 1, 1))
 }
 
 /// Checks a reshape of `from` to `to` keeps the element count; `op` names the op.

@@ -62,9 +62,11 @@ pub fn grid(a: &ArrayShape, g: &Geometry, idx: &[u64], max_cells: u64) -> Result
                 .and_then(|(r, c)| r.checked_mul(c).map(|n| (r, c, n)));
             let (prow, pcol) = match cells {
                 Some((r, c, n)) if n <= max_cells => (r, c),
-                _ => return Err(LayoutError::Unsupported(format!(
+                _ => {
+                    return Err(LayoutError::Unsupported(format!(
                     "'{a}' padded to whole {tr}x{tc} tiles has more than {max_cells} cells to draw"
-                ))),
+                )))
+                }
             };
             let mut b = a.clone();
             let n = b.dims.len();

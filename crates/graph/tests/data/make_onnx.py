@@ -2,10 +2,10 @@
 ONNX's own shape inference gives every value (`<name>.shapes.json`), checked against
 onnxruntime's actual output shapes.
 
-Run (from this folder):
-    python3 -m venv /work/peers/onnx-venv
-    /work/peers/onnx-venv/bin/pip install onnx onnxruntime numpy
-    /work/peers/onnx-venv/bin/python make_onnx.py
+Run (from this folder; ONNX_VENV: any folder outside the repository for the venv):
+    python3 -m venv "$ONNX_VENV"
+    $ONNX_VENV/bin/pip install onnx onnxruntime numpy
+    $ONNX_VENV/bin/python make_onnx.py
 """
 
 import json

@@ -1,8 +1,8 @@
 """Records what SCALE-Sim 3.0.0 itself computes for the topology CSVs in `topology/`:
 per-layer ofmap size and MACs, and the total (`topology/scalesim.json`).
 
-Run (from this folder):
-    /work/peers/scalesim-venv/bin/python make_topology.py
+Run (from this folder; SCALESIM_VENV: a virtualenv with `pip install scalesim==3.0.0`):
+    $SCALESIM_VENV/bin/python make_topology.py
 """
 
 import json

@@ -5,9 +5,11 @@ torchvision's own figures in `torchvision.json`: parameter count
 (output elements × in_channels/groups × kh × kw, or in × out for Linear), and the
 output shape.
 
-Run (torch from the TPU-MLIR venv, torchvision installed beside it without deps):
-    /work/peers/tpumlir-venv/bin/pip install --no-deps --target /work/peers/torchvision-lib torchvision==0.26.0
-    PYTHONPATH=/work/peers/torchvision-lib /work/peers/tpumlir-venv/bin/python make_torchvision.py
+Run (torch from the TPU-MLIR venv, torchvision installed beside it without deps;
+TPUMLIR_VENV: a Python 3.10 venv with `pip install tpu_mlir==1.30.2`, TORCHVISION_LIB:
+any folder outside the repository for torchvision):
+    $TPUMLIR_VENV/bin/pip install --no-deps --target "$TORCHVISION_LIB" torchvision==0.26.0
+    PYTHONPATH="$TORCHVISION_LIB" $TPUMLIR_VENV/bin/python make_torchvision.py
 """
 
 import json

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A real XLA:TPU HLO dump (after optimizations) for `tpusim layout hlo` tests.
 
-    /work/peers/layout/tpu-venv/bin/python gen_hlo_sample.py > tpu_v5e_mlp.hlo.txt
+    $JAX_VENV/bin/python gen_hlo_sample.py > tpu_v5e_mlp.hlo.txt
+
+(JAX_VENV: a Python 3.12 venv with `pip install 'jax[tpu]==0.12.0.1'`.)
 
 A small MLP with awkward sizes (batch 3, hidden 1000, a trailing dim of 1) compiled for
 one TPU v5e compile-only device (libtpu 0.0.50); no TPU is needed.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Golden data from XLA's own shape parser/printer and ArraySize.
 
-Run with jax/jaxlib 0.12.0.1 (Python 3.12), from this folder:
-    /work/peers/layout/tpu-venv/bin/python gen_xla_golden.py < xla_text_inputs.txt > xla_text_golden.jsonl
+Run with jax/jaxlib 0.12.0.1 (Python 3.12), from this folder (JAX_VENV: a Python 3.12 venv with `pip install 'jax[tpu]==0.12.0.1'`):
+    $JAX_VENV/bin/python gen_xla_golden.py < xla_text_inputs.txt > xla_text_golden.jsonl
 
 For every input line (comments skipped) it writes one JSON object:
   input        the text given to XLA

@@ -329,7 +329,8 @@ def record(model, chip, topology, dev, batch, shapes, apply, extra, keep_hlo=Non
         "custom_call_count": ncc,
         "custom_call_targets": facts["custom_calls"],
         "concat_bitcast_count": nconcat,
-        # peers.md: optimal_seconds has 1 s taken off per ConcatBitcast custom-call
+        # optimal_seconds has 1 s taken off per ConcatBitcast custom-call (README.md,
+        # "Surprises")
         "optimal_seconds_corrected": cost.get("optimal_seconds", float("nan")) + nconcat,
         "input_parameter_hlo": params[0][2],
         "parameter_names": ["input"] + [n for n, _ in apply.names],

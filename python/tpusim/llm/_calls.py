@@ -1,19 +1,5 @@
-"""Transformers and LLMs on TPU slices: ``tpusim llm`` as functions.
-
-Every function returns what ``tpusim llm VERB … --json`` prints, field for field::
-
-    import tpusim
-    tpusim.llm.show("llama-3-8b").params                      # 8030261248
-    s = tpusim.llm.serve("llama-3-70b", chip="v5e", slice="4x2", batch=32,
-                         context=8192, weights="int8", kv_dtype="int8", ideal=True)
-    s.decode_step_s, s.fits, s.min_slice, s.bound
-    t = tpusim.llm.train("llama-3-8b", chip="v5p", slice="4x4x4", batch_tokens=2**20)
-    t.sharding, t.step_s, t.mfu, t.runners_up
-    tpusim.llm.validate_df()                                   # measured vs predicted
-
-MODEL is a built-in name (:func:`models`) or a path to a Hugging Face ``config.json``
-(or the same keys plus ``mlp`` and ``block``).
-"""
+"""What ``tpusim.llm`` offers but its grid sweep: each function calls ``tpusim llm VERB … --json``
+through the native module (see the package's own doc)."""
 
 from __future__ import annotations
 
@@ -21,25 +7,8 @@ import json
 import os
 from typing import Any, Mapping, Optional, Union
 
-from . import _native
-from ._record import Record, frame
-
-__all__ = [
-    "models",
-    "show",
-    "report",
-    "serve",
-    "train",
-    "validate",
-    "validate_df",
-    "thresholds",
-    "sweep",
-    "ModelSummary",
-    "Report",
-    "Serve",
-    "Train",
-    "Thresholds",
-]
+from .. import _native
+from .._record import Record, frame
 
 ModelArg = Union[str, "os.PathLike[str]"]
 
@@ -243,25 +212,3 @@ def thresholds(
     batch; with ``batch_tokens`` and ``chips`` too: X_opt)."""
     m = _model(model) if model is not None else {"model": None, "model_json": None}
     return Thresholds(_ask("thresholds", chip=chip, batch_tokens=batch_tokens, chips=chips, **m))
-
-
-def sweep(
-    space: Any,
-    verb: str = "serve",
-    backend: str = "local",
-    out: Optional[str] = None,
-    chunk_size: Optional[int] = None,
-    progress: Optional[bool] = None,
-) -> Any:
-    """:func:`serve` or :func:`train` over every combination of ``space`` (a dict of
-    lists of their arguments, or an explicit list of argument dicts), in-process or on a
-    Ray cluster (``backend="ray"``), as a DataFrame (and Parquet files under ``out``,
-    resumable) with the arguments, ``key``, ``total_time_s`` (the decode or training
-    step), the headline figures and ``error`` for a row whose inputs were wrong::
-
-        tpusim.llm.sweep({"model": ["llama-3-8b", "llama-3-70b"], "slice": ["4x2", "4x4"],
-                          "batch": [1, 8, 64, 256], "context": [2048]})
-    """
-    from ._sweep import sweep as run
-
-    return run(space, backend=backend, out=out, chunk_size=chunk_size, progress=progress, llm=verb)
