@@ -43,7 +43,8 @@
 //! never dropped (ops that cannot be grouped are global).
 #![deny(missing_docs)]
 
-// the generic machinery: crate-private, and naming no TPU-MLIR
+// the generic machinery, crate-private: TPU-MLIR's reproduction is `tpumlir`, and only
+// the NPU op-lowering rules of `cost` and `timestep` name it
 mod alloc;
 mod balance;
 mod cost;
@@ -69,8 +70,7 @@ pub mod verify;
 pub use cost::{is_view, op_cycles};
 pub use ctx::{ComputeModel, Progress};
 pub use error::{PlanError, Result};
-pub use options::MAX_GROUP_OPS;
-pub use options::{Allocator, PlanOptions, Search, Timing};
+pub use options::{Allocator, PlanOptions, Search, Timing, MAX_GROUP_OPS};
 pub use plan::{
     Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
 };
