@@ -5,6 +5,7 @@
 use anyhow::{bail, Context, Result};
 use std::io::Read;
 use std::path::Path;
+use tpusim_report::{ModelArg, ModelSource};
 
 /// The formats tpusim reads from files, each with the most bytes it can need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +186,21 @@ pub fn read_input(path: &Path, kind: InputKind) -> Result<String> {
             e.utf8_error().valid_up_to(),
             kind.name()
         )
+    })
+}
+
+/// Resolve a MODEL argument: built-in name, or a file read here (libraries do no I/O).
+pub fn model_source(model: &str) -> Result<ModelSource> {
+    Ok(match ModelArg::parse(model) {
+        ModelArg::Builtin(n) => ModelSource::Builtin(n),
+        ModelArg::Onnx { path, name } => ModelSource::Onnx {
+            name,
+            bytes: read_bytes(Path::new(&path), InputKind::Onnx)?,
+        },
+        ModelArg::Topology { path, name } => ModelSource::Topology {
+            name,
+            text: read_input(Path::new(&path), InputKind::Topology)?,
+        },
     })
 }
 

@@ -89,6 +89,26 @@ impl PlanOptions {
     }
 }
 
+/// The three figures without which a chip is timed by the structural fallback.
+pub(crate) struct ChipFigures {
+    /// Clock, Hz.
+    pub clock: f64,
+    /// Load bandwidth, bytes/s.
+    pub bw: f64,
+    /// Dense MACs per cycle per lane at 16 bits.
+    pub macs: f64,
+}
+
+/// `chip`'s own timing figures, or `None` when it lacks one of the three (then
+/// [`Timing::for_chip`] uses the structural fallback and no other figure applies).
+pub(crate) fn chip_figures(chip: &Chip) -> Option<ChipFigures> {
+    Some(ChipFigures {
+        clock: chip.clock_hz?,
+        bw: chip.gdma_bytes_per_s?,
+        macs: chip.macs_per_cycle_per_lane?,
+    })
+}
+
 /// Chip timing for the cost model, per cycle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timing {
@@ -147,8 +167,8 @@ impl Timing {
             _ => 0.125,
         };
         let fallback_dma = (chip.eu_bytes * chip.npu_num) as f64 / 4.0;
-        match (chip.clock_hz, chip.gdma_bytes_per_s, chip.macs_per_cycle_per_lane) {
-            (Some(clock), Some(bw), Some(macs)) => Ok(Timing {
+        match chip_figures(chip) {
+            Some(ChipFigures { clock, bw, macs }) => Ok(Timing {
                 clock_hz: clock,
                 gdma_bytes_per_cycle: bw / clock,
                 gdma_store_bytes_per_cycle: chip.gdma_store_bytes_per_s.unwrap_or(bw) / clock,

@@ -128,7 +128,7 @@ fn report_graph_with(
         .collect();
     let timer = Timer::new(graph, machine, dtype, expansion)?;
     let pchip = machine.planner_chip()?;
-    let plan = plan_for(graph, model, machine, dtype, &timer, progress)?;
+    let plan = plan_for(graph, model, machine, &pchip, dtype, &timer, progress)?;
     let mut alone = layers_alone(graph, &timer, &stored_all, bw)?;
     let ctx = Scheduler::new(graph, &stored_all, &timer, bw);
     let groups = group_reports(&plan, machine, &ctx, &mut alone.layers)?;
@@ -200,11 +200,11 @@ fn plan_for(
     graph: &Graph,
     model: &str,
     machine: &Machine,
+    pchip: &tpusim_planner::Chip,
     dtype: ElementType,
     timer: &Timer<'_>,
     progress: &tpusim_planner::Progress<'_>,
 ) -> Result<tpusim_planner::Plan> {
-    let pchip = machine.planner_chip()?;
     let opts = PlanOptions {
         dtype,
         ..PlanOptions::default()
@@ -233,7 +233,7 @@ fn plan_for(
         progress: Some(progress),
         compute: tpu_clock.map(|_| &tpu_compute as &tpusim_planner::ComputeModel<'_>),
     };
-    tpusim_planner::plan_with(graph, &pchip, &opts, hooks).map_err(|e| match e {
+    tpusim_planner::plan_with(graph, pchip, &opts, hooks).map_err(|e| match e {
         tpusim_planner::PlanError::BadOption {
             name: "dtype",
             value,

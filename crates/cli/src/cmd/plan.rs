@@ -263,7 +263,7 @@ fn load_graph(
     fuse: bool,
     input_bits: Option<u32>,
 ) -> Result<Graph> {
-    let g = crate::cmd::report::model_source(model)?.import(batch, res)?;
+    let g = crate::input::model_source(model)?.import(batch, res)?;
     // fused (as TPU-MLIR plans) unless told otherwise; inputs cast on the chip when
     // they arrive in another type; ops in TPU-MLIR's topological order, so that an
     // exported grouping is runs of consecutive ops for TPU-MLIR too

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tpusim_report::sweep::{self, Network, Shared, SweepSpec};
-use tpusim_report::{html, terminal, ModelArg, ModelSource, Request};
+use tpusim_report::{html, terminal, Request};
 use tpusim_report::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
 
 /// Arguments of `tpusim report`.
@@ -133,22 +133,6 @@ impl TableFormat {
     }
 }
 
-/// Resolve a MODEL argument: built-in name, or a file read here (libraries do no I/O).
-pub(crate) fn model_source(model: &str) -> Result<ModelSource> {
-    use crate::input::{read_bytes, read_input, InputKind};
-    Ok(match ModelArg::parse(model) {
-        ModelArg::Builtin(n) => ModelSource::Builtin(n),
-        ModelArg::Onnx { path, name } => ModelSource::Onnx {
-            name,
-            bytes: read_bytes(Path::new(&path), InputKind::Onnx)?,
-        },
-        ModelArg::Topology { path, name } => ModelSource::Topology {
-            name,
-            text: read_input(Path::new(&path), InputKind::Topology)?,
-        },
-    })
-}
-
 fn vmem(args: &ReportArgs) -> Result<Option<u64>> {
     args.vmem
         .as_deref()
@@ -257,7 +241,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         bail!("--phase, --seq, --context and --systolic-cycles apply to transformers; '{model}' is a CNN (built-in) or an ONNX/topology file");
     }
     let req = Request {
-        model: model_source(&model)?,
+        model: crate::input::model_source(&model)?,
         chip: args.chip.clone(),
         batch: args.batch,
         dtype: args.dtype.clone(),
@@ -328,7 +312,7 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
             let network = if is_transformer(m) {
                 Network::Transformer(Box::new(super::llm::args::model(m)?))
             } else {
-                Network::Cnn(model_source(m)?)
+                Network::Cnn(crate::input::model_source(m)?)
             };
             networks.insert(m.clone(), network);
         }

@@ -44,9 +44,7 @@ impl Calibration {
     /// The calibration of `chip`. A preset without timing figures (timed by the
     /// structural fallback of [`crate::Timing::for_chip`]) has none.
     pub fn for_chip(chip: &Chip) -> Calibration {
-        let timed = chip.clock_hz.is_some()
-            && chip.gdma_bytes_per_s.is_some()
-            && chip.macs_per_cycle_per_lane.is_some();
+        let timed = crate::options::chip_figures(chip).is_some();
         let figure = |f: Option<f64>, unset: f64| if timed { f.unwrap_or(unset) } else { unset };
         Calibration {
             cycles_match: timed && chip.cycles_match_tpu_mlir.unwrap_or(false),
