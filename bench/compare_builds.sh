@@ -32,6 +32,8 @@ for m in $models; do
   check "report $m bm1684x" report "$m" --chip bm1684x --json
   check "report $m v5e" report "$m" --json
 done
+check "plan resnet18 from a chip file" plan resnet18 --chip-file data/lmem/bm1688.toml --json
+check "report resnet18 from a chip file" report resnet18 --chip-file data/lmem/bm1684x.toml --json
 check "report default summary" report --summary
 check "llm train search" llm train llama-3-70b --chip v5p --slice 8x8x4 --json
 check "llm serve" llm serve llama-3-8b --chip v5e --slice 4x2 --sweep-batch --json

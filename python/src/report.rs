@@ -160,7 +160,7 @@ fn plan_json(
             input_bits: (input_bits != dtype.bits()).then_some(input_bits),
         };
         let graph = tpusim_planner::prepare(&written, how).map_err(|e| e.to_string())?;
-        let chip = tpusim_planner::Chip::preset(chip).map_err(|e| e.to_string())?;
+        let chip = tpusim_planner::NpuChip::preset(chip).map_err(|e| e.to_string())?;
         let opts = tpusim_planner::PlanOptions {
             dtype,
             ..Default::default()

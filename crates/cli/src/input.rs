@@ -128,11 +128,6 @@ fn known_format(head: &[u8]) -> Option<&'static str> {
         .map(|(_, what)| *what)
 }
 
-/// Bytes in a readable form (`1 MiB`, `2048 MiB`).
-fn mib(bytes: u64) -> String {
-    format!("{} MiB", bytes >> 20)
-}
-
 /// Read a whole file of format `kind`, refusing one larger than the format's limit.
 pub fn read_bytes(path: &Path, kind: InputKind) -> Result<Vec<u8>> {
     let limit = kind.limit();
@@ -145,7 +140,7 @@ pub fn read_bytes(path: &Path, kind: InputKind) -> Result<Vec<u8>> {
             "'{}' {given}, larger than {} can be (limit {}); is it the right file?",
             path.display(),
             kind.name(),
-            mib(limit)
+            crate::fmt::bytes(limit as f64)
         )
     };
     let read_err = || format!("cannot read {} '{}'", kind.noun(), path.display());

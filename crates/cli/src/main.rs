@@ -6,6 +6,7 @@
 //! internal failure (see [`util::exit_code`]).
 
 mod cmd;
+mod fmt;
 mod input;
 mod output;
 mod util;

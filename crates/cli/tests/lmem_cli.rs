@@ -335,3 +335,62 @@ fn map_of_a_chip_with_too_many_lanes_is_refused() {
     common::bad_input(&out, &["at most 4096 lanes"]);
     assert!(!path.exists());
 }
+
+#[test]
+fn one_chip_file_serves_every_npu_verb_and_names_a_bad_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tpusim()
+        .args(["lmem", "show", "bm1688", "--toml"])
+        .output()
+        .unwrap();
+    let whole = String::from_utf8(out.stdout).unwrap();
+    assert!(whole.contains("clock_hz") && whole.contains("tpu_mlir_dma_speedup"));
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let good = write("good.toml", &whole);
+    let typo = write("typo.toml", &format!("{whole}gdma_byte_per_s = 1e9\n"));
+    let slow = write(
+        "slow.toml",
+        &whole.replace("clock_hz = 900000000.0", "clock_hz = -1.0"),
+    );
+    assert_ne!(slow, good);
+    let verbs = |file: &str| -> Vec<Vec<String>> {
+        [
+            vec!["lmem", "strides", "--shape", "1,8,4,4", "--chip-file", file],
+            vec![
+                "plan",
+                "resnet18",
+                "--resolution",
+                "32",
+                "--chip-file",
+                file,
+            ],
+            vec![
+                "report",
+                "resnet18",
+                "--resolution",
+                "32",
+                "--chip-file",
+                file,
+            ],
+        ]
+        .into_iter()
+        .map(|v| v.into_iter().map(String::from).collect())
+        .collect()
+    };
+    for args in verbs(&good) {
+        tpusim().args(&args).assert().success();
+    }
+    for (file, needle) in [(&typo, "`gdma_byte_per_s`"), (&slow, "clock_hz = -1")] {
+        for args in verbs(file) {
+            let out = tpusim().args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(needle), "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
-//! NPU preset TOML (`--chip-file` of lmem, plan, report): parse and validate; a valid
-//! chip's TOML parses back to the same chip.
-use tpusim_lmem::Chip;
+//! NPU chip TOML (`--chip-file` of lmem, plan, report): geometry, timing and
+//! calibration parsed and validated as the CLI reads them; a valid chip's TOML parses
+//! back to the same chip.
+use tpusim_planner::NpuChip as Chip;
 
 /// One input, as the fuzzer gives it.
 pub fn run(data: &[u8]) {

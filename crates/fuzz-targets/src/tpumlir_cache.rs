@@ -2,7 +2,7 @@
 //! small built-in network, and plan with the imported groups.
 use std::sync::OnceLock;
 use tpusim_graph::Graph;
-use tpusim_planner::{tpumlir, Chip, PlanOptions};
+use tpusim_planner::{tpumlir, NpuChip, PlanOptions};
 
 fn graph() -> &'static Graph {
     static G: OnceLock<Graph> = OnceLock::new();
@@ -23,7 +23,7 @@ pub fn run(data: &[u8]) {
     let Ok(imported) = tpumlir::import(graph(), &cache) else {
         return;
     };
-    let chip = Chip::preset("bm1684x").expect("preset");
+    let chip = NpuChip::preset("bm1684x").expect("preset");
     let _ = tpusim_planner::plan_with_groups(
         graph(),
         &chip,

@@ -5,12 +5,12 @@
 
 use proptest::prelude::*;
 use tpusim_layout::{sizes, Shape};
-use tpusim_planner::{tpumlir, Chip, Plan, PlanOptions};
+use tpusim_planner::{tpumlir, NpuChip, Plan, PlanOptions};
 
 fn planned(model: &str, chip: &str, batch: u64, res: u64) -> Plan {
     let g = tpusim_graph::load(model, batch, (res, res)).unwrap();
     let g = tpusim_graph::fuse::fuse(&g).unwrap();
-    let chip = Chip::preset(chip).unwrap();
+    let chip = NpuChip::preset(chip).unwrap();
     tpusim_planner::plan(&g, &chip, &PlanOptions::default()).unwrap()
 }
 
@@ -83,9 +83,9 @@ fn a_scalar_with_an_empty_layout_prints_as_xla_prints_it() {
 
 #[test]
 fn preset_and_chip_toml_parse_back() {
-    for chip in tpusim_lmem::Chip::presets() {
-        let back = tpusim_lmem::Chip::from_toml(&chip.to_toml()).unwrap();
-        assert_eq!(back, chip, "{}", chip.name);
+    for chip in NpuChip::presets() {
+        let back = NpuChip::from_toml(&chip.to_toml()).unwrap();
+        assert_eq!(back, chip, "{}", chip.geometry.name);
     }
     for chip in tpusim_chip::database::builtin().unwrap() {
         let text = tpusim_chip::database::builtin_toml(&chip.name).unwrap();

@@ -5,9 +5,10 @@
 use crate::error::{LmemError, Result};
 use serde::{Deserialize, Serialize};
 
-/// One chip's local-memory geometry, plus optional timing figures other crates (the
-/// layer-group planner) may use. Plain public fields so callers can build one directly;
-/// call [`Chip::validate`] on hand-built values before use.
+/// One chip's local-memory geometry. Plain public fields so callers can build one
+/// directly; call [`Chip::validate`] on hand-built values before use. A chip file may
+/// also hold the layer-group planner's timing figures: the planner's `NpuChip` reads
+/// the whole file, this type only the geometry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Chip {
@@ -27,88 +28,6 @@ pub struct Chip {
     /// 16-bit tensors 2 batches into one 4-byte word of local memory.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub align_4n: bool,
-    /// Optional: TPU clock in Hz (for the planner's timing; `None` = unknown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock_hz: Option<f64>,
-    /// Optional: DMA rate between global memory and local memory, bytes per second
-    /// (for the planner's load/store timing; `None` = unknown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_bytes_per_s: Option<f64>,
-    /// Optional: DMA rate from local to global memory (stores), bytes per second
-    /// (`None` = the same as `gdma_bytes_per_s`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_store_bytes_per_s: Option<f64>,
-    /// Optional: least DMA cycles per (n, c) plane of a load: a load of P planes takes
-    /// at least P × this many cycles, however few bytes it moves (`None` = no floor).
-    /// Slices of a few rows are bound by this rather than by the byte rate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_load_cycles_per_plane: Option<f64>,
-    /// Optional: the same per-plane floor for stores, cycles (`None` = no floor).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_store_cycles_per_plane: Option<f64>,
-    /// Optional: cycles every load pays on top of its transfer time (descriptor set-up
-    /// and first-byte latency; `None` = 0). bm1688: 290, measured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_load_setup_cycles: Option<f64>,
-    /// Optional: the same for stores, cycles (`None` = 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_store_setup_cycles: Option<f64>,
-    /// Optional: factor on the per-plane floor for small planes: coefficient chunks of
-    /// under `eu_bytes` per output channel (bias, depthwise filters) and activation
-    /// planes of under 8 bytes (`None` = 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gdma_small_plane_factor: Option<f64>,
-    /// Optional: small planes (bias vectors, depthwise filters, 1×1 activation maps such
-    /// as a global pool's output) move in rows of at most this many bytes: a transfer of
-    /// c such planes and B bytes counts as max(⌈c / ⌈B / row⌉⌉ · factor, c) planes, i.e.
-    /// the small-plane factor shrinks with the row count but never below the plain
-    /// per-plane floor (`None` = one row). bm1684x: 4,608, measured on TPU-MLIR's
-    /// profiles: a 1,280-channel f32 bias loads in half the time of 1,280 small planes,
-    /// 384 to 960-channel 3×3 depthwise filters in 192 to 240 small planes' time, a
-    /// 1,280-channel f32 pool output stores in half the time of the f16 one, an
-    /// 8×2,048-channel one at the plain floor. (Also read under its former name
-    /// `gdma_small_coeff_row_bytes`.)
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "gdma_small_coeff_row_bytes"
-    )]
-    pub gdma_small_row_bytes: Option<f64>,
-    /// Optional: the share of the smaller of a global layer's DMA and compute time that
-    /// its internal pipeline leaves exposed (0 = fully overlapped; `None` = 0). A
-    /// global layer runs alone from global memory, cut into a few slices whose loads,
-    /// compute and stores overlap, but not during the first load and the last store.
-    /// bm1684x 0.33 and bm1688 0.06: medians over the global convs of TPU-MLIR's
-    /// profiles (46 and 11; their exposed share follows 1 / the CONV commands, 1 to 8
-    /// on bm1684x, 16 to 64 on bm1688).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub global_exposed_fraction: Option<f64>,
-    /// Optional: whether the planner's op and GDMA cycles for this chip match TPU-MLIR's
-    /// own estimates closely enough to reproduce its time-step moves with them (`None`
-    /// = false: the moves are then timed with a plainer model, fitted; see the
-    /// planner's `pipelined` module). bm1684x: true, checked on its `cycle_slack` debug
-    /// log (ResNet-50 batch 8: every op and transfer of its 30-op group within 6 %).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cycles_match_tpu_mlir: Option<bool>,
-    /// Optional: how much faster TPU-MLIR's own layer-group estimate of a transfer is
-    /// than its codegen profile (which the GDMA figures above follow): the estimate is
-    /// the set-up plus the rest of the profiled time divided by this (`None` = 1, the
-    /// same). bm1688: 1.6, from its `cycle_slack` debug log of ResNet-18/50 and
-    /// mini-MobileNetV2 (a 73,728-byte filter 3,054 cycles against 4,714 profiled, a
-    /// 401,408-byte map 15,342 against 24,374, a 512-channel 7×7 store 2,051 against
-    /// 3,182; 82 of 89 logged filter and map transfers within 0.2 %); bm1684x: 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpu_mlir_dma_speedup: Option<f64>,
-    /// Optional: multiply-accumulates per cycle per lane at the chip's compute dtype
-    /// (for the planner's compute timing; `None` = unknown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub macs_per_cycle_per_lane: Option<f64>,
-    /// Optional: a dense conv computes each plane's output positions this many at a
-    /// time, the last group whole (`None` = 1). bm1684x 4 and bm1688 2: TPU-MLIR
-    /// 1.30.2's estimates of every dense conv on 7×7 maps are 52/49 and 50/49 of the
-    /// plain count (ResNet-18/50, MobileNetV2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conv_position_group: Option<f64>,
     /// Optional: where the figures come from (free text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -126,33 +45,61 @@ const PRESETS: &[(&str, &str)] = &[
     ("bm1684", include_str!("../../../data/lmem/bm1684.toml")),
 ];
 
+/// The text of the built-in preset `name` (case-insensitive): its geometry and the
+/// planner's timing figures, with their sources in comments.
+pub fn preset_toml(name: &str) -> Result<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    PRESETS
+        .iter()
+        .find(|p| p.0 == lower)
+        .map(|p| p.1)
+        .ok_or_else(|| LmemError::UnknownPreset {
+            given: name.to_string(),
+            known: Chip::preset_names().collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// A TOML error as one line.
+pub fn bad_file(e: toml::de::Error) -> LmemError {
+    LmemError::BadChipFile(e.to_string().trim().replace('\n', " "))
+}
+
 impl Chip {
     /// Names of the built-in presets, in display order.
     pub fn preset_names() -> impl Iterator<Item = &'static str> {
         PRESETS.iter().map(|p| p.0)
     }
 
-    /// All built-in presets, parsed and validated.
+    /// All built-in presets' geometry, parsed and validated.
     pub fn presets() -> Vec<Chip> {
         PRESETS
             .iter()
-            .filter_map(|(_, text)| Chip::from_toml(text).ok())
+            .filter_map(|(_, text)| Chip::geometry_of(text).ok())
             .collect()
     }
 
-    /// The built-in preset `name` (case-insensitive).
+    /// The built-in preset `name`'s geometry (case-insensitive).
     pub fn preset(name: &str) -> Result<Chip> {
-        let lower = name.to_ascii_lowercase();
-        match PRESETS.iter().find(|p| p.0 == lower) {
-            Some((_, text)) => Chip::from_toml(text),
-            None => Err(LmemError::UnknownPreset {
-                given: name.to_string(),
-                known: Chip::preset_names().collect::<Vec<_>>().join(", "),
-            }),
-        }
+        Chip::geometry_of(preset_toml(name)?)
     }
 
-    /// A chip with only its geometry (no 4N layout, no timing figures); set the optional
+    /// The geometry of a chip file that may also hold other figures (the presets hold
+    /// the planner's timing): the geometry keys are read and checked, the rest left to
+    /// whoever reads them.
+    fn geometry_of(text: &str) -> Result<Chip> {
+        #[derive(Deserialize)]
+        struct Whole {
+            #[serde(flatten)]
+            chip: Chip,
+            #[serde(flatten)]
+            _others: toml::Table,
+        }
+        let whole: Whole = toml::from_str(text).map_err(bad_file)?;
+        whole.chip.validate()?;
+        Ok(whole.chip)
+    }
+
+    /// A chip with only its geometry (no 4N layout, no source); set the optional
     /// fields with struct update syntax, then [`Chip::validate`].
     pub fn new(name: &str, npu_num: u64, eu_bytes: u64, lane_bytes: u64, banks: u64) -> Chip {
         Chip {
@@ -162,35 +109,16 @@ impl Chip {
             lane_bytes,
             banks,
             align_4n: false,
-            clock_hz: None,
-            gdma_bytes_per_s: None,
-            gdma_store_bytes_per_s: None,
-            gdma_load_cycles_per_plane: None,
-            gdma_store_cycles_per_plane: None,
-            gdma_load_setup_cycles: None,
-            gdma_store_setup_cycles: None,
-            gdma_small_plane_factor: None,
-            gdma_small_row_bytes: None,
-            global_exposed_fraction: None,
-            cycles_match_tpu_mlir: None,
-            tpu_mlir_dma_speedup: None,
-            macs_per_cycle_per_lane: None,
-            conv_position_group: None,
             source: None,
         }
     }
 
-    /// Parse one chip from TOML text (the format of `data/lmem/*.toml`: `name`,
-    /// `npu_num`, `eu_bytes`, `lane_bytes`, `banks`, optional `align_4n`, `clock_hz`,
-    /// `gdma_bytes_per_s`, `gdma_store_bytes_per_s`, `gdma_load_cycles_per_plane`,
-    /// `gdma_store_cycles_per_plane`, `gdma_load_setup_cycles`,
-    /// `gdma_store_setup_cycles`, `gdma_small_plane_factor`, `gdma_small_row_bytes`,
-    /// `global_exposed_fraction`, `cycles_match_tpu_mlir`, `tpu_mlir_dma_speedup`,
-    /// `macs_per_cycle_per_lane`, `conv_position_group`,
-    /// `source`) and validate it.
+    /// Parse one chip's geometry from TOML text (`name`, `npu_num`, `eu_bytes`,
+    /// `lane_bytes`, `banks`, optional `align_4n` and `source`) and validate it. Any
+    /// other key is an error; a file that also holds timing figures (as
+    /// `data/lmem/*.toml` do) is read whole by the planner's `NpuChip`.
     pub fn from_toml(text: &str) -> Result<Chip> {
-        let chip: Chip = toml::from_str(text)
-            .map_err(|e| LmemError::BadChipFile(e.to_string().trim().replace('\n', " ")))?;
+        let chip: Chip = toml::from_str(text).map_err(bad_file)?;
         chip.validate()?;
         Ok(chip)
     }
@@ -201,7 +129,7 @@ impl Chip {
     }
 
     /// Check every figure: at least one lane, EU_BYTES ≥ 1 and dividing the lane size,
-    /// banks ≥ 1 dividing the lane size, optional rates finite and positive.
+    /// banks ≥ 1 dividing the lane size, 4N chips with EU_BYTES a multiple of 4.
     pub fn validate(&self) -> Result<()> {
         let bad = |field, value, why| LmemError::BadChip {
             chip: self.name.clone(),
@@ -244,54 +172,6 @@ impl Chip {
                 self.eu_bytes,
                 "must be a multiple of 4 with align_4n",
             ));
-        }
-        for (field, v) in [
-            ("clock_hz", self.clock_hz),
-            ("gdma_bytes_per_s", self.gdma_bytes_per_s),
-            ("gdma_store_bytes_per_s", self.gdma_store_bytes_per_s),
-            (
-                "gdma_load_cycles_per_plane",
-                self.gdma_load_cycles_per_plane,
-            ),
-            (
-                "gdma_store_cycles_per_plane",
-                self.gdma_store_cycles_per_plane,
-            ),
-            ("gdma_small_plane_factor", self.gdma_small_plane_factor),
-            ("gdma_small_row_bytes", self.gdma_small_row_bytes),
-            ("tpu_mlir_dma_speedup", self.tpu_mlir_dma_speedup),
-            ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
-            ("conv_position_group", self.conv_position_group),
-        ] {
-            if let Some(x) = v {
-                if !(x.is_finite() && x > 0.0) {
-                    return Err(LmemError::BadChipFile(format!(
-                        "chip '{}': {field} = {x} must be finite and positive",
-                        self.name
-                    )));
-                }
-            }
-        }
-        if let Some(x) = self.global_exposed_fraction {
-            if !(0.0..=1.0).contains(&x) {
-                return Err(LmemError::BadChipFile(format!(
-                    "chip '{}': global_exposed_fraction = {x} must be between 0 and 1",
-                    self.name
-                )));
-            }
-        }
-        for (field, v) in [
-            ("gdma_load_setup_cycles", self.gdma_load_setup_cycles),
-            ("gdma_store_setup_cycles", self.gdma_store_setup_cycles),
-        ] {
-            if let Some(x) = v {
-                if !(x.is_finite() && x >= 0.0) {
-                    return Err(LmemError::BadChipFile(format!(
-                        "chip '{}': {field} = {x} must be finite and not negative",
-                        self.name
-                    )));
-                }
-            }
         }
         Ok(())
     }
@@ -340,7 +220,7 @@ mod tests {
     #[test]
     fn toml_round_trip_and_errors() {
         let mut c = Chip::preset("cv183x").unwrap();
-        c.clock_hz = Some(6.5e8);
+        c.source = Some("a note".into());
         assert_eq!(Chip::from_toml(&c.to_toml()).unwrap(), c);
         let e = Chip::preset("bm9999").unwrap_err().to_string();
         assert!(e.contains("'bm9999'") && e.contains("bm1684x"), "{e}");
@@ -350,25 +230,21 @@ mod tests {
         let e = Chip::from_toml("name='x'\nnpu_num=2\neu_bytes=16\nlane_bytes=1000\nbanks=3")
             .unwrap_err();
         assert!(e.to_string().contains("lane_bytes = 1000"), "{e}");
-        let e =
-            Chip::from_toml("name='x'\nnpu_num=2\neu_bytes=16\nlane_bytes=1024\nbanks=4\nfoo=1")
-                .unwrap_err();
-        assert!(e.to_string().contains("foo"), "{e}");
-        let e = Chip::from_toml(
-            "name='x'\nnpu_num=2\neu_bytes=16\nlane_bytes=1024\nbanks=4\nclock_hz=-1.0",
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("clock_hz"), "{e}");
         let base = "name='x'\nnpu_num=2\neu_bytes=16\nlane_bytes=1024\nbanks=4\n";
-        let e = Chip::from_toml(&format!("{base}global_exposed_fraction=1.5")).unwrap_err();
-        assert!(
-            e.to_string().contains("global_exposed_fraction = 1.5"),
-            "{e}"
-        );
-        // the former name of gdma_small_row_bytes is still read
-        let c = Chip::from_toml(&format!("{base}gdma_small_coeff_row_bytes=4608")).unwrap();
-        assert_eq!(c.gdma_small_row_bytes, Some(4608.0));
+        // geometry only: an unknown key and a timing figure are both refused here
+        for other in ["foo=1", "clock_hz=1e9"] {
+            let e = Chip::from_toml(&format!("{base}{other}")).unwrap_err();
+            assert!(e.to_string().contains(&other[..3]), "{e}");
+        }
+        // a preset file holds timing figures too: its geometry is read, they are left
         let p = Chip::preset("bm1684x").unwrap();
+        assert!(preset_toml("BM1684X").unwrap().contains("clock_hz"));
         assert_eq!(Chip::from_toml(&p.to_toml()).unwrap(), p);
+        // ... but a bad geometry figure in it is still refused
+        let zero_banks = preset_toml("bm1688")
+            .unwrap()
+            .replace("banks = 16", "banks = 0");
+        let e = Chip::geometry_of(&zero_banks).unwrap_err();
+        assert!(e.to_string().contains("banks = 0"), "{e}");
     }
 }

@@ -4,7 +4,7 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().collect();
     let model = a.get(1).map_or("resnet50", |s| s.as_str());
-    let chip = tpusim_lmem::Chip::preset(a.get(2).map_or("bm1684x", |s| s.as_str()))?;
+    let chip = tpusim_planner::NpuChip::preset(a.get(2).map_or("bm1684x", |s| s.as_str()))?;
     let batch: u64 = a.get(3).map_or(Ok(1), |s| s.parse())?;
     let res: u64 = a.get(4).map_or(Ok(224), |s| s.parse())?;
     let search = match a.get(5).map(|s| s.as_str()) {
@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let p = p.ok_or("no repetitions")?;
     println!(
         "{model} b{batch} {res}x{res} on {}: {} ops, {} groups, {} global; cycles {} (all-global {}); best of {reps}: {:.3} s",
-        chip.name,
+        chip.geometry.name,
         g.ops.len(),
         p.groups.len(),
         p.global_ops.len(),

@@ -6,11 +6,11 @@
 //! One GDMA transfer takes its bytes over the rate of its direction (loads and stores
 //! differ), but never less than a fixed number of cycles per (n, c) plane it moves, more
 //! for small planes (see [`dma_cycles`]). On bm1684x these figures were measured from
-//! TPU-MLIR's own cycle profiles; they are why slicing a 7×7 map into 1-row slices does
+//! the NPU backend's own cycle profiles; they are why slicing a 7×7 map into 1-row slices does
 //! not pay, and why a global conv costs more than its bytes over the load rate.
 
-use crate::options::Timing;
 use crate::range::Range;
+use crate::timing::Timing;
 use tpusim_graph::{Graph, Op, OpKind, Shape4};
 
 /// Bytes of `elements` elements of `bits`-bit data, rounded up.
@@ -43,14 +43,14 @@ pub enum Dir {
 pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) -> f64 {
     let (rate, per_plane, setup) = match dir {
         Dir::Load => (
-            t.gdma_bytes_per_cycle,
-            t.gdma_load_cycles_per_plane,
-            t.gdma_load_setup_cycles,
+            t.used.gdma_bytes_per_cycle,
+            t.used.gdma_load_cycles_per_plane,
+            t.used.gdma_load_setup_cycles,
         ),
         Dir::Store => (
-            t.gdma_store_bytes_per_cycle,
-            t.gdma_store_cycles_per_plane,
-            t.gdma_store_setup_cycles,
+            t.used.gdma_store_bytes_per_cycle,
+            t.used.gdma_store_cycles_per_plane,
+            t.used.gdma_store_setup_cycles,
         ),
     };
     let units = if small {
@@ -70,27 +70,27 @@ pub fn flat_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
 /// How many planes' floor a transfer of `planes` small planes and `bytes` bytes pays:
 /// they move in ⌈bytes / row⌉ rows of at most the chip's `gdma_small_row_bytes` (one
 /// row where it has none), each of ⌈planes / rows⌉ planes at the small-plane factor,
-/// never less than the plain floor of every plane. bm1684x (TPU-MLIR's profiles):
+/// never less than the plain floor of every plane. bm1684x (the backend's profiles):
 /// 1,280 f16 pool outputs (2,560 B, one row) store at 4× the floor, 1,280 f32 ones
 /// (two rows) at 2×, 8 × 2,048 f32 ones (eight rows) at 1×.
 pub fn small_plane_units(t: &Timing, bytes: u64, planes: u64) -> f64 {
-    let rows = if t.gdma_small_row_bytes > 0.0 {
-        ((bytes as f64 / t.gdma_small_row_bytes).ceil() as u64).max(1)
+    let rows = if t.used.gdma_small_row_bytes > 0.0 {
+        ((bytes as f64 / t.used.gdma_small_row_bytes).ceil() as u64).max(1)
     } else {
         1
     };
-    (planes.div_ceil(rows) as f64 * t.gdma_small_plane_factor).max(planes as f64)
+    (planes.div_ceil(rows) as f64 * t.used.gdma_small_plane_factor).max(planes as f64)
 }
 
 /// Bits at which a group stores a global average pool's output of shape `s` in a plan of
-/// `bits`-bit data. TPU-MLIR runs the pool in f32 under 16-bit types; the export then
-/// lists the following flatten and its cast back to 16 bits inside the group where the
-/// 16-bit store of the whole output costs no more than the f32 one (see
-/// `tpumlir::export`), so the group stores 16 bits there and 32 elsewhere. Its 1×1
+/// `bits`-bit data. The backend runs the pool in f32 under 16-bit types; a group holds
+/// the following flatten and its cast back to 16 bits where the
+/// 16-bit store of the whole output costs no more than the f32 one (the cache export
+/// lists them so), so the group stores 16 bits there and 32 elsewhere. Its 1×1
 /// planes pay the small-plane floor by rows (see [`small_plane_units`]), so the choice
 /// matters: MobileNetV2's 1,280 channels store in 15,992 cycles at f32, 31,985 at f16;
 /// ResNet-50 batch 8's 8 × 2,048 cost the same either way, and cut in 4 N slices its
-/// f16 stores (TPU-MLIR's choice there) take twice the f32 ones.
+/// f16 stores (the compiler's own choice there) take twice the f32 ones.
 pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32) -> u32 {
     if bits >= 32 {
         return bits;
@@ -153,7 +153,7 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
     (channels, bytes / channels < t.small_coeff_bytes)
 }
 
-/// Cycles of a first-layer conv as TPU-MLIR lowers it with its "3ic" trick
+/// Cycles of a first-layer conv as the backend lowers it with its "3ic" trick
 /// ([`crate::timestep::is_3ic_conv`]), for `row_pos` output positions × lane rows and
 /// `area` input positions: kernel rows (or, when `ic·kh·kw` fits one pass of EU_NUM
 /// channels, the whole kernel) folded into the channels, so the CONV command runs
@@ -161,7 +161,7 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
 /// before it, the input is broadcast over the lanes (`real_area · (ic + 1) / EU_NUM`,
 /// the input positions the slice really reads: no padding rows) and laid out folded
 /// (`area · ic′ / (6 · EU_NUM)`, `area` = the output rows' stride rows; ResNet-18 b4
-/// cut in 2 or 4 H slices per image: `tests/compute.rs`). Measured on TPU-MLIR 1.30.2's
+/// cut in 2 or 4 H slices per image: `tests/compute.rs`). Measured on the backend's
 /// profiles, F16, per image (`tests/compute.rs`): ResNet's 7×7 conv1 on bm1684x
 /// 21,952 + 6,272 + 5,488 cycles (these formulas exactly; 34,516 with 4 small
 /// commands), on bm1688 180,320 + 27,440 + 22,540 in 4 H slices (ours 131,712 +
@@ -185,7 +185,7 @@ fn three_ic_cycles(
     } else {
         (ic * kh, kw)
     };
-    let conv = row_pos * taps * (folded / eu).ceil() * eu / t.macs_per_cycle_per_lane;
+    let conv = row_pos * taps * (folded / eu).ceil() * eu / t.used.macs_per_cycle_per_lane;
     conv + real_area * (ic + 1.0) / eu + area * folded / (6.0 * eu)
 }
 
@@ -193,8 +193,8 @@ fn three_ic_cycles(
 /// pass the full N and H). Channels map to lanes: an op on C channels takes
 /// ⌈C / NPU_NUM⌉ lane rows. Dense convs take their input channels in whole passes of
 /// EU_NUM, two-input element-wise ops run at EU_NUM / 4 per cycle, and a fused
-/// activation adds a pass over the output at EU_NUM / 2: TPU-MLIR 1.30.2's own cycle
-/// estimates per op (its layer-group debug log, `cycle_slack`; the same as its codegen
+/// activation adds a pass over the output at EU_NUM / 2: the compiler's own cycle
+/// estimates per op (its layer-group debug log; the same as the backend's codegen
 /// profile) on bm1684x F16 show each: a 1×1 conv 144 → 24 channels on 56² 3,920 cycles
 /// (144 channels as 160), an add of 24 channels on 56² 392, a ResNet-18 3×3 conv
 /// 14,112 without ReLU and 14,308 with. Depthwise convs and
@@ -205,9 +205,9 @@ fn three_ic_cycles(
 /// cycles and 784 for the activation, exactly its 29,008). Positions go in whole groups:
 /// EU_NUM at a time on the execution units, the chip's `conv_position_group` at a time
 /// in a dense conv (a 7×7 map: 64 and 52 positions on bm1684x). With these rules, of the
-/// layer-group ops of TPU-MLIR's own bm1684x groupings 58 of MobileNetV2's 61, 29 of
+/// layer-group ops of the compiler's own bm1684x groupings 58 of MobileNetV2's 61, 29 of
 /// ResNet-18's 31 and 70 of ResNet-50's 71 are within 2 % of its estimates; the rest
-/// are the global pools, MobileNetV2's first conv (0.83×) and a 1×1 conv TPU-MLIR
+/// are the global pools, MobileNetV2's first conv (0.83×) and a 1×1 conv the compiler
 /// merged with the linear 1×1 conv before it (our graph keeps both).
 pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t: &Timing) -> f64 {
     let part = OpPart {
@@ -279,7 +279,7 @@ pub fn op_cycles_as(
     };
     // the execution units take a plane's positions EU_NUM at a time, the last group
     // whole: an add on 7×7 maps costs 64 positions on bm1684x (EU_NUM 32), 56 on bm1688
-    // (EU_NUM 8), as TPU-MLIR estimates it (add, pool, depthwise and activation passes)
+    // (EU_NUM 8), as the compiler estimates it (add, pool, depthwise and activation passes)
     let eu_pos = grouped(t.eltwise_per_cycle_per_lane);
     let base = match &op.kind {
         OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
@@ -295,7 +295,7 @@ pub fn op_cycles_as(
             if icg == 1 && p.groups > 1 {
                 if !plain && (y.c as f64) <= eu {
                     // few channels: on the CONV unit, one pass of EU_NUM channels
-                    rows(y.c) * pos * taps * eu / t.macs_per_cycle_per_lane
+                    rows(y.c) * pos * taps * eu / t.used.macs_per_cycle_per_lane
                 } else {
                     rows(y.c) * eu_pos * taps / eu * strided(p.stride)
                 }
@@ -309,14 +309,14 @@ pub fn op_cycles_as(
                 // each plane's positions in whole groups (the chip's
                 // `conv_position_group`: bm1684x 4, a 7×7 map as 52 positions)
                 let cpos = grouped(t.conv_position_group);
-                rows(y.c) * cpos * ic * taps / t.macs_per_cycle_per_lane
+                rows(y.c) * cpos * ic * taps / t.used.macs_per_cycle_per_lane
             }
         }
         OpKind::Deconv { params: p, .. } => {
             let icg = (x.c / p.groups.max(1)).max(1);
             let taps =
                 (p.kernel[0] * p.kernel[1]) as f64 / (p.stride[0] * p.stride[1]).max(1) as f64;
-            rows(y.c) * pos * icg as f64 * taps.max(1.0) / t.macs_per_cycle_per_lane
+            rows(y.c) * pos * icg as f64 * taps.max(1.0) / t.used.macs_per_cycle_per_lane
         }
         OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
             rows(y.c) * eu_pos * (p.kernel[0] * p.kernel[1]) as f64 / t.eltwise_per_cycle_per_lane
@@ -344,12 +344,12 @@ pub fn op_cycles_as(
         OpKind::Gemm => {
             let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
             rows(y.c.saturating_mul(y.h).saturating_mul(y.w)) * (n_len * k) as f64
-                / t.macs_per_cycle_per_lane
+                / t.used.macs_per_cycle_per_lane
         }
         OpKind::Flatten | OpKind::Reshape => 0.0,
     };
     // a fused activation is one more pass over the output at half of EU_NUM per cycle
-    // (TPU-MLIR's profiles, bm1684x F16: a ResNet-18 3×3 conv with ReLU 14,308 cycles,
+    // (the backend's profiles, bm1684x F16: a ResNet-18 3×3 conv with ReLU 14,308 cycles,
     // the same conv without 14,112, i.e. + 3,136 positions / 16)
     let act = if !plain && op.fused_act.is_some() {
         rows(y.c) * eu_pos * 2.0 / t.eltwise_per_cycle_per_lane
@@ -377,9 +377,9 @@ pub fn is_view(op: &Op) -> bool {
 /// Global-memory bytes and cycles of `op` run alone: every input and weight loaded,
 /// every output stored (each tensor one transfer, the transfers one after another),
 /// DMA overlapped with compute but for the chip's `global_exposed_fraction` of the
-/// smaller of the two (TPU-MLIR's global ResNet-50 batch-8 conv on bm1684x: 113,344
+/// smaller of the two (the backend's global ResNet-50 batch-8 conv on bm1684x: 113,344
 /// cycles of compute, 105,725 of DMA, 184,361 in all). Views cost nothing. Matrix and
-/// element-wise ops move their tensors as flat byte ranges (TPU-MLIR's global MatMul and
+/// element-wise ops move their tensors as flat byte ranges (the backend's global MatMul and
 /// Add do), so only the byte rates apply to them; convolutions and pools pay the
 /// per-plane floors too. Biases move at 32 bits under narrower types.
 pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) -> GlobalOpCost {
@@ -392,7 +392,7 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
         op.kind,
         OpKind::Gemm | OpKind::Add | OpKind::Mul | OpKind::Act(_) | OpKind::BatchNorm
     );
-    // a global average pool in a narrower type runs in f32: TPU-MLIR casts its input
+    // a global average pool in a narrower type runs in f32: the backend casts its input
     // with a global cast first (ResNet-18 on bm1684x: 3,170 cycles, then the pool
     // 15,388 reading the f32 map; 15,231 in all without this)
     let f32_pool = matches!(op.kind, OpKind::GlobalAvgPool) && bits < 32;
@@ -411,7 +411,7 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
                 continue;
             };
             let s = x.shape;
-            // biases move at 32 bits under a narrower type, as TPU-MLIR keeps them
+            // biases move at 32 bits under a narrower type, as the backend keeps them
             let bias = kind == 1 && crate::timestep::is_bias(wi, s) && !flat;
             let bits = if bias || (f32_pool && kind != 1) {
                 bits.max(32)
@@ -438,7 +438,7 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
     let comp = y
         .map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
         .unwrap_or(0.0);
-    let exposed = t.global_exposed_fraction * comp.min(dma);
+    let exposed = t.used.global_exposed_fraction * comp.min(dma);
     GlobalOpCost {
         bytes,
         cycles: (cast + comp.max(dma) + exposed).ceil() as u64,
@@ -454,7 +454,7 @@ pub fn with_compute(c: GlobalOpCost, compute: f64, t: &Timing) -> GlobalOpCost {
         return c;
     }
     let dma = c.dma_cycles as f64;
-    let exposed = t.global_exposed_fraction * compute.min(dma);
+    let exposed = t.used.global_exposed_fraction * compute.min(dma);
     GlobalOpCost {
         cycles: (compute.max(dma) + exposed).ceil() as u64,
         compute_cycles: compute.round() as u64,

@@ -9,9 +9,10 @@
 
 use crate::alloc::LaneGeometry;
 use crate::error::Result;
-use crate::options::{PlanOptions, Timing};
+use crate::options::PlanOptions;
 use crate::slicing::{GroupTensors, Slicing};
 use crate::timestep::{BlockSpec, Steps};
+use crate::timing::Timing;
 use tpusim_graph::query::Uses;
 use tpusim_graph::Graph;
 use tpusim_layout::ElementType;

@@ -300,7 +300,7 @@ impl<'a> Ctx<'a> {
                 size: b.size,
                 start_ts: b.start,
                 end_ts: b.end,
-                tpu_mlir_ts: b.placer_ts,
+                placer_ts: b.placer_ts,
             })
             .collect();
         let names = |v: &Vec<usize>| {

@@ -392,7 +392,7 @@ mod tests {
             ("resnet18", 9, 32, "cv180x"),
         ] {
             let g = tpusim_graph::load(model, batch, (res, res)).unwrap();
-            let chip = tpusim_lmem::Chip::preset(chip).unwrap();
+            let chip = crate::NpuChip::preset(chip).unwrap();
             let ctx = crate::context(&g, &chip, &opts, &crate::place::SpanPlacer).unwrap();
             let n = g.ops.len();
             for first in (0..n).step_by(4) {
@@ -410,7 +410,8 @@ mod tests {
                         };
                         for stream in [false, true] {
                             let (blocks, steps) =
-                                build(&g, &chip, opts.dtype, &gt, &slicing, stream).unwrap();
+                                build(&g, &chip.geometry, opts.dtype, &gt, &slicing, stream)
+                                    .unwrap();
                             let exposed: Vec<bool> = blocks
                                 .iter()
                                 .map(|b| occupancy(b.start, b.end, steps.k, slicing.is_sliced()).1)

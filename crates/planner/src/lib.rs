@@ -10,26 +10,29 @@
 //! use tpusim_planner::{plan, PlanOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let graph = tpusim_planner::testnets::conv_chain(1, 16, 56, 3);
-//! let chip = tpusim_lmem::Chip::preset("bm1684x")?;
+//! let chip = tpusim_planner::NpuChip::preset("bm1684x")?;
 //! let p = plan(&graph, &chip, &PlanOptions::default())?;   // verified before it is returned
 //! assert!(p.cycles <= p.cycles_all_global);
 //! println!("{} groups, {} cycles, {} GMEM bytes", p.groups.len(), p.cycles, p.gmem_bytes);
 //! # Ok(()) }
 //! ```
 //!
-//! A report component calls [`plan`] with a graph, an lmem [`Chip`] and options
+//! A report component calls [`plan()`] with a graph, an [`NpuChip`] (the chip file:
+//! geometry, [`timing`] figures, TPU-MLIR calibration) and options
 //! (dtype) and reads [`Plan::groups`] (ops, slices, `cycles`, `gmem_bytes` per group),
 //! [`Plan::global_costs`] and the totals (`cycles`, `seconds`, `gmem_bytes`).
 //!
 //! ## The façade and the machinery behind it
 //!
-//! Public: [`prepare`], [`plan`] (and [`plan_with`], [`plan_with_progress`],
+//! Public: [`prepare`], [`plan()`] (and [`plan_with`], [`plan_with_progress`],
 //! [`plan_with_groups`]), the plan types ([`plan`](mod@plan)), [`options`], [`error`],
-//! [`verify`], [`svg`] (the time × address picture), [`text`] (the plan in words) and
+//! the chip ([`NpuChip`]: one chip file, read whole), the NPU's timing in one place
+//! ([`timing`]), [`verify`], [`svg`] (the time × address picture), [`text`] (the plan in words) and
 //! [`tpumlir`] (TPU-MLIR reproduced: its cache in and out, its steps, allocator,
 //! calibration and placer, with every difference listed).
 //!
-//! Crate-private, and naming no TPU-MLIR but in the NPU's op lowering rules: `range`
+//! Crate-private, and naming no TPU-MLIR (`cost` and `timestep` model the NPU and its
+//! backend's kernels, which the compiler calls; its layer-group pass is `tpumlir`): `range`
 //! (backward row ranges, the N/H split, the h/2 rule) → `slicing` (a candidate group's
 //! tensors and their ranges in every slice) → `timestep` (the time-step table, each
 //! block's lifetime and size from the lmem crate) → a placer (`ctx::Placer`; the
@@ -39,12 +42,11 @@
 //! (fewest cycles, then fewest GMEM bytes).
 //!
 //! Invariants: a library never prints, exits or reads the environment; every plan
-//! returned by [`plan`] or [`plan_with_groups`] has passed [`verify::verify`]; ops are
+//! returned by [`plan()`] or [`plan_with_groups`] has passed [`verify::verify`]; ops are
 //! never dropped (ops that cannot be grouped are global).
 #![deny(missing_docs)]
 
-// the generic machinery, crate-private: TPU-MLIR's reproduction is `tpumlir`, and only
-// the NPU op-lowering rules of `cost` and `timestep` name it
+// the generic machinery, crate-private, naming no TPU-MLIR: its reproduction is `tpumlir`
 mod alloc;
 mod balance;
 mod cost;
@@ -59,25 +61,26 @@ mod timestep;
 
 // the façade
 pub mod error;
+pub mod npu_chip;
 pub mod options;
 pub mod plan;
 pub mod svg;
 pub mod testnets;
 pub mod text;
+pub mod timing;
 pub mod tpumlir;
 pub mod verify;
 
 pub use cost::{is_view, op_cycles};
 pub use ctx::{ComputeModel, Progress};
 pub use error::{PlanError, Result};
-pub use options::{Allocator, PlanOptions, Search, Timing, MAX_GROUP_OPS};
-pub use plan::{
-    Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep, TimingUsed,
-};
+pub use npu_chip::NpuChip;
+pub use options::{Allocator, PlanOptions, Search, MAX_GROUP_OPS};
+pub use plan::{Block, BlockKind, GlobalCost, GroupPlan, Plan, Slice, TensorRange, TimeStep};
 pub use search::Piece;
 pub use slicing::own_part;
 pub use timestep::{lane_size, tensor_type, weight_local_shape};
-pub use tpusim_lmem::Chip;
+pub use timing::{ChipTiming, Timing, TimingUsed};
 
 use alloc::LaneGeometry;
 use ctx::{Ctx, Placer};
@@ -129,7 +132,7 @@ fn check_graph(graph: &Graph) -> Result<()> {
 
 /// The placer `opts` name for `chip`. `margin`: a group placed as TPU-MLIR places it
 /// must also fit with a slower timing of its transfer moves (see [`tpumlir`]).
-fn placer_for(chip: &Chip, opts: &PlanOptions, margin: bool) -> Box<dyn Placer> {
+fn placer_for(chip: &NpuChip, opts: &PlanOptions, margin: bool) -> Box<dyn Placer> {
     match opts.allocator {
         Allocator::TpuMlir => Box::new(PipelinedPlacer {
             calib: Calibration::for_chip(chip),
@@ -141,24 +144,25 @@ fn placer_for(chip: &Chip, opts: &PlanOptions, margin: bool) -> Box<dyn Placer> 
 
 fn context<'a>(
     graph: &'a Graph,
-    chip: &'a Chip,
+    chip: &'a NpuChip,
     opts: &'a PlanOptions,
     placer: &'a dyn Placer,
 ) -> Result<Ctx<'a>> {
     opts.validate()?;
     chip.validate()?;
     check_graph(graph)?;
+    let geometry = &chip.geometry;
     Ok(Ctx {
         graph,
         uses: Uses::new(graph),
-        chip,
+        chip: geometry,
         dtype: opts.dtype,
         timing: Timing::for_chip(chip, opts.dtype)?,
         opts,
         geo: LaneGeometry {
-            lane_bytes: chip.lane_bytes,
-            align: chip.eu_bytes,
-            bank_bytes: chip.bank_bytes(),
+            lane_bytes: geometry.lane_bytes,
+            align: geometry.eu_bytes,
+            bank_bytes: geometry.bank_bytes(),
         },
         placer,
         progress: None,
@@ -169,7 +173,7 @@ fn context<'a>(
 /// Plan `graph` on `chip`: search the groups, slice, place and cost them, verify the
 /// result. Errors: a malformed graph, bad options, or (internal) a plan the verifier
 /// rejects.
-pub fn plan(graph: &Graph, chip: &Chip, opts: &PlanOptions) -> Result<Plan> {
+pub fn plan(graph: &Graph, chip: &NpuChip, opts: &PlanOptions) -> Result<Plan> {
     plan_with(graph, chip, opts, Hooks::default())
 }
 
@@ -184,10 +188,10 @@ pub struct Hooks<'a> {
     pub compute: Option<&'a ComputeModel<'a>>,
 }
 
-/// [`plan`], telling `progress` (ops searched, ops in all) as the group search goes.
+/// [`plan()`], telling `progress` (ops searched, ops in all) as the group search goes.
 pub fn plan_with_progress(
     graph: &Graph,
-    chip: &Chip,
+    chip: &NpuChip,
     opts: &PlanOptions,
     progress: &Progress<'_>,
 ) -> Result<Plan> {
@@ -202,8 +206,13 @@ pub fn plan_with_progress(
     )
 }
 
-/// [`plan`] with the caller's [`Hooks`].
-pub fn plan_with(graph: &Graph, chip: &Chip, opts: &PlanOptions, hooks: Hooks<'_>) -> Result<Plan> {
+/// [`plan()`] with the caller's [`Hooks`].
+pub fn plan_with(
+    graph: &Graph,
+    chip: &NpuChip,
+    opts: &PlanOptions,
+    hooks: Hooks<'_>,
+) -> Result<Plan> {
     // Groups placed by TPU-MLIR's allocator must also fit with a slower timing of its
     // transfer moves (a margin, see `Ctx::margin`). Checking that for every candidate
     // of the search tripled the planning time, so the search first runs without it and
@@ -278,7 +287,7 @@ pub struct GroupRequest {
 }
 
 /// `graph` with its ops in TPU-MLIR's topological order ([`tpusim_graph::order::tpu_mlir_order`],
-/// local = [`group::groupable`]): the order `tpusim plan` and the report plan in, so an
+/// local = `group::groupable`): the order `tpusim plan` and the report plan in, so an
 /// exported grouping is runs of consecutive ops for TPU-MLIR too.
 pub fn tpu_mlir_order(graph: &Graph) -> Graph {
     tpusim_graph::order::tpu_mlir_order(graph, |op| group::groupable(&op.kind))
@@ -317,12 +326,12 @@ pub fn prepare(
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);
 /// every op not in a requested group is global. Errors if groups overlap, are out of
 /// order, contain an op that cannot be grouped, or fit at no slicing. Unlike
-/// [`plan`], a group placed by TPU-MLIR's allocator is admitted on our single best
+/// [`plan()`], a group placed by TPU-MLIR's allocator is admitted on our single best
 /// timing of TPU-MLIR's transfer moves (no margin), so TPU-MLIR's own groupings
 /// import at its own slicings.
 pub fn plan_with_groups(
     graph: &Graph,
-    chip: &Chip,
+    chip: &NpuChip,
     opts: &PlanOptions,
     groups: &[GroupRequest],
 ) -> Result<Plan> {
@@ -442,7 +451,7 @@ fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
         cag = error::add(cag, c.cycles, "all-global cycles")?;
         gag = error::add(gag, c.bytes, "all-global GMEM bytes")?;
     }
-    let clock = ctx.timing.clock_hz;
+    let clock = ctx.timing.used.clock_hz;
     let plan = Plan {
         chip: ctx.chip.name.clone(),
         dtype: ctx.dtype.name().to_string(),
@@ -460,7 +469,7 @@ fn assemble(ctx: &Ctx, pieces: &[Piece]) -> Result<Plan> {
         cycles_all_global: cag,
         seconds: cycles as f64 / clock,
         seconds_all_global: cag as f64 / clock,
-        timing: ctx.timing.used(),
+        timing: ctx.timing.used.clone(),
         graph: g.clone(),
     };
     verify::verify_with_chip(&plan, ctx.chip)?;

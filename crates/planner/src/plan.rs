@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 use tpusim_graph::Graph;
 
+pub use crate::timing::TimingUsed;
+
 /// What a local-memory block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -48,12 +50,17 @@ pub struct Block {
     /// Last time step it is held (freed at its end); `None` = resident (weights kept for
     /// every slice when N or H is sliced).
     pub end_ts: Option<u64>,
-    /// When placed by TPU-MLIR's allocator (groups of two or more ops): the steps it
-    /// holds the block over in its own software-pipelined table, `[start, end]` (step
-    /// `r` computes the group's op `r`; `start > end` wraps round the end of the
-    /// table: a load for the next slice, a store of the previous one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpu_mlir_ts: Option<[u64; 2]>,
+    /// When placed by a placer that keeps its own software-pipelined step table (TPU-MLIR's,
+    /// for groups of two or more ops): the steps it holds the block over there,
+    /// `[start, end]` (step `r` computes the group's op `r`; `start > end` wraps round
+    /// the end of the table: a load for the next slice, a store of the previous one).
+    /// Recorded as `tpu_mlir_ts`, the one placer that keeps such a table.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "tpu_mlir_ts"
+    )]
+    pub placer_ts: Option<[u64; 2]>,
 }
 
 /// One time step of a group's loop iteration (one slice): the compute op and the DMA
@@ -141,44 +148,6 @@ pub struct GlobalCost {
     /// DMA cycles (loads, stores, and the f32 cast of a narrow global pool).
     #[serde(default)]
     pub dma_cycles: u64,
-}
-
-/// The chip timing figures a plan's cycle estimates used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimingUsed {
-    /// Clock, Hz.
-    pub clock_hz: f64,
-    /// Global → local memory DMA (load) rate, bytes per cycle.
-    pub gdma_bytes_per_cycle: f64,
-    /// Local → global memory DMA (store) rate, bytes per cycle.
-    #[serde(default)]
-    pub gdma_store_bytes_per_cycle: f64,
-    /// Least cycles per (n, c) plane of a load (0 = no floor).
-    #[serde(default)]
-    pub gdma_load_cycles_per_plane: f64,
-    /// Least cycles per (n, c) plane of a store (0 = no floor).
-    #[serde(default)]
-    pub gdma_store_cycles_per_plane: f64,
-    /// Factor on the per-plane floor for small planes.
-    #[serde(default)]
-    pub gdma_small_plane_factor: f64,
-    /// Small planes move in rows of at most this many bytes (0 = one row; see
-    /// [`crate::cost::small_plane_units`]).
-    #[serde(default)]
-    pub gdma_small_row_bytes: f64,
-    /// Exposed share of the smaller of a global layer's DMA and compute time.
-    #[serde(default)]
-    pub global_exposed_fraction: f64,
-    /// Cycles every load pays on top of its transfer time.
-    #[serde(default)]
-    pub gdma_load_setup_cycles: f64,
-    /// Cycles every store pays on top of its transfer time.
-    #[serde(default)]
-    pub gdma_store_setup_cycles: f64,
-    /// Multiply-accumulates per cycle per lane for dense conv/gemm at the plan's dtype.
-    pub macs_per_cycle_per_lane: f64,
-    /// Where the figures come from (the chip preset's source, or the fallback rule).
-    pub source: String,
 }
 
 /// A whole network's plan.

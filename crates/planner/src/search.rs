@@ -108,8 +108,8 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
                 continue;
             }
             let comp_lb = comp_prefix[j] - comp_prefix[first];
-            let dma_lb =
-                (wbytes_prefix[j] - wbytes_prefix[first]) as f64 / ctx.timing.gdma_bytes_per_cycle;
+            let dma_lb = (wbytes_prefix[j] - wbytes_prefix[first]) as f64
+                / ctx.timing.used.gdma_bytes_per_cycle;
             if best[first].0 as f64 + comp_lb.max(dma_lb) > best[j].0 as f64 {
                 continue;
             }

@@ -160,7 +160,7 @@ fn human_bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::summary;
-    use crate::{plan, Chip, PlanOptions};
+    use crate::{plan, NpuChip, PlanOptions};
 
     #[test]
     fn the_summary_states_the_plans_own_figures() {
@@ -168,7 +168,7 @@ mod tests {
             (crate::testnets::conv_chain(1, 16, 56, 3), "bm1684x"),
             (crate::testnets::mini_resnet(2, 32, 28, 2), "cv183x"),
         ] {
-            let chip = Chip::preset(chip).unwrap();
+            let chip = NpuChip::preset(chip).unwrap();
             let p = plan(&graph, &chip, &PlanOptions::default()).unwrap();
             let text = summary(&p);
             let lines: Vec<&str> = text.lines().collect();

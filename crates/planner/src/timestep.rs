@@ -8,12 +8,12 @@
 //! When the group is sliced (more than one slice), weights stay resident (`end = None`)
 //! and are loaded in the first slice only, unless they are *streamed*: then each slice
 //! loads them again one step before use and frees them after it, as unsliced groups do
-//! (TPU-MLIR does this when its held weights do not fit: its ResNet-18 batch-4 group of
+//! (the compiler does this when its held weights do not fit: its ResNet-18 batch-4 group of
 //! layers 1–4 on bm1688, N cut in 4, reloads every filter in each of the 4 slices, as
 //! its cycle profile shows). Loads of step 0 and stores of step `k+1` run during the
 //! neighbouring slices' compute steps (software pipelining: slice s+1 loads while
 //! slice s computes while slice s−1 stores); the cost model puts each in the step with
-//! the most DMA slack, as TPU-MLIR's time-step pass moves transfers by slack.
+//! the most DMA slack, as the compiler's time-step pass moves transfers by slack.
 
 use crate::error::Result;
 use crate::plan::BlockKind;
@@ -49,7 +49,7 @@ pub struct BlockSpec {
     /// Steps whose compute op reads or writes it.
     pub compute_steps: Vec<u64>,
     /// Its lifetime in the placer's own step table, when the placer keeps one (the
-    /// plan records it, see [`crate::plan::Block::tpu_mlir_ts`]).
+    /// plan records it, see [`crate::plan::Block::placer_ts`]).
     pub placer_ts: Option<[u64; 2]>,
 }
 
@@ -103,7 +103,7 @@ pub fn weight_local_shape(s: tpusim_graph::Shape4) -> (u64, u64, u64, u64) {
     }
 }
 
-/// Whether TPU-MLIR lowers `kind` on `in_c` input channels with its "3ic" trick (a
+/// Whether the NPU backend lowers `kind` on `in_c` input channels with its "3ic" trick (a
 /// dense conv on at most 4 channels with a kernel taller than 1: kernel rows folded
 /// into channels, in a scratch buffer).
 pub fn is_3ic_conv(kind: &OpKind, in_c: u64) -> bool {
@@ -111,11 +111,11 @@ pub fn is_3ic_conv(kind: &OpKind, in_c: u64) -> bool {
 }
 
 /// Bytes per lane of a weight block: [`weight_local_shape`] in the compact layout (no
-/// per-channel EU alignment, the size not rounded up), as TPU-MLIR 1.30.2 holds
+/// per-channel EU alignment, the size not rounded up), as the backend holds
 /// coefficients; a bias (a
 /// per-channel vector after an op's first weight) stays at 32 bits when the plan's
-/// type is narrower (TPU-MLIR keeps f32 biases in F16 models, int32 in INT8 ones: its
-/// final MLIR gives a 256-channel bias 16 bytes per lane on bm1684x's 64 lanes).
+/// type is narrower (the backend keeps f32 biases in F16 models, int32 in INT8 ones: the
+/// compiled graph gives a 256-channel bias 16 bytes per lane on bm1684x's 64 lanes).
 pub fn weight_block_size(
     chip: &Chip,
     dtype: ElementType,
@@ -139,7 +139,7 @@ pub fn is_bias(i: usize, shape: tpusim_graph::Shape4) -> bool {
     i > 0 && shape.n <= 1 && shape.h <= 1 && shape.w <= 1
 }
 
-/// The element type TPU-MLIR holds and moves a weight in: a bias at 32 bits when the
+/// The element type the backend holds and moves a weight in: a bias at 32 bits when the
 /// plan's type is narrower (see [`weight_block_size`]; its profiles load a 2,048-channel
 /// f32 bias of an F16 ResNet-50 in 19,412 cycles, two rows of small planes, where 16
 /// bits would take twice that), any other weight in `dtype`.
@@ -154,8 +154,8 @@ pub fn weight_type(dtype: ElementType, is_bias: bool) -> ElementType {
 /// Scratch bytes per lane an op needs for the largest slice, if any: a transposed conv
 /// expands its input with zeros (stride−1 rows/cols between pixels); average pools
 /// accumulate in f32 when the data type is narrower; depthwise and first-layer
-/// (3-channel) convs get the buffers TPU-MLIR 1.30.2 reserves for them (read from the
-/// `buffer_size` of its final MLIR, bm1684x and bm1688, every case reproduced exactly):
+/// (3-channel) convs get the buffers the backend reserves for them (read from the
+/// `buffer_size` of the compiled graph, bm1684x and bm1688, every case reproduced exactly):
 /// a depthwise conv holds its output slice at 32 bits, one input plane and its taps; a
 /// conv on ≤ 4 input channels is lowered with kernel rows (and columns, when
 /// `ic·kh·kw ≤ EU_BYTES/2`) folded into channels ("3ic"), which needs one channel of the
@@ -203,7 +203,7 @@ pub fn buffer_size(
             Ok(Some(lane_size(chip, dtype, n, c, eh, ew)?))
         }
         OpKind::GlobalAvgPool if dtype.bits() < 32 => {
-            // TPU-MLIR runs it on an f32 copy of its input made by a cast in front (a
+            // the backend runs it on an f32 copy of its input made by a cast in front (a
             // tensor of its own there, held with the input by the cast and with the
             // result by the pool; ours: held at the pool's step with both), and
             // accumulates in f32
@@ -391,13 +391,13 @@ pub fn build(
 
 /// Steps a block occupies, as a bit mask over steps `0..=k+1`. Not `pipelined`: its own
 /// span. Pipelined (sliced groups, and for allocation every group of two or more ops,
-/// as TPU-MLIR allocates them): step 0 also stands for step `k` of the previous slice and step
+/// as the pipelined placer allocates them): step 0 also stands for step `k` of the previous slice and step
 /// `k+1` for step 1 of the next, so they fold onto those; a block loaded at step 0 and
 /// still held at step `k` (or produced at step 1 and stored at `k+1`) would meet its
 /// next-slice copy, so its transfer is not overlapped ("exposed"). Every block loaded
 /// at step 0 or stored at step `k+1` occupies every compute step: the transfer for the
-/// neighbouring slice may run in any of them (TPU-MLIR runs the next slice's input load
-/// and the previous slice's output store under the longest op, and its final MLIR
+/// neighbouring slice may run in any of them (the compiled code runs the next slice's input load
+/// and the previous slice's output store under the longest op, and the compiled graph
 /// gives every block of such a group its own address). Resident blocks occupy every
 /// step.
 pub fn occupancy(start: u64, end: Option<u64>, k: u64, pipelined: bool) -> (u128, bool) {

@@ -4,8 +4,9 @@
 
 use tpusim_graph::{cast::cast_inputs, fuse::fuse, load, Graph};
 use tpusim_layout::ElementType;
-use tpusim_lmem::{Chip, LocalLayout, TensorShape};
+use tpusim_lmem::{LocalLayout, TensorShape};
 use tpusim_planner::verify::verify;
+use tpusim_planner::NpuChip;
 use tpusim_planner::{plan, plan_with_groups, tpu_mlir_order, GroupRequest, PlanOptions};
 
 fn resnet18(batch: u64) -> Graph {
@@ -18,7 +19,7 @@ fn resnet18(batch: u64) -> Graph {
 #[test]
 fn a_global_cast_moves_f32_in_and_f16_out() {
     let g = resnet18(1);
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &[]).unwrap();
     let c = p
         .global_costs
@@ -45,7 +46,7 @@ fn a_global_cast_moves_f32_in_and_f16_out() {
 #[test]
 fn a_grouped_cast_holds_its_input_as_f32() {
     let g = resnet18(4);
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     // the cast, conv1 and the max pool as one group, sliced as TPU-MLIR does ([4,2])
     let p = plan_with_groups(
         &g,
@@ -72,7 +73,7 @@ fn a_grouped_cast_holds_its_input_as_f32() {
     let lane = |t: &str, ty: ElementType| {
         let (n, h) = rows(t);
         let s = TensorShape::nchw(n, 3, h, 224);
-        tpusim_lmem::lane_bytes(&chip, &s, ty, LocalLayout::Aligned, 0).unwrap()
+        tpusim_lmem::lane_bytes(&chip.geometry, &s, ty, LocalLayout::Aligned, 0).unwrap()
     };
     let block = |t: &str| grp.blocks.iter().find(|b| b.name == t).unwrap().size;
     assert_eq!(block("input"), lane("input", ElementType::F32));
@@ -92,7 +93,7 @@ fn a_grouped_cast_holds_its_input_as_f32() {
 #[test]
 fn plans_with_casts_verify_on_every_preset() {
     for preset in ["bm1684x", "bm1688"] {
-        let chip = Chip::preset(preset).unwrap();
+        let chip = NpuChip::preset(preset).unwrap();
         for batch in [1, 4] {
             let g = resnet18(batch);
             let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
@@ -109,16 +110,16 @@ fn plans_with_casts_verify_on_every_preset() {
 
 #[test]
 fn a_cast_from_f32_runs_at_the_f32_element_rate() {
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     let t = tpusim_planner::Timing::for_chip(&chip, ElementType::F16).unwrap();
     let g = resnet18(2);
     let cast = &g.ops[0];
-    let wide = tpusim_planner::op_cycles(&g, cast, 2, 224, chip.npu_num, &t);
+    let wide = tpusim_planner::op_cycles(&g, cast, 2, 224, chip.geometry.npu_num, &t);
     // the same op with its input already 16-bit: one f16 element per EU per cycle
     let mut narrow = g.clone();
     narrow.tensors[cast.inputs[0]].bits = None;
-    let same = tpusim_planner::op_cycles(&narrow, cast, 2, 224, chip.npu_num, &t);
-    let eu_num_f16 = tpusim_lmem::eu_num(&chip, ElementType::F16).unwrap() as f64;
+    let same = tpusim_planner::op_cycles(&narrow, cast, 2, 224, chip.geometry.npu_num, &t);
+    let eu_num_f16 = tpusim_lmem::eu_num(&chip.geometry, ElementType::F16).unwrap() as f64;
     assert_eq!(
         same,
         (2 * 224 * 224) as f64 / eu_num_f16,

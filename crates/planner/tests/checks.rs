@@ -1,13 +1,13 @@
 //! Backward ranges, time steps, allocation and verifier rejections on small hand-built
 //! networks whose answers can be worked out by hand.
 
-use tpusim_lmem::Chip;
 use tpusim_planner::testnets::{conv_chain, mini_resnet};
 use tpusim_planner::verify::verify;
+use tpusim_planner::NpuChip;
 use tpusim_planner::{plan, plan_with_groups, BlockKind, GroupRequest, Plan, PlanOptions};
 
-fn chip() -> Chip {
-    Chip::preset("bm1684x").unwrap()
+fn chip() -> NpuChip {
+    NpuChip::preset("bm1684x").unwrap()
 }
 
 fn forced(g: &tpusim_graph::Graph, first: usize, last: usize, n: u64, h: u64) -> Plan {
@@ -63,7 +63,7 @@ fn mini_resnet_every_op_kind_verifies() {
     // stem, pool, residual adds, deconv, batch-norm, upsample, avg pool, concat, global
     // pool in groups; flatten and gemm global
     let g = mini_resnet(2, 32, 64, 2);
-    for c in Chip::presets() {
+    for c in NpuChip::presets() {
         let p = plan(&g, &c, &PlanOptions::default()).unwrap();
         assert!(p.global_ops.contains(&"fc".to_string()));
         assert!(p.global_ops.contains(&"flatten".to_string()));
@@ -123,8 +123,8 @@ fn allocation_is_aligned_and_inside_the_lane() {
     let p = plan(&g, &c, &PlanOptions::default()).unwrap();
     for gp in &p.groups {
         for b in &gp.blocks {
-            assert_eq!(b.addr % c.eu_bytes, 0, "{}", b.name);
-            assert!(b.addr + b.size <= c.lane_bytes, "{}", b.name);
+            assert_eq!(b.addr % c.geometry.eu_bytes, 0, "{}", b.name);
+            assert!(b.addr + b.size <= c.geometry.lane_bytes, "{}", b.name);
         }
         // resident weights only when sliced
         let sliced = gp.nsecs * gp.hsecs > 1;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use tpusim_graph::Graph;
-use tpusim_planner::{plan, prepare, Chip, PlanOptions, Preparation};
+use tpusim_planner::{plan, prepare, NpuChip, PlanOptions, Preparation};
 
 /// Whether the named ops form one component when linked by shared activations.
 fn connected(g: &Graph, names: &[String]) -> bool {
@@ -49,7 +49,7 @@ fn every_group_of_the_built_in_models_is_connected() {
             },
         )
         .unwrap();
-        let p = plan(&g, &Chip::preset(chip).unwrap(), &PlanOptions::default()).unwrap();
+        let p = plan(&g, &NpuChip::preset(chip).unwrap(), &PlanOptions::default()).unwrap();
         assert!(!p.groups.is_empty());
         for gp in &p.groups {
             assert!(connected(&g, &gp.ops), "{model} on {chip}: {:?}", gp.ops);
@@ -78,7 +78,7 @@ fn independent_layers_are_never_grouped() {
     .unwrap();
     let p = plan(
         &g,
-        &Chip::preset("bm1684x").unwrap(),
+        &NpuChip::preset("bm1684x").unwrap(),
         &PlanOptions::default(),
     )
     .unwrap();

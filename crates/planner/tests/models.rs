@@ -4,7 +4,7 @@
 //! with the f32 network input cast on the chip.
 //! Small resolutions keep the test fast; the 224² runs are in the benchmark.
 
-use tpusim_lmem::Chip;
+use tpusim_planner::NpuChip;
 use tpusim_planner::{plan, verify::verify, PlanOptions};
 
 #[test]
@@ -16,27 +16,27 @@ fn every_model_on_every_preset() {
         let cast = tpusim_graph::cast::cast_inputs(&fused, 32);
         for (g, chip) in [fused, cast]
             .iter()
-            .flat_map(|g| Chip::presets().into_iter().map(move |c| (g, c)))
+            .flat_map(|g| NpuChip::presets().into_iter().map(move |c| (g, c)))
         {
             let p = plan(g, &chip, &PlanOptions::default())
-                .unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.name));
+                .unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.geometry.name));
             let text = serde_json::to_string(&p).unwrap();
             let back: tpusim_planner::Plan = serde_json::from_str(&text).unwrap();
-            verify(&back).unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.name));
+            verify(&back).unwrap_or_else(|e| panic!("{model} on {}: {e}", chip.geometry.name));
             let planned: usize =
                 p.groups.iter().map(|g| g.ops.len()).sum::<usize>() + p.global_ops.len();
-            assert_eq!(planned, g.ops.len(), "{model} on {}", chip.name);
+            assert_eq!(planned, g.ops.len(), "{model} on {}", chip.geometry.name);
             assert!(
                 p.cycles <= p.cycles_all_global,
                 "{model} on {}: {} > {}",
-                chip.name,
+                chip.geometry.name,
                 p.cycles,
                 p.cycles_all_global
             );
             assert!(
                 p.gmem_bytes <= p.gmem_bytes_all_global,
                 "{model} on {}",
-                chip.name
+                chip.geometry.name
             );
         }
     }
@@ -46,7 +46,7 @@ fn every_model_on_every_preset() {
 fn resnet18_224_bm1684x_groups_and_beats_all_global() {
     let g =
         tpusim_graph::fuse::fuse(&tpusim_graph::load("resnet18", 1, (224, 224)).unwrap()).unwrap();
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
     assert!(!p.groups.is_empty());
     assert!(p.cycles < p.cycles_all_global);

@@ -1,7 +1,7 @@
 //! The local-memory picture draws addresses growing upwards from 0 at each panel's
 //! bottom edge (as the report's memory plans do), with an address axis.
 
-use tpusim_planner::{plan, prepare, Chip, PlanOptions, Preparation};
+use tpusim_planner::{plan, prepare, NpuChip, PlanOptions, Preparation};
 
 fn attr(tag: &str, name: &str) -> f64 {
     let key = format!(" {name}=\"");
@@ -21,7 +21,7 @@ fn addresses_grow_upwards_from_the_panel_bottom() {
     .unwrap();
     let p = plan(
         &g,
-        &Chip::preset("bm1684x").unwrap(),
+        &NpuChip::preset("bm1684x").unwrap(),
         &PlanOptions::default(),
     )
     .unwrap();

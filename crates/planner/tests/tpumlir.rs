@@ -4,8 +4,8 @@
 //! group is close to TPU-MLIR's own `group_cost`. Export → import round-trips.
 
 use tpusim_graph::Graph;
-use tpusim_lmem::Chip;
 use tpusim_planner::tpumlir::{export, import, parse};
+use tpusim_planner::NpuChip;
 use tpusim_planner::{plan, plan_with_groups, verify::verify, GroupRequest, PlanOptions};
 
 fn load(name: &str) -> String {
@@ -32,7 +32,7 @@ fn ordered_cast(name: &str) -> Graph {
 fn imported(g: &Graph, cache_file: &str, chip: &str) -> tpusim_planner::Plan {
     let cache = parse(&load(cache_file)).unwrap();
     let imp = import(g, &cache).unwrap();
-    let chip = Chip::preset(chip).unwrap();
+    let chip = NpuChip::preset(chip).unwrap();
     let p = plan_with_groups(g, &chip, &PlanOptions::default(), &imp.requests).unwrap();
     verify(&p).unwrap();
     p
@@ -65,7 +65,7 @@ fn check(
     ratio: (f64, f64),
 ) {
     let p = imported(&g, cache_file, chip);
-    let chip = Chip::preset(chip).unwrap();
+    let chip = NpuChip::preset(chip).unwrap();
     assert_eq!(cut(&p), want, "{cache_file}");
     // our estimate of TPU-MLIR's largest group vs its own estimate
     let ours = p.groups.iter().map(|g| g.cycles).max().unwrap() as f64;
@@ -115,7 +115,7 @@ fn resnet18_b1() {
     // ours with the pool at the end of the first group in 592,305)
     let mine = plan(
         &g,
-        &Chip::preset("bm1684x").unwrap(),
+        &NpuChip::preset("bm1684x").unwrap(),
         &PlanOptions::default(),
     )
     .unwrap();
@@ -287,7 +287,7 @@ fn resnet50_b8_layers_1_to_3_fit_cut_in_4_with_adds_in_place() {
     // did not while it stopped growing a group at the first length that fitted at no
     // slicing and never retried fewer slices than the shorter group needed: 5,049,762
     // against 4,921,549)
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     let mine = plan(&g, &chip, &PlanOptions::default()).unwrap();
     assert!(
         mine.cycles <= p.cycles,
@@ -305,7 +305,7 @@ fn ties_in_cycles_go_to_the_cut_that_moves_fewer_bytes() {
     // (alone its load and store are exposed: 139,848 cycles in its profile). The
     // search breaks the tie by GMEM bytes, and groups it.
     let g = ordered_cast("resnet18_onnx_b1.graph.json");
-    let chip = Chip::preset("bm1688").unwrap();
+    let chip = NpuChip::preset("bm1688").unwrap();
     let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
     assert!(
         !p.global_ops.iter().any(|o| o == "conv8"),
@@ -343,7 +343,7 @@ fn export_import_round_trip() {
 }
 
 fn round_trip(g: Graph) {
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
     let text = tpusim_planner::tpumlir::to_text(&export(&p));
     assert!(text.contains("\"subfunc_0\""));
@@ -393,7 +393,7 @@ fn bad_caches_are_errors() {
     cache.group_layer[1].shape_secs = vec![1_000_000_000, 1, 1, 1, 1];
     let g4 = graph_cast("resnet18_onnx_b4.graph.json");
     let imp = import(&g4, &cache).unwrap();
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     let p = plan_with_groups(&g4, &chip, &PlanOptions::default(), &imp.requests).unwrap();
     assert!(
         p.groups.iter().all(|g| g.nsecs <= 4),
@@ -424,7 +424,7 @@ fn exported_names_are_tpu_mlir_op_names() {
             .flat_map(|grp| grp.locs.iter().map(String::as_str))
             .chain(theirs.global_layer.iter().map(|gl| gl.loc.as_str()))
             .collect();
-        let chip = Chip::preset("bm1684x").unwrap();
+        let chip = NpuChip::preset("bm1684x").unwrap();
         for g in [graph(graph_file), graph_cast(graph_file)] {
             let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
             let ours = export(&p);
@@ -463,7 +463,7 @@ fn trailing_flatten_is_exported_in_the_group_where_its_store_costs_no_more() {
         ("resnet50_onnx_b1.graph.json", "bm1684x", "flat227", false),
         ("resnet50_onnx_b1.graph.json", "bm1688", "flat227", true),
     ] {
-        let chip = Chip::preset(chip).unwrap();
+        let chip = NpuChip::preset(chip).unwrap();
         let g = tpusim_planner::tpu_mlir_order(&graph(file));
         let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
         // the plan's groups, the last one reaching the pool that feeds the flatten
@@ -615,7 +615,7 @@ fn resnet50_b4_plans_to_tpu_mlir_grouping() {
     assert!((0.95..1.05).contains(&r), "ours {} ({r:.3}x)", grp.cycles);
     let mine = plan(
         &g,
-        &Chip::preset("bm1684x").unwrap(),
+        &NpuChip::preset("bm1684x").unwrap(),
         &PlanOptions::default(),
     )
     .unwrap();
@@ -630,7 +630,7 @@ fn resnet50_bm1688_layer1_group_fits_in_two_h_slices() {
     let g = ordered_cast("resnet50_onnx_b1.graph.json");
     let mine = plan(
         &g,
-        &Chip::preset("bm1688").unwrap(),
+        &NpuChip::preset("bm1688").unwrap(),
         &PlanOptions::default(),
     )
     .unwrap();

@@ -196,7 +196,7 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
         let g = tpusim_planner::tpu_mlir_order(&tpusim_graph::cast::cast_inputs(&g, 32));
         let cache = tpusim_planner::tpumlir::parse(&read(case["cache"].as_str().unwrap())).unwrap();
         let imp = tpusim_planner::tpumlir::import(&g, &cache).unwrap();
-        let chip = tpusim_lmem::Chip::preset(case["chip"].as_str().unwrap()).unwrap();
+        let chip = tpusim_planner::NpuChip::preset(case["chip"].as_str().unwrap()).unwrap();
         let name = case["source"].as_str().unwrap();
         let p = tpusim_planner::plan_with_groups(&g, &chip, &Default::default(), &imp.requests)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -239,7 +239,7 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
         // our lifetimes by name
         let mut ours = std::collections::HashMap::new();
         for b in &grp.blocks {
-            if let Some(ts) = b.tpu_mlir_ts {
+            if let Some(ts) = b.placer_ts {
                 ours.insert(b.name.clone(), ts);
             }
         }
@@ -256,7 +256,7 @@ fn our_time_steps_reproduce_tpu_mlir_lifetimes_and_feasibility() {
                 continue;
             }
             total += 1;
-            let chip_count = per.entry(chip.name.clone()).or_insert((0, 0));
+            let chip_count = per.entry(chip.geometry.name.clone()).or_insert((0, 0));
             chip_count.1 += 1;
             let want = [b["start"].as_u64().unwrap(), b["end"].as_u64().unwrap()];
             if ours.get(&our_name(b["name"].as_str().unwrap())) == Some(&want) {

@@ -178,7 +178,7 @@ fn report_graph_with(
         vector_flops_per_s: vector,
         offchip_bytes_per_s: bw,
         onchip_bytes: machine.onchip_bytes(),
-        lane_bytes: pchip.lane_bytes,
+        lane_bytes: pchip.geometry.lane_bytes,
         achieved_flops_per_s: if total_time_s > 0.0 {
             flops as f64 / total_time_s
         } else {
@@ -200,7 +200,7 @@ fn plan_for(
     graph: &Graph,
     model: &str,
     machine: &Machine,
-    pchip: &tpusim_planner::Chip,
+    pchip: &tpusim_planner::NpuChip,
     dtype: ElementType,
     timer: &Timer<'_>,
     progress: &tpusim_planner::Progress<'_>,
@@ -411,9 +411,11 @@ fn roofline(
     let mac_rate = match machine {
         Machine::Npu(n) => {
             let t = crate::machine::npu_timing(&n.chip, dtype)?;
-            2.0 * n.chip.npu_num as f64
-                * t.clock_hz
-                * t.macs_per_cycle_per_lane.max(t.eltwise_per_cycle_per_lane)
+            2.0 * n.chip.geometry.npu_num as f64
+                * t.used.clock_hz
+                * t.used
+                    .macs_per_cycle_per_lane
+                    .max(t.eltwise_per_cycle_per_lane)
         }
         Machine::Tpu(_) => peak,
     };

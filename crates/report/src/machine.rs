@@ -43,8 +43,8 @@ pub struct Tpu {
 /// A Sophgo-style NPU as the report models it.
 #[derive(Debug, Clone)]
 pub struct Npu {
-    /// The lmem preset (lanes, EU_BYTES, lane size, banks, optional timing).
-    pub chip: tpusim_lmem::Chip,
+    /// The chip file (lanes, EU_BYTES, lane size, banks; timing figures).
+    pub chip: tpusim_planner::NpuChip,
 }
 
 /// Either machine.
@@ -86,7 +86,7 @@ impl Machine {
         if let Ok(chip) = tpusim_chip::lookup(name) {
             return Machine::from_tpu(chip, vmem_bytes);
         }
-        if let Ok(chip) = tpusim_lmem::Chip::preset(name) {
+        if let Ok(chip) = tpusim_planner::NpuChip::preset(name) {
             return Ok(Machine::Npu(Box::new(Npu { chip })));
         }
         let (tpus, npus) = known();
@@ -106,7 +106,7 @@ impl Machine {
         if let Ok(chip) = tpu {
             return Machine::from_tpu(chip, vmem_bytes);
         }
-        let npu = tpusim_lmem::Chip::from_toml(text);
+        let npu = tpusim_planner::NpuChip::from_toml(text);
         if let Ok(chip) = npu {
             return Ok(Machine::Npu(Box::new(Npu { chip })));
         }
@@ -175,7 +175,7 @@ impl Machine {
     pub fn name(&self) -> &str {
         match self {
             Machine::Tpu(t) => &t.chip.name,
-            Machine::Npu(n) => &n.chip.name,
+            Machine::Npu(n) => &n.chip.geometry.name,
         }
     }
 
@@ -206,21 +206,27 @@ impl Machine {
 
     /// The on-chip memory as the layer-group planner sees it (an lmem chip with timing
     /// figures). For an NPU, its preset; for a TPU, VMEM over 128 lanes (module docs).
-    pub fn planner_chip(&self) -> Result<tpusim_lmem::Chip> {
+    pub fn planner_chip(&self) -> Result<tpusim_planner::NpuChip> {
         match self {
             Machine::Npu(n) => Ok(n.chip.clone()),
             Machine::Tpu(t) => {
                 let lane = t.vmem_bytes / TPU_LANES / TPU_LANE_ALIGN * TPU_LANE_ALIGN;
                 let macs = (t.mxu_dim * t.mxu_dim * t.mxus) as f64 / TPU_LANES as f64;
-                let chip = tpusim_lmem::Chip {
-                    clock_hz: Some(t.clock_hz),
-                    gdma_bytes_per_s: Some(t.chip.hbm_bytes_per_s),
-                    macs_per_cycle_per_lane: Some(macs),
+                let geometry = tpusim_lmem::Chip {
                     source: Some(format!(
                         "TPU {} adapter: VMEM {} B over {TPU_LANES} lanes, {} MXUs of {}x{} at {:.3e} Hz, HBM {:.3e} B/s",
                         t.chip.name, t.vmem_bytes, t.mxus, t.mxu_dim, t.mxu_dim, t.clock_hz, t.chip.hbm_bytes_per_s
                     )),
                     ..tpusim_lmem::Chip::new(&t.chip.name, TPU_LANES, TPU_LANE_ALIGN, lane, 1)
+                };
+                let chip = tpusim_planner::NpuChip {
+                    timing: tpusim_planner::ChipTiming {
+                        clock_hz: Some(t.clock_hz),
+                        gdma_bytes_per_s: Some(t.chip.hbm_bytes_per_s),
+                        macs_per_cycle_per_lane: Some(macs),
+                        ..Default::default()
+                    },
+                    ..tpusim_planner::NpuChip::untimed(geometry)
                 };
                 chip.validate().map_err(|e| ReportError::Lower {
                     context: format!("TPU '{}' as planner chip", t.chip.name),
@@ -239,7 +245,10 @@ impl Machine {
             Machine::Tpu(t) => Ok(t.chip.peak(rate_class(dtype)?).ops_per_s),
             Machine::Npu(n) => {
                 let tm = npu_timing(&n.chip, dtype)?;
-                Ok(2.0 * tm.macs_per_cycle_per_lane * n.chip.npu_num as f64 * tm.clock_hz)
+                Ok(2.0
+                    * tm.used.macs_per_cycle_per_lane
+                    * n.chip.geometry.npu_num as f64
+                    * tm.used.clock_hz)
             }
         }
     }
@@ -258,7 +267,9 @@ impl Machine {
                 }),
             Machine::Npu(n) => {
                 let tm = npu_timing(&n.chip, dtype)?;
-                Ok(tm.eltwise_per_cycle_per_lane * n.chip.npu_num as f64 * tm.clock_hz)
+                Ok(tm.eltwise_per_cycle_per_lane
+                    * n.chip.geometry.npu_num as f64
+                    * tm.used.clock_hz)
             }
         }
     }
@@ -269,7 +280,7 @@ impl Machine {
             Machine::Tpu(t) => Ok(t.chip.hbm_bytes_per_s),
             Machine::Npu(n) => {
                 let tm = npu_timing(&n.chip, dtype)?;
-                Ok(tm.gdma_bytes_per_cycle * tm.clock_hz)
+                Ok(tm.used.gdma_bytes_per_cycle * tm.used.clock_hz)
             }
         }
     }
@@ -278,7 +289,7 @@ impl Machine {
     pub fn onchip_bytes(&self) -> u64 {
         match self {
             Machine::Tpu(t) => t.vmem_bytes,
-            Machine::Npu(n) => n.chip.total_bytes(),
+            Machine::Npu(n) => n.chip.geometry.total_bytes(),
         }
     }
 }
@@ -292,7 +303,10 @@ pub fn rate_class(dtype: ElementType) -> Result<tpusim_chip::RateClass> {
 }
 
 /// The planner's timing figures for an NPU at `dtype`.
-pub fn npu_timing(chip: &tpusim_lmem::Chip, dtype: ElementType) -> Result<tpusim_planner::Timing> {
+pub fn npu_timing(
+    chip: &tpusim_planner::NpuChip,
+    dtype: ElementType,
+) -> Result<tpusim_planner::Timing> {
     tpusim_planner::Timing::for_chip(chip, dtype).map_err(|e| ReportError::BadDtype {
         given: dtype.name().to_string(),
         why: e.to_string(),

@@ -190,7 +190,7 @@ pub fn stored(machine: &Machine, g: &Graph, t: TensorId, dtype: ElementType) -> 
             })
         }
         Machine::Npu(npu) => {
-            let chip = &npu.chip;
+            let chip = &npu.chip.geometry;
             let (n, c, h, w) = if tensor.kind == TensorKind::Weight {
                 tpusim_planner::weight_local_shape(s)
             } else {

@@ -133,9 +133,10 @@ impl<'a> Timer<'a> {
                     .npu_timing
                     .as_ref()
                     .ok_or_else(|| lower(op, "no NPU timing"))?;
-                let cycles = tpusim_planner::op_cycles(g, op, n_len, h_len, n.chip.npu_num, t);
-                let seconds = cycles / t.clock_hz;
-                let lanes = n.chip.npu_num.max(1);
+                let cycles =
+                    tpusim_planner::op_cycles(g, op, n_len, h_len, n.chip.geometry.npu_num, t);
+                let seconds = cycles / t.used.clock_hz;
+                let lanes = n.chip.geometry.npu_num.max(1);
                 let utilization = if seconds <= 0.0 {
                     0.0
                 } else if is_matrix(op, g) {

@@ -179,7 +179,7 @@ fn npu_report_total_is_the_plans() {
             let g = tpusim_planner::prepare(&written, how).unwrap();
             let p = tpusim_planner::plan(
                 &g,
-                &tpusim_planner::Chip::preset(chip).unwrap(),
+                &tpusim_planner::NpuChip::preset(chip).unwrap(),
                 &tpusim_planner::PlanOptions::default(),
             )
             .unwrap();

@@ -3,7 +3,6 @@
 
 pub(crate) mod args;
 mod comm;
-pub(crate) mod fmt;
 mod info;
 mod roofline;
 mod slice;

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use args::{ChipArgs, TensorArgs};
 use clap::Subcommand;
 use std::path::PathBuf;
-use tpusim_lmem::{Chip, ElementIndex};
+use tpusim_lmem::ElementIndex;
 
 /// Verbs of `tpusim lmem`.
 #[derive(Subcommand)]
@@ -105,7 +105,7 @@ pub enum LmemCmd {
 /// Run one `tpusim lmem` verb.
 pub fn run(cmd: LmemCmd) -> Result<()> {
     match cmd {
-        LmemCmd::Presets { json } => report::presets(&Chip::presets(), json),
+        LmemCmd::Presets { json } => report::presets(&tpusim_planner::NpuChip::presets(), json),
         LmemCmd::Show {
             preset,
             chip_file,
@@ -124,7 +124,7 @@ pub fn run(cmd: LmemCmd) -> Result<()> {
             report::show(&chip, json, toml)
         }
         LmemCmd::Strides { chip, tensor, json } => {
-            let chip = chip.resolve()?;
+            let chip = chip.geometry()?;
             let t = tensor.resolve()?;
             report::strides(&chip, &t, json)
         }
@@ -134,7 +134,7 @@ pub fn run(cmd: LmemCmd) -> Result<()> {
             index,
             json,
         } => {
-            let chip = chip.resolve()?;
+            let chip = chip.geometry()?;
             let t = tensor.resolve()?;
             let idx = ElementIndex::parse(&index).context("--index")?;
             let a = t.address(&chip, &idx)?;
@@ -147,7 +147,7 @@ pub fn run(cmd: LmemCmd) -> Result<()> {
             offset,
             json,
         } => {
-            let chip = chip.resolve()?;
+            let chip = chip.geometry()?;
             let t = tensor.resolve()?;
             let offset = crate::util::parse_bytes(&offset).context("--offset")?;
             let found = t.locate(&chip, lane, offset)?;
@@ -159,7 +159,7 @@ pub fn run(cmd: LmemCmd) -> Result<()> {
             svg,
             json,
         } => {
-            let chip = chip.resolve()?;
+            let chip = chip.geometry()?;
             let t = tensor.resolve()?;
             let text = tpusim_lmem::svg::lane_map(&chip, &t)?;
             crate::util::write_atomic(&svg, text.as_bytes())?;

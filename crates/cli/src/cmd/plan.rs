@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use tpusim_graph::Graph;
-use tpusim_lmem::Chip;
+use tpusim_planner::NpuChip;
 use tpusim_planner::{Allocator, Plan, PlanOptions, Search};
 
 /// Arguments of `tpusim plan`.
@@ -246,13 +246,13 @@ fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
     }
 }
 
-fn load_chip(args: &PlanArgs) -> Result<Chip> {
+fn load_chip(args: &PlanArgs) -> Result<NpuChip> {
     match &args.chip_file {
         Some(p) => {
             let text = read_input(p, InputKind::ChipToml)?;
-            Ok(Chip::from_toml(&text)?)
+            Ok(NpuChip::from_toml(&text)?)
         }
-        None => Ok(Chip::preset(&args.chip)?),
+        None => Ok(NpuChip::preset(&args.chip)?),
     }
 }
 

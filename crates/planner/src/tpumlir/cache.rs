@@ -17,8 +17,8 @@
 //! op of that name or whose output tensor has that name.
 
 use crate::error::{PlanError, Result};
-use crate::options::Timing;
 use crate::plan::Plan;
+use crate::timing::Timing;
 use crate::GroupRequest;
 use serde::{Deserialize, Serialize};
 use tpusim_graph::Graph;

@@ -12,12 +12,50 @@
 //! 307 of 340 on bm1688 are reproduced (`tests/tpumlir_alloc.rs`; bm1684x's 30-op
 //! ResNet-50 batch-8 group 71 of 77, and a 32-op bm1684x group and a 6-op bm1688 group
 //! it refused are refused). On a chip without such figures the moves are timed with
-//! the plainer op model ([`crate::cost::op_cycles_as`]) and [`DMA_ESTIMATE_FRACTION`]
+//! the plainer op model (`cost::op_cycles_as`) and [`DMA_ESTIMATE_FRACTION`]
 //! of our DMA cycles, and the search also requires a fit with the full DMA cycles (the
 //! placer's `margin`).
 
 use crate::cost::Dir;
-use tpusim_lmem::Chip;
+use crate::npu_chip::NpuChip;
+use crate::timing::{check_figure, chip_figures};
+use serde::{Deserialize, Serialize};
+
+/// The TPU-MLIR figures of an NPU chip file (beside its geometry and timing), each
+/// optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChipCalibration {
+    /// Whether the planner's op and GDMA cycles for this chip match TPU-MLIR's
+    /// own estimates closely enough to reproduce its time-step moves with them (`None`
+    /// = false: the moves are then timed with a plainer model, fitted; see
+    /// [`Calibration`]). bm1684x: true, checked on its `cycle_slack` debug
+    /// log (ResNet-50 batch 8: every op and transfer of its 30-op group within 6 %).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_match_tpu_mlir: Option<bool>,
+    /// How much faster TPU-MLIR's own layer-group estimate of a transfer is
+    /// than its codegen profile (which the chip's GDMA figures follow): the estimate is
+    /// the set-up plus the rest of the profiled time divided by this (`None` = 1, the
+    /// same). bm1688: 1.6, from its `cycle_slack` debug log of ResNet-18/50 and
+    /// mini-MobileNetV2 (a 73,728-byte filter 3,054 cycles against 4,714 profiled, a
+    /// 401,408-byte map 15,342 against 24,374, a 512-channel 7×7 store 2,051 against
+    /// 3,182; 82 of 89 logged filter and map transfers within 0.2 %); bm1684x: 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpu_mlir_dma_speedup: Option<f64>,
+}
+
+impl ChipCalibration {
+    /// Check the figures given (the speed-up finite and positive); `chip` names the chip
+    /// in the error.
+    pub fn validate(&self, chip: &str) -> tpusim_lmem::Result<()> {
+        check_figure(
+            chip,
+            "tpu_mlir_dma_speedup",
+            self.tpu_mlir_dma_speedup,
+            "finite and positive",
+            |x| x.is_finite() && x > 0.0,
+        )
+    }
+}
 
 /// The share of our DMA cycles TPU-MLIR's estimate of a transfer is taken to be on a
 /// chip whose cycles are not known to match its estimates: fitted on bm1688 before its
@@ -43,14 +81,14 @@ pub struct Calibration {
 impl Calibration {
     /// The calibration of `chip`. A preset without timing figures (timed by the
     /// structural fallback of [`crate::Timing::for_chip`]) has none.
-    pub fn for_chip(chip: &Chip) -> Calibration {
-        let timed = crate::options::chip_figures(chip).is_some();
+    pub fn for_chip(chip: &NpuChip) -> Calibration {
+        let timed = chip_figures(&chip.timing).is_some();
         let figure = |f: Option<f64>, unset: f64| if timed { f.unwrap_or(unset) } else { unset };
         Calibration {
-            cycles_match: timed && chip.cycles_match_tpu_mlir.unwrap_or(false),
-            dma_speedup: figure(chip.tpu_mlir_dma_speedup, 1.0),
-            load_setup_cycles: figure(chip.gdma_load_setup_cycles, 0.0),
-            store_setup_cycles: figure(chip.gdma_store_setup_cycles, 0.0),
+            cycles_match: timed && chip.tpu_mlir.cycles_match_tpu_mlir.unwrap_or(false),
+            dma_speedup: figure(chip.tpu_mlir.tpu_mlir_dma_speedup, 1.0),
+            load_setup_cycles: figure(chip.timing.gdma_load_setup_cycles, 0.0),
+            store_setup_cycles: figure(chip.timing.gdma_store_setup_cycles, 0.0),
         }
     }
 

@@ -52,7 +52,7 @@ pub use cache::{
     export, import, loc_name, match_loc, op_loc, parse, to_text, Cache, CacheGlobal, CacheGroup,
     CachePrefix, Imported,
 };
-pub use calib::Calibration;
+pub use calib::{Calibration, ChipCalibration};
 pub(crate) use placer::PipelinedPlacer;
 
 #[cfg(test)]

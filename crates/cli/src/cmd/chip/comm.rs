@@ -1,7 +1,7 @@
 //! `tpusim comm …`: point-to-point, host, DCN transfers and collectives.
 
 use super::args::{rate, seconds, Size, Topo};
-use super::fmt::{bytes as fbytes, sci, table, time};
+use crate::fmt::{bytes as fbytes, sci, table, time};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::{Args, Subcommand};

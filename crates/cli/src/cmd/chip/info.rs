@@ -1,7 +1,7 @@
 //! `tpusim chip list|show`: the chip database.
 
 use super::args::ChipFile;
-use super::fmt::{opt, sci, table};
+use crate::fmt::{opt, sci, table};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Subcommand;

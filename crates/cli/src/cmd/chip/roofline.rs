@@ -2,7 +2,7 @@
 //! chip's compute and memory roofs, with `--svg` plots.
 
 use super::args::{parse_array, rate, ChipFile};
-use super::fmt::{bytes as fbytes, sci, table, time};
+use crate::fmt::{bytes as fbytes, sci, table, time};
 use crate::util::{parse_quantity, print_json, write_atomic};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};

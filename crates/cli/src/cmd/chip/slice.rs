@@ -1,7 +1,7 @@
 //! `tpusim slice info|hops`: slices of a pod.
 
 use super::args::Topo;
-use super::fmt::{bytes as fbytes, opt, sci, table};
+use crate::fmt::{bytes as fbytes, opt, sci, table};
 use crate::util::print_json;
 use anyhow::{anyhow, Result};
 use clap::Subcommand;

@@ -5,7 +5,7 @@
 use super::args::{count, precision};
 use super::report::{print_memory, print_ops, print_totals};
 use crate::cmd::chip::args::ChipFile;
-use crate::cmd::chip::fmt::bytes;
+use crate::fmt::bytes;
 use crate::util::print_json;
 use anyhow::{Context, Result};
 use std::path::PathBuf;

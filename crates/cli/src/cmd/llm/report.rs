@@ -3,7 +3,7 @@
 
 use super::args::{count, model, precision};
 use crate::cmd::chip::args::ChipFile;
-use crate::cmd::chip::fmt::{bytes, sci, time};
+use crate::fmt::{bytes, sci, time};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;

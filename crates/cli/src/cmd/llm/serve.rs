@@ -1,7 +1,7 @@
 //! `tpusim llm serve`.
 
 use super::args::{count, model, precision, Mode, Where};
-use crate::cmd::chip::fmt::{bytes, table, time};
+use crate::fmt::{bytes, table, time};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;

@@ -2,7 +2,7 @@
 
 use super::args::{count, model, precision};
 use crate::cmd::chip::args::ChipFile;
-use crate::cmd::chip::fmt::{bytes, sci, table};
+use crate::fmt::{bytes, sci, table};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;

@@ -1,7 +1,7 @@
 //! `tpusim llm train`.
 
 use super::args::{amount, count, model, precision, Mode, Where};
-use crate::cmd::chip::fmt::{bytes, sci, table, time};
+use crate::fmt::{bytes, sci, table, time};
 use crate::util::print_json;
 use anyhow::{bail, Result};
 use clap::Args;

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 use tpusim_lmem::{Chip, ElementType, LocalLayout, Placement, TensorShape};
+use tpusim_planner::NpuChip;
 
 /// Which chip: a preset, a TOML file, and/or explicit figures that override either.
 #[derive(Args, Debug, Clone)]
@@ -33,17 +34,18 @@ pub struct ChipArgs {
 }
 
 impl ChipArgs {
-    /// The chip these arguments describe (validated).
-    pub fn resolve(&self) -> Result<Chip> {
-        let mut chip = match (&self.chip, &self.chip_file) {
+    /// The chip these arguments describe (validated): its geometry and figures.
+    pub fn resolve(&self) -> Result<NpuChip> {
+        let mut npu = match (&self.chip, &self.chip_file) {
             (_, Some(path)) => {
                 let text = crate::input::read_input(path, crate::input::InputKind::ChipToml)?;
-                Chip::from_toml(&text)
+                NpuChip::from_toml(&text)
                     .with_context(|| format!("in chip file '{}'", path.display()))?
             }
-            (Some(name), None) => Chip::preset(name)?,
-            (None, None) => Chip::preset("bm1684x")?,
+            (Some(name), None) => NpuChip::preset(name)?,
+            (None, None) => NpuChip::preset("bm1684x")?,
         };
+        let chip = &mut npu.geometry;
         let overridden = self.npu_num.is_some()
             || self.eu_bytes.is_some()
             || self.lane_bytes.is_some()
@@ -64,7 +66,12 @@ impl ChipArgs {
             chip.name = format!("{} (modified)", chip.name);
             chip.validate()?;
         }
-        Ok(chip)
+        Ok(npu)
+    }
+
+    /// The local-memory geometry these arguments describe (validated).
+    pub fn geometry(&self) -> Result<Chip> {
+        Ok(self.resolve()?.geometry)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Output of `tpusim lmem` verbs: readable tables by default, one JSON document with
 //! `--json` (snake_case fields; sizes in bytes, strides in elements).
 
+use crate::fmt::bytes;
 use crate::util::print_json;
 use anyhow::Result;
 use serde::Serialize;
@@ -8,6 +9,8 @@ use tpusim_lmem::{
     global_bytes, lanes_used, rows_per_batch, Chip, ElementAddress, ElementIndex, LmemError,
     Placement,
 };
+use tpusim_planner::tpumlir::ChipCalibration;
+use tpusim_planner::{ChipTiming, NpuChip};
 
 #[derive(Serialize)]
 struct ChipRow<'a> {
@@ -19,24 +22,15 @@ struct ChipRow<'a> {
     bank_bytes: u64,
     total_bytes: u64,
     align_4n: bool,
-    clock_hz: Option<f64>,
-    gdma_bytes_per_s: Option<f64>,
-    gdma_store_bytes_per_s: Option<f64>,
-    gdma_load_cycles_per_plane: Option<f64>,
-    gdma_store_cycles_per_plane: Option<f64>,
-    gdma_load_setup_cycles: Option<f64>,
-    gdma_store_setup_cycles: Option<f64>,
-    gdma_small_plane_factor: Option<f64>,
-    gdma_small_row_bytes: Option<f64>,
-    global_exposed_fraction: Option<f64>,
-    cycles_match_tpu_mlir: Option<bool>,
-    tpu_mlir_dma_speedup: Option<f64>,
-    macs_per_cycle_per_lane: Option<f64>,
-    conv_position_group: Option<f64>,
+    #[serde(flatten)]
+    timing: &'a ChipTiming,
+    #[serde(flatten)]
+    tpu_mlir: &'a ChipCalibration,
     source: Option<&'a str>,
 }
 
-fn row(c: &Chip) -> ChipRow<'_> {
+fn row(npu: &NpuChip) -> ChipRow<'_> {
+    let c = &npu.geometry;
     ChipRow {
         name: &c.name,
         npu_num: c.npu_num,
@@ -46,34 +40,14 @@ fn row(c: &Chip) -> ChipRow<'_> {
         bank_bytes: c.bank_bytes(),
         total_bytes: c.total_bytes(),
         align_4n: c.align_4n,
-        clock_hz: c.clock_hz,
-        gdma_bytes_per_s: c.gdma_bytes_per_s,
-        gdma_store_bytes_per_s: c.gdma_store_bytes_per_s,
-        gdma_load_cycles_per_plane: c.gdma_load_cycles_per_plane,
-        gdma_store_cycles_per_plane: c.gdma_store_cycles_per_plane,
-        gdma_load_setup_cycles: c.gdma_load_setup_cycles,
-        gdma_store_setup_cycles: c.gdma_store_setup_cycles,
-        gdma_small_plane_factor: c.gdma_small_plane_factor,
-        gdma_small_row_bytes: c.gdma_small_row_bytes,
-        global_exposed_fraction: c.global_exposed_fraction,
-        cycles_match_tpu_mlir: c.cycles_match_tpu_mlir,
-        tpu_mlir_dma_speedup: c.tpu_mlir_dma_speedup,
-        macs_per_cycle_per_lane: c.macs_per_cycle_per_lane,
-        conv_position_group: c.conv_position_group,
+        timing: &npu.timing,
+        tpu_mlir: &npu.tpu_mlir,
         source: c.source.as_deref(),
     }
 }
 
-fn kib(b: u64) -> String {
-    if b % 1024 == 0 {
-        format!("{} KiB", b / 1024)
-    } else {
-        format!("{b} B")
-    }
-}
-
 /// `tpusim lmem presets`.
-pub fn presets(chips: &[Chip], json: bool) -> Result<()> {
+pub fn presets(chips: &[NpuChip], json: bool) -> Result<()> {
     if json {
         return print_json(&chips.iter().map(row).collect::<Vec<_>>());
     }
@@ -81,16 +55,16 @@ pub fn presets(chips: &[Chip], json: bool) -> Result<()> {
         "{:<9} {:>7} {:>8} {:>10} {:>5} {:>10} {:>10}  notes",
         "preset", "NPU_NUM", "EU_BYTES", "per lane", "banks", "bank", "total"
     );
-    for c in chips {
+    for c in chips.iter().map(|npu| &npu.geometry) {
         println!(
             "{:<9} {:>7} {:>8} {:>10} {:>5} {:>10} {:>10}  {}",
             c.name,
             c.npu_num,
             c.eu_bytes,
-            kib(c.lane_bytes),
+            bytes(c.lane_bytes as f64),
             c.banks,
-            kib(c.bank_bytes()),
-            kib(c.total_bytes()),
+            bytes(c.bank_bytes() as f64),
+            bytes(c.total_bytes() as f64),
             if c.align_4n {
                 "4N layout for 8/16-bit"
             } else {
@@ -102,22 +76,22 @@ pub fn presets(chips: &[Chip], json: bool) -> Result<()> {
 }
 
 /// `tpusim lmem show`.
-pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
+pub fn show(npu: &NpuChip, json: bool, toml: bool) -> Result<()> {
     if toml {
-        print!("{}", c.to_toml());
+        print!("{}", npu.to_toml());
         return Ok(());
     }
     if json {
-        return print_json(&row(c));
+        return print_json(&row(npu));
     }
-    let opt = |v: Option<f64>| v.map_or("unknown".to_string(), |x| format!("{x:e}"));
+    let (c, t) = (&npu.geometry, &npu.timing);
     println!("chip                     {}", c.name);
     println!("npu_num (lanes)          {}", c.npu_num);
     println!("eu_bytes                 {}", c.eu_bytes);
     println!(
         "lane_bytes               {} ({})",
         c.lane_bytes,
-        kib(c.lane_bytes)
+        bytes(c.lane_bytes as f64)
     );
     println!(
         "banks                    {} of {} bytes",
@@ -127,7 +101,7 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
     println!(
         "total local memory       {} bytes ({})",
         c.total_bytes(),
-        kib(c.total_bytes())
+        bytes(c.total_bytes() as f64)
     );
     println!(
         "4N layout                {}",
@@ -149,25 +123,24 @@ pub fn show(c: &Chip, json: bool, toml: bool) -> Result<()> {
             .collect::<Vec<_>>()
             .join("/")
     );
-    for (name, v) in [
-        ("clock_hz", c.clock_hz),
-        ("gdma_bytes_per_s", c.gdma_bytes_per_s),
-        ("gdma_store_bytes_per_s", c.gdma_store_bytes_per_s),
-        ("gdma_load_cycles_per_plane", c.gdma_load_cycles_per_plane),
-        ("gdma_store_cycles_per_plane", c.gdma_store_cycles_per_plane),
-        ("gdma_load_setup_cycles", c.gdma_load_setup_cycles),
-        ("gdma_store_setup_cycles", c.gdma_store_setup_cycles),
-        ("gdma_small_plane_factor", c.gdma_small_plane_factor),
-        ("gdma_small_row_bytes", c.gdma_small_row_bytes),
-        ("global_exposed_fraction", c.global_exposed_fraction),
-        ("tpu_mlir_dma_speedup", c.tpu_mlir_dma_speedup),
-        ("macs_per_cycle_per_lane", c.macs_per_cycle_per_lane),
-        ("conv_position_group", c.conv_position_group),
-    ] {
-        println!("{name:<24} {}", opt(v));
+    // the figures the file gives, by their TOML keys (a new figure shows up here)
+    let figures = [
+        toml::Table::try_from(t),
+        toml::Table::try_from(&npu.tpu_mlir),
+    ];
+    let given: Vec<(String, toml::Value)> = figures
+        .into_iter()
+        .flat_map(|table| table.unwrap_or_default())
+        .collect();
+    if given.is_empty() {
+        println!("timing figures           none (the planner's structural fallback)");
     }
-    if let Some(m) = c.cycles_match_tpu_mlir {
-        println!("cycles_match_tpu_mlir    {m}");
+    for (name, v) in given {
+        let shown = match v {
+            toml::Value::Float(x) if x.abs() >= 1e6 => format!("{x:e}"),
+            other => other.to_string(),
+        };
+        println!("{name:<24} {shown}");
     }
     if let Some(s) = &c.source {
         println!("source                   {s}");
@@ -261,7 +234,7 @@ pub fn strides(chip: &Chip, t: &Placement, json: bool) -> Result<()> {
         chip.name,
         chip.npu_num,
         chip.eu_bytes,
-        kib(chip.lane_bytes)
+        bytes(chip.lane_bytes as f64)
     );
     println!(
         "tensor      {} {} {} layout, start NPU {}, start address {}",

@@ -4,9 +4,9 @@
 //! `tests/data/README.md`), with the largest input and output slice of that group.
 
 use crate::timestep::buffer_size;
+use crate::NpuChip;
 use tpusim_graph::{ConvParams, OpKind};
 use tpusim_layout::ElementType;
-use tpusim_lmem::Chip;
 
 fn conv(k: u64, s: u64, groups: u64) -> OpKind {
     OpKind::Conv(ConvParams {
@@ -157,8 +157,8 @@ fn conv_buffers_are_tpu_mlirs() {
         ),
     ];
     for (chip, k, s, g, x, y, want) in cases {
-        let c = Chip::preset(chip).unwrap();
-        let got = buffer_size(&c, ElementType::F16, &conv(k, s, g), x, y).unwrap();
+        let c = NpuChip::preset(chip).unwrap();
+        let got = buffer_size(&c.geometry, ElementType::F16, &conv(k, s, g), x, y).unwrap();
         assert_eq!(
             got,
             Some(want),
@@ -166,9 +166,9 @@ fn conv_buffers_are_tpu_mlirs() {
         );
     }
     // a dense conv on many channels needs none (ResNet's 3x3 convs: buffer_size = 0)
-    let c = Chip::preset("bm1684x").unwrap();
+    let c = NpuChip::preset("bm1684x").unwrap();
     let dense = buffer_size(
-        &c,
+        &c.geometry,
         ElementType::F16,
         &conv(3, 1, 1),
         (1, 64, 56, 56),

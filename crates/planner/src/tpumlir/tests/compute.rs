@@ -11,11 +11,11 @@
 //! figures: 33,712, 16,464, 178,752, 53,312.
 
 use crate::cost::op_cycles;
-use crate::options::Timing;
+use crate::timing::Timing;
+use crate::NpuChip;
 use tpusim_graph::builder::GraphBuilder;
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
-use tpusim_lmem::Chip;
 
 /// A network graph of `tests/data`.
 fn data_graph(file: &str) -> tpusim_graph::Graph {
@@ -28,12 +28,12 @@ fn global_cycles(file: &str, name: &str) -> u64 {
     let g = data_graph(file);
     let op = g.ops.iter().find(|o| o.name == name).unwrap();
     let (chip, t) = f16("bm1684x");
-    crate::cost::global_cost(&g, op, 16, chip.npu_num, &t).cycles
+    crate::cost::global_cost(&g, op, 16, chip.geometry.npu_num, &t).cycles
 }
 
 /// The chip preset `chip` and its F16 timing.
-fn f16(chip: &str) -> (Chip, Timing) {
-    let chip = Chip::preset(chip).unwrap();
+fn f16(chip: &str) -> (NpuChip, Timing) {
+    let chip = NpuChip::preset(chip).unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
     (chip, t)
 }
@@ -69,7 +69,7 @@ fn one_add(c: u64, hw: u64, relu: bool) -> tpusim_graph::Graph {
 /// Our cycles for the last op of `g` computing `h` output rows of one image on `chip`.
 fn cycles_on(chip: &str, g: &tpusim_graph::Graph, h: u64) -> f64 {
     let (chip, t) = f16(chip);
-    op_cycles(g, g.ops.last().unwrap(), 1, h, chip.npu_num, &t)
+    op_cycles(g, g.ops.last().unwrap(), 1, h, chip.geometry.npu_num, &t)
 }
 
 fn first_conv_cycles(chip: &str, k: u64, c_out: u64) -> f64 {
@@ -122,7 +122,7 @@ fn a_sliced_first_layer_conv_broadcasts_its_real_input_rows() {
                     h,
                     in_h: Some(in_h),
                 };
-                op_cycles_as(&g, &g.ops[0], part, chip.npu_num, &t, false)
+                op_cycles_as(&g, &g.ops[0], part, chip.geometry.npu_num, &t, false)
             })
             .sum()
     };

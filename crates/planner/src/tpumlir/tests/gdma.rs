@@ -8,14 +8,14 @@
 use crate::cost::{
     act_dma_cycles, coeff_planes, dma_cycles, weight_load_cycles, Dir, SMALL_ACT_PLANE_BYTES,
 };
-use crate::options::Timing;
+use crate::timing::Timing;
+use crate::NpuChip;
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
-use tpusim_lmem::Chip;
 
 /// (rows, rows within `tol` of the measured cycles, lowest and highest ours / measured).
 fn replay(chip: &str, csv: &str, tol: f64) -> (usize, usize, f64, f64, Vec<String>) {
-    let chip = Chip::preset(chip).unwrap();
+    let chip = NpuChip::preset(chip).unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
     let (mut exact, mut total, mut lo, mut hi, mut misses) = (0, 0, f64::MAX, 0f64, Vec::new());
     for line in csv.lines().skip(1) {
@@ -92,7 +92,7 @@ fn bm1688_dma_model_reproduces_tpu_mlir_profiles() {
 /// at 1×.
 #[test]
 fn bm1684x_pool_output_stores_pay_the_small_plane_factor_per_row() {
-    let chip = Chip::preset("bm1684x").unwrap();
+    let chip = NpuChip::preset("bm1684x").unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
     for (n, c, b, cycles) in [
         (1u64, 1280u64, 2u64, 31_985.0), // our MobileNetV2 export, GAP + flatten + cast
@@ -122,7 +122,7 @@ fn bm1684x_pool_output_stores_pay_the_small_plane_factor_per_row() {
 /// 331,915).
 #[test]
 fn bm1688_pool_output_stores_pay_the_small_plane_factor_per_row() {
-    let chip = Chip::preset("bm1688").unwrap();
+    let chip = NpuChip::preset("bm1688").unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
     for (n, c, b, cycles) in [
         (1u64, 256u64, 2u64, 2_627.0), // our mini-MobileNetV2 export, GAP + flatten + cast
@@ -153,7 +153,7 @@ fn bm1688_pool_output_stores_pay_the_small_plane_factor_per_row() {
 #[test]
 fn bm1688_transfers_as_tpu_mlir_estimates_them() {
     use crate::tpumlir::loc_name;
-    let chip = Chip::preset("bm1688").unwrap();
+    let chip = NpuChip::preset("bm1688").unwrap();
     let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
     let calib = crate::tpumlir::Calibration::for_chip(&chip);
     let csv = include_str!("../../../tests/data/tpumlir_dma_estimates_bm1688.csv");
@@ -179,7 +179,8 @@ fn bm1688_transfers_as_tpu_mlir_estimates_them() {
         } else if let Some(op) = g.ops.iter().find(|o| loc_name(&g, o) == name) {
             let s = g.tensors[op.outputs[0]].shape;
             let whole =
-                crate::timestep::lane_size(&chip, ElementType::F16, s.n, s.c, s.h, s.w).unwrap();
+                crate::timestep::lane_size(&chip.geometry, ElementType::F16, s.n, s.c, s.h, s.w)
+                    .unwrap();
             if whole != size {
                 continue; // a slice
             }

@@ -1,4 +1,5 @@
-//! Human-readable numbers with units for the tables (JSON stays exact).
+//! Human-readable numbers with units for every verb's tables and messages (JSON stays
+//! exact): the CLI's one byte formatter ([`bytes`]), times, and figures with units.
 
 /// Seconds as `188.4 µs`, `66.67 ms`, `1.20 s`.
 pub fn time(s: f64) -> String {
@@ -42,16 +43,25 @@ fn trim(s: String) -> String {
     }
 }
 
-/// Bytes as `16.78 MB (16777216 B)` (SI units, exact count in brackets).
+/// Bytes, the CLI's one way to show them: a whole number of a binary unit as such
+/// (`256 KiB`, `16 GiB`), anything else in SI units with the exact count in brackets
+/// (`16.78 MB (16777216 B)`), and under a kilobyte as bytes (`320 B`).
 pub fn bytes(b: f64) -> String {
-    let units = [
+    let binary = [(5, "PiB"), (4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")];
+    for (power, unit) in binary {
+        let m = 1024f64.powi(power);
+        if b >= m && (b / m).fract() == 0.0 {
+            return format!("{} {unit}", b / m);
+        }
+    }
+    let si = [
         (1e15, "PB"),
         (1e12, "TB"),
         (1e9, "GB"),
         (1e6, "MB"),
         (1e3, "kB"),
     ];
-    for (m, u) in units {
+    for (m, u) in si {
         if b >= m {
             return format!("{:.2} {u} ({b:.0} B)", b / m);
         }
@@ -69,5 +79,22 @@ pub fn table(rows: &[(&str, String)]) {
     let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     for (k, v) in rows {
         println!("{k:<w$}  {v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes;
+
+    #[test]
+    fn bytes_are_binary_when_whole_else_si_with_the_count() {
+        assert_eq!(bytes(262_144.0), "256 KiB");
+        assert_eq!(bytes(16.0 * 1024f64.powi(3)), "16 GiB");
+        assert_eq!(bytes(1_048_576.0), "1 MiB");
+        assert_eq!(bytes(320_000.0), "320.00 kB (320000 B)");
+        assert_eq!(bytes(1_536.0), "1.54 kB (1536 B)");
+        assert_eq!(bytes(16_777_217.0), "16.78 MB (16777217 B)");
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(0.0), "0 B");
     }
 }

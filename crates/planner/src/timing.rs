@@ -1,0 +1,312 @@
+//! The NPU's timing, in one place: the figures a chip file gives ([`ChipTiming`], per
+//! second or in cycles, each optional), the rates the planner times a plan with at its
+//! element type ([`Timing`], per cycle), and the part of those a plan records
+//! ([`TimingUsed`], which a plan file reads back). A new figure is a field of
+//! [`ChipTiming`] (with its check in [`ChipTiming::validate`]), the rate it becomes in
+//! [`Timing`] or [`TimingUsed`] (the latter when a plan must carry it), and its line in
+//! [`Timing::for_chip`]; the chip file's geometry stays in `tpusim_lmem::Chip`.
+
+use crate::error::Result;
+use crate::npu_chip::NpuChip;
+use serde::{Deserialize, Serialize};
+use tpusim_layout::ElementType;
+use tpusim_lmem::LmemError;
+
+/// The timing figures of an NPU chip file (`data/lmem/*.toml` beside the geometry),
+/// each optional. Without `clock_hz`, `gdma_bytes_per_s` and `macs_per_cycle_per_lane`
+/// the chip is timed by a structural fallback and the others do not apply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChipTiming {
+    /// The NPU's clock, Hz (`None` = unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_hz: Option<f64>,
+    /// DMA rate between global memory and local memory, bytes per second
+    /// (for the planner's load/store timing; `None` = unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_bytes_per_s: Option<f64>,
+    /// DMA rate from local to global memory (stores), bytes per second
+    /// (`None` = the same as `gdma_bytes_per_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_store_bytes_per_s: Option<f64>,
+    /// Least DMA cycles per (n, c) plane of a load: a load of P planes takes
+    /// at least P × this many cycles, however few bytes it moves (`None` = no floor).
+    /// Slices of a few rows are bound by this rather than by the byte rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_load_cycles_per_plane: Option<f64>,
+    /// The same per-plane floor for stores, cycles (`None` = no floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_store_cycles_per_plane: Option<f64>,
+    /// Cycles every load pays on top of its transfer time (descriptor set-up
+    /// and first-byte latency; `None` = 0). bm1688: 290, measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_load_setup_cycles: Option<f64>,
+    /// The same for stores, cycles (`None` = 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_store_setup_cycles: Option<f64>,
+    /// Factor on the per-plane floor for small planes: coefficient chunks of
+    /// under `eu_bytes` per output channel (bias, depthwise filters) and activation
+    /// planes of under 8 bytes (`None` = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_small_plane_factor: Option<f64>,
+    /// Small planes (bias vectors, depthwise filters, 1×1 activation maps such
+    /// as a global pool's output) move in rows of at most this many bytes: a transfer of
+    /// c such planes and B bytes counts as max(⌈c / ⌈B / row⌉⌉ · factor, c) planes, i.e.
+    /// the small-plane factor shrinks with the row count but never below the plain
+    /// per-plane floor (`None` = one row). bm1684x: 4,608, measured on TPU-MLIR's
+    /// profiles: a 1,280-channel f32 bias loads in half the time of 1,280 small planes,
+    /// 384 to 960-channel 3×3 depthwise filters in 192 to 240 small planes' time, a
+    /// 1,280-channel f32 pool output stores in half the time of the f16 one, an
+    /// 8×2,048-channel one at the plain floor. (Also read under its former name
+    /// `gdma_small_coeff_row_bytes`.)
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "gdma_small_coeff_row_bytes"
+    )]
+    pub gdma_small_row_bytes: Option<f64>,
+    /// The share of the smaller of a global layer's DMA and compute time that
+    /// its internal pipeline leaves exposed (0 = fully overlapped; `None` = 0). A
+    /// global layer runs alone from global memory, cut into a few slices whose loads,
+    /// compute and stores overlap, but not during the first load and the last store.
+    /// bm1684x 0.33 and bm1688 0.06: medians over the global convs of TPU-MLIR's
+    /// profiles (46 and 11; their exposed share follows 1 / the CONV commands, 1 to 8
+    /// on bm1684x, 16 to 64 on bm1688).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_exposed_fraction: Option<f64>,
+    /// Multiply-accumulates per cycle per lane at the chip's compute dtype
+    /// (for the planner's compute timing; `None` = unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub macs_per_cycle_per_lane: Option<f64>,
+    /// A dense conv computes each plane's output positions this many at a
+    /// time, the last group whole (`None` = 1). bm1684x 4 and bm1688 2: TPU-MLIR
+    /// 1.30.2's estimates of every dense conv on 7×7 maps are 52/49 and 50/49 of the
+    /// plain count (ResNet-18/50, MobileNetV2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conv_position_group: Option<f64>,
+}
+
+impl ChipTiming {
+    /// Check every figure given: rates, floors and factors finite and positive, set-ups
+    /// finite and not negative, the exposed share between 0 and 1. `chip` names the chip
+    /// in the error.
+    pub fn validate(&self, chip: &str) -> tpusim_lmem::Result<()> {
+        let positive = [
+            ("clock_hz", self.clock_hz),
+            ("gdma_bytes_per_s", self.gdma_bytes_per_s),
+            ("gdma_store_bytes_per_s", self.gdma_store_bytes_per_s),
+            (
+                "gdma_load_cycles_per_plane",
+                self.gdma_load_cycles_per_plane,
+            ),
+            (
+                "gdma_store_cycles_per_plane",
+                self.gdma_store_cycles_per_plane,
+            ),
+            ("gdma_small_plane_factor", self.gdma_small_plane_factor),
+            ("gdma_small_row_bytes", self.gdma_small_row_bytes),
+            ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
+            ("conv_position_group", self.conv_position_group),
+        ];
+        for (field, v) in positive {
+            check_figure(chip, field, v, "finite and positive", |x| {
+                x.is_finite() && x > 0.0
+            })?;
+        }
+        check_figure(
+            chip,
+            "global_exposed_fraction",
+            self.global_exposed_fraction,
+            "between 0 and 1",
+            |x| (0.0..=1.0).contains(&x),
+        )?;
+        for (field, v) in [
+            ("gdma_load_setup_cycles", self.gdma_load_setup_cycles),
+            ("gdma_store_setup_cycles", self.gdma_store_setup_cycles),
+        ] {
+            check_figure(chip, field, v, "finite and not negative", |x| {
+                x.is_finite() && x >= 0.0
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// An error unless figure `field` of `chip`, when given, satisfies `ok` (`rule` says
+/// what it must be).
+pub(crate) fn check_figure(
+    chip: &str,
+    field: &str,
+    value: Option<f64>,
+    rule: &str,
+    ok: impl Fn(f64) -> bool,
+) -> tpusim_lmem::Result<()> {
+    match value {
+        Some(x) if !ok(x) => Err(LmemError::BadChipFile(format!(
+            "chip '{chip}': {field} = {x} must be {rule}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The three figures without which a chip is timed by the structural fallback.
+pub(crate) struct ChipFigures {
+    /// Clock, Hz.
+    pub clock: f64,
+    /// Load bandwidth, bytes/s.
+    pub bw: f64,
+    /// Dense MACs per cycle per lane at 16 bits.
+    pub macs: f64,
+}
+
+/// `timing`'s own figures, or `None` when it lacks one of the three (then
+/// [`Timing::for_chip`] uses the structural fallback and no other figure applies).
+pub(crate) fn chip_figures(timing: &ChipTiming) -> Option<ChipFigures> {
+    Some(ChipFigures {
+        clock: timing.clock_hz?,
+        bw: timing.gdma_bytes_per_s?,
+        macs: timing.macs_per_cycle_per_lane?,
+    })
+}
+
+/// The timing figures a plan's cycle estimates used, per cycle at the plan's element
+/// type: the part of [`Timing`] a plan records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingUsed {
+    /// Clock, Hz.
+    pub clock_hz: f64,
+    /// Global → local memory DMA (load) rate, bytes per cycle.
+    pub gdma_bytes_per_cycle: f64,
+    /// Local → global memory DMA (store) rate, bytes per cycle.
+    #[serde(default)]
+    pub gdma_store_bytes_per_cycle: f64,
+    /// Least cycles per (n, c) plane of a load (0 = no floor).
+    #[serde(default)]
+    pub gdma_load_cycles_per_plane: f64,
+    /// Least cycles per (n, c) plane of a store (0 = no floor).
+    #[serde(default)]
+    pub gdma_store_cycles_per_plane: f64,
+    /// Factor on the per-plane floor for small planes.
+    #[serde(default)]
+    pub gdma_small_plane_factor: f64,
+    /// Small planes move in rows of at most this many bytes (0 = one row; see
+    /// `small_plane_units` in the cost model).
+    #[serde(default)]
+    pub gdma_small_row_bytes: f64,
+    /// Exposed share of the smaller of a global layer's DMA and compute time.
+    #[serde(default)]
+    pub global_exposed_fraction: f64,
+    /// Cycles every load pays on top of its transfer time.
+    #[serde(default)]
+    pub gdma_load_setup_cycles: f64,
+    /// Cycles every store pays on top of its transfer time.
+    #[serde(default)]
+    pub gdma_store_setup_cycles: f64,
+    /// Multiply-accumulates per cycle per lane for dense conv/gemm at the plan's dtype.
+    pub macs_per_cycle_per_lane: f64,
+    /// Where the figures come from (the chip preset's source, or the fallback rule).
+    pub source: String,
+}
+
+/// The chip's timing as the cost model uses it, per cycle at the plan's element type:
+/// what a plan records ([`Timing::used`]) and the rates derived from the chip's
+/// geometry and the element type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// The figures a plan records.
+    pub used: TimingUsed,
+    /// Coefficient chunks under this many bytes per output channel are small planes
+    /// (the chip's EU_BYTES).
+    pub small_coeff_bytes: u64,
+    /// A dense conv takes each plane's output positions this many at a time (the
+    /// chip's `conv_position_group`, 1 if unset).
+    pub conv_position_group: f64,
+    /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
+    /// EU_NUM, one per execution unit.
+    pub eltwise_per_cycle_per_lane: f64,
+    /// Bits per element of the plan's dtype (the rates are at this width).
+    pub dtype_bits: u32,
+}
+
+impl Timing {
+    /// Timing of `chip` at `dtype`. The preset's `macs_per_cycle_per_lane` is taken as
+    /// the 16-bit figure; 8-bit doubles it and 32-bit divides it by 8 (the ratios of
+    /// Sophgo's published INT8 / FP16 / FP32 peaks for bm1684x: 32 T, 16 T, 2 T).
+    /// Presets without timing use a structural fallback, named as such in `source`:
+    /// 1 GHz, one MAC per execution unit per cycle (EU_NUM MACs per lane), and one
+    /// EU_BYTES row per lane-group of 4 lanes per cycle for DMA
+    /// (`eu_bytes · npu_num / 4` bytes per cycle).
+    pub fn for_chip(chip: &NpuChip, dtype: ElementType) -> Result<Timing> {
+        let (geo, t) = (&chip.geometry, &chip.timing);
+        let eu_num = tpusim_lmem::eu_num(geo, dtype)? as f64;
+        let scale = match dtype.bits() {
+            8 => 2.0,
+            16 => 1.0,
+            _ => 0.125,
+        };
+        let (used, conv_position_group) = match chip_figures(t) {
+            Some(ChipFigures { clock, bw, macs }) => (
+                TimingUsed {
+                    clock_hz: clock,
+                    gdma_bytes_per_cycle: bw / clock,
+                    gdma_store_bytes_per_cycle: t.gdma_store_bytes_per_s.unwrap_or(bw) / clock,
+                    gdma_load_cycles_per_plane: t.gdma_load_cycles_per_plane.unwrap_or(0.0),
+                    gdma_store_cycles_per_plane: t.gdma_store_cycles_per_plane.unwrap_or(0.0),
+                    gdma_small_plane_factor: t.gdma_small_plane_factor.unwrap_or(1.0),
+                    gdma_small_row_bytes: t.gdma_small_row_bytes.unwrap_or(0.0),
+                    global_exposed_fraction: t.global_exposed_fraction.unwrap_or(0.0),
+                    gdma_load_setup_cycles: t.gdma_load_setup_cycles.unwrap_or(0.0),
+                    gdma_store_setup_cycles: t.gdma_store_setup_cycles.unwrap_or(0.0),
+                    macs_per_cycle_per_lane: (macs * scale).max(1.0),
+                    source: geo.source.clone().unwrap_or_else(|| {
+                        format!("timing figures of chip '{}' (for presets: data/lmem/{}.toml, with their sources)", geo.name, geo.name)
+                    }),
+                },
+                t.conv_position_group.unwrap_or(1.0),
+            ),
+            None => (structural_fallback(geo, eu_num), 1.0),
+        };
+        Ok(Timing {
+            used,
+            small_coeff_bytes: geo.eu_bytes,
+            conv_position_group,
+            eltwise_per_cycle_per_lane: eu_num,
+            dtype_bits: dtype.bits(),
+        })
+    }
+
+    /// The timing a plan recorded (`used`), for re-costing transfers of that plan: the
+    /// compute rates not recorded there are the structural ones (EU_NUM per lane).
+    pub fn from_used(used: &TimingUsed, eu_bytes: u64, dtype_bits: u32) -> Timing {
+        let eu_num = (eu_bytes * 8 / u64::from(dtype_bits.max(1))).max(1) as f64;
+        Timing {
+            used: used.clone(),
+            small_coeff_bytes: eu_bytes,
+            conv_position_group: 1.0,
+            eltwise_per_cycle_per_lane: eu_num,
+            dtype_bits,
+        }
+    }
+}
+
+/// The timing of a chip without figures: 1 GHz, EU_NUM MACs per cycle per lane, one
+/// EU_BYTES row per 4 lanes per cycle of DMA, no floors or set-ups.
+fn structural_fallback(geo: &tpusim_lmem::Chip, eu_num: f64) -> TimingUsed {
+    let dma = (geo.eu_bytes * geo.npu_num) as f64 / 4.0;
+    TimingUsed {
+        clock_hz: 1e9,
+        gdma_bytes_per_cycle: dma,
+        gdma_store_bytes_per_cycle: dma,
+        gdma_load_cycles_per_plane: 0.0,
+        gdma_store_cycles_per_plane: 0.0,
+        gdma_small_plane_factor: 1.0,
+        gdma_small_row_bytes: 0.0,
+        global_exposed_fraction: 0.0,
+        gdma_load_setup_cycles: 0.0,
+        gdma_store_setup_cycles: 0.0,
+        macs_per_cycle_per_lane: eu_num,
+        source: format!(
+            "structural fallback: preset '{}' has no timing figures (1 GHz, EU_NUM MACs/cycle/lane, eu_bytes*npu_num/4 DMA bytes/cycle)",
+            geo.name
+        ),
+    }
+}
