@@ -135,7 +135,7 @@ fn check_graph(graph: &Graph) -> Result<()> {
 fn placer_for(chip: &NpuChip, opts: &PlanOptions, margin: bool) -> Box<dyn Placer> {
     match opts.allocator {
         Allocator::TpuMlir => Box::new(PipelinedPlacer {
-            calib: Calibration::for_chip(chip),
+            calib: Calibration::of(&chip.tpu_mlir, &chip.timing),
             margin,
         }),
         Allocator::Spec => Box::new(SpanPlacer),
@@ -157,7 +157,7 @@ fn context<'a>(
         uses: Uses::new(graph),
         chip: geometry,
         dtype: opts.dtype,
-        timing: Timing::for_chip(chip, opts.dtype)?,
+        timing: chip.timing_at(opts.dtype)?,
         opts,
         geo: LaneGeometry {
             lane_bytes: geometry.lane_bytes,

@@ -3,7 +3,8 @@
 //! figures ([`ChipTiming`]) and TPU-MLIR's calibration figures
 //! ([`ChipCalibration`]), all as flat keys.
 
-use crate::timing::ChipTiming;
+use crate::error::Result;
+use crate::timing::{ChipTiming, Timing};
 use crate::tpumlir::ChipCalibration;
 use serde::{Deserialize, Serialize};
 use tpusim_lmem::chip::{bad_file, preset_toml};
@@ -40,7 +41,7 @@ struct ChipFile {
 
 impl NpuChip {
     /// A chip with `geometry` and no timing or calibration figures (timed by the
-    /// structural fallback of [`crate::Timing::for_chip`]).
+    /// structural fallback of [`Timing::for_figures`]).
     pub fn untimed(geometry: Chip) -> NpuChip {
         NpuChip {
             geometry,
@@ -85,6 +86,11 @@ impl NpuChip {
         Chip::preset_names()
             .filter_map(|name| NpuChip::preset(name).ok())
             .collect()
+    }
+
+    /// The chip's timing at `dtype`, per cycle ([`Timing::for_figures`]).
+    pub fn timing_at(&self, dtype: tpusim_layout::ElementType) -> Result<Timing> {
+        Timing::for_figures(&self.geometry, &self.timing, dtype)
     }
 
     /// Check the geometry and every figure given.

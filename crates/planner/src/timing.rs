@@ -4,13 +4,12 @@
 //! ([`TimingUsed`], which a plan file reads back). A new figure is a field of
 //! [`ChipTiming`] (with its check in [`ChipTiming::validate`]), the rate it becomes in
 //! [`Timing`] or [`TimingUsed`] (the latter when a plan must carry it), and its line in
-//! [`Timing::for_chip`]; the chip file's geometry stays in `tpusim_lmem::Chip`.
+//! [`Timing::for_figures`]; the chip file's geometry stays in `tpusim_lmem::Chip`.
 
 use crate::error::Result;
-use crate::npu_chip::NpuChip;
 use serde::{Deserialize, Serialize};
 use tpusim_layout::ElementType;
-use tpusim_lmem::LmemError;
+use tpusim_lmem::{Chip, LmemError};
 
 /// The timing figures of an NPU chip file (`data/lmem/*.toml` beside the geometry),
 /// each optional. Without `clock_hz`, `gdma_bytes_per_s` and `macs_per_cycle_per_lane`
@@ -159,7 +158,7 @@ pub(crate) struct ChipFigures {
 }
 
 /// `timing`'s own figures, or `None` when it lacks one of the three (then
-/// [`Timing::for_chip`] uses the structural fallback and no other figure applies).
+/// [`Timing::for_figures`] uses the structural fallback and no other figure applies).
 pub(crate) fn chip_figures(timing: &ChipTiming) -> Option<ChipFigures> {
     Some(ChipFigures {
         clock: timing.clock_hz?,
@@ -228,15 +227,15 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// Timing of `chip` at `dtype`. The preset's `macs_per_cycle_per_lane` is taken as
+    /// Timing of a chip of geometry `geo` and figures `t` at `dtype`. The preset's `macs_per_cycle_per_lane` is taken as
     /// the 16-bit figure; 8-bit doubles it and 32-bit divides it by 8 (the ratios of
     /// Sophgo's published INT8 / FP16 / FP32 peaks for bm1684x: 32 T, 16 T, 2 T).
     /// Presets without timing use a structural fallback, named as such in `source`:
     /// 1 GHz, one MAC per execution unit per cycle (EU_NUM MACs per lane), and one
     /// EU_BYTES row per lane-group of 4 lanes per cycle for DMA
     /// (`eu_bytes · npu_num / 4` bytes per cycle).
-    pub fn for_chip(chip: &NpuChip, dtype: ElementType) -> Result<Timing> {
-        let (geo, t) = (&chip.geometry, &chip.timing);
+    /// (A chip file's whole chip: `NpuChip::timing_at`.)
+    pub fn for_figures(geo: &Chip, t: &ChipTiming, dtype: ElementType) -> Result<Timing> {
         let eu_num = tpusim_lmem::eu_num(geo, dtype)? as f64;
         let scale = match dtype.bits() {
             8 => 2.0,
@@ -290,7 +289,7 @@ impl Timing {
 
 /// The timing of a chip without figures: 1 GHz, EU_NUM MACs per cycle per lane, one
 /// EU_BYTES row per 4 lanes per cycle of DMA, no floors or set-ups.
-fn structural_fallback(geo: &tpusim_lmem::Chip, eu_num: f64) -> TimingUsed {
+fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
     let dma = (geo.eu_bytes * geo.npu_num) as f64 / 4.0;
     TimingUsed {
         clock_hz: 1e9,

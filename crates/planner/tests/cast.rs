@@ -111,7 +111,7 @@ fn plans_with_casts_verify_on_every_preset() {
 #[test]
 fn a_cast_from_f32_runs_at_the_f32_element_rate() {
     let chip = NpuChip::preset("bm1684x").unwrap();
-    let t = tpusim_planner::Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
     let g = resnet18(2);
     let cast = &g.ops[0];
     let wide = tpusim_planner::op_cycles(&g, cast, 2, 224, chip.geometry.npu_num, &t);

@@ -307,7 +307,7 @@ pub fn npu_timing(
     chip: &tpusim_planner::NpuChip,
     dtype: ElementType,
 ) -> Result<tpusim_planner::Timing> {
-    tpusim_planner::Timing::for_chip(chip, dtype).map_err(|e| ReportError::BadDtype {
+    chip.timing_at(dtype).map_err(|e| ReportError::BadDtype {
         given: dtype.name().to_string(),
         why: e.to_string(),
     })

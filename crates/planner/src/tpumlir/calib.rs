@@ -17,8 +17,7 @@
 //! placer's `margin`).
 
 use crate::cost::Dir;
-use crate::npu_chip::NpuChip;
-use crate::timing::{check_figure, chip_figures};
+use crate::timing::{check_figure, chip_figures, ChipTiming};
 use serde::{Deserialize, Serialize};
 
 /// The TPU-MLIR figures of an NPU chip file (beside its geometry and timing), each
@@ -79,16 +78,17 @@ pub struct Calibration {
 }
 
 impl Calibration {
-    /// The calibration of `chip`. A preset without timing figures (timed by the
-    /// structural fallback of [`crate::Timing::for_chip`]) has none.
-    pub fn for_chip(chip: &NpuChip) -> Calibration {
-        let timed = chip_figures(&chip.timing).is_some();
+    /// The calibration of a chip with TPU-MLIR figures `figures` and timing `timing`
+    /// (an `NpuChip`'s `tpu_mlir` and `timing`). A chip without timing figures (timed
+    /// by the structural fallback of [`crate::Timing::for_figures`]) has none.
+    pub fn of(figures: &ChipCalibration, timing: &ChipTiming) -> Calibration {
+        let timed = chip_figures(timing).is_some();
         let figure = |f: Option<f64>, unset: f64| if timed { f.unwrap_or(unset) } else { unset };
         Calibration {
-            cycles_match: timed && chip.tpu_mlir.cycles_match_tpu_mlir.unwrap_or(false),
-            dma_speedup: figure(chip.tpu_mlir.tpu_mlir_dma_speedup, 1.0),
-            load_setup_cycles: figure(chip.timing.gdma_load_setup_cycles, 0.0),
-            store_setup_cycles: figure(chip.timing.gdma_store_setup_cycles, 0.0),
+            cycles_match: timed && figures.cycles_match_tpu_mlir.unwrap_or(false),
+            dma_speedup: figure(figures.tpu_mlir_dma_speedup, 1.0),
+            load_setup_cycles: figure(timing.gdma_load_setup_cycles, 0.0),
+            store_setup_cycles: figure(timing.gdma_store_setup_cycles, 0.0),
         }
     }
 

@@ -34,7 +34,7 @@ fn global_cycles(file: &str, name: &str) -> u64 {
 /// The chip preset `chip` and its F16 timing.
 fn f16(chip: &str) -> (NpuChip, Timing) {
     let chip = NpuChip::preset(chip).unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
     (chip, t)
 }
 

@@ -8,7 +8,6 @@
 use crate::cost::{
     act_dma_cycles, coeff_planes, dma_cycles, weight_load_cycles, Dir, SMALL_ACT_PLANE_BYTES,
 };
-use crate::timing::Timing;
 use crate::NpuChip;
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
@@ -16,7 +15,7 @@ use tpusim_layout::ElementType;
 /// (rows, rows within `tol` of the measured cycles, lowest and highest ours / measured).
 fn replay(chip: &str, csv: &str, tol: f64) -> (usize, usize, f64, f64, Vec<String>) {
     let chip = NpuChip::preset(chip).unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
     let (mut exact, mut total, mut lo, mut hi, mut misses) = (0, 0, f64::MAX, 0f64, Vec::new());
     for line in csv.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
@@ -93,7 +92,7 @@ fn bm1688_dma_model_reproduces_tpu_mlir_profiles() {
 #[test]
 fn bm1684x_pool_output_stores_pay_the_small_plane_factor_per_row() {
     let chip = NpuChip::preset("bm1684x").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
     for (n, c, b, cycles) in [
         (1u64, 1280u64, 2u64, 31_985.0), // our MobileNetV2 export, GAP + flatten + cast
         (1, 1280, 4, 15_992.0),          // TPU-MLIR's MobileNetV2, f32 GAP output
@@ -123,7 +122,7 @@ fn bm1684x_pool_output_stores_pay_the_small_plane_factor_per_row() {
 #[test]
 fn bm1688_pool_output_stores_pay_the_small_plane_factor_per_row() {
     let chip = NpuChip::preset("bm1688").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
     for (n, c, b, cycles) in [
         (1u64, 256u64, 2u64, 2_627.0), // our mini-MobileNetV2 export, GAP + flatten + cast
         (1, 256, 4, 1_398.0),          // TPU-MLIR's mini-MobileNetV2, f32 GAP output
@@ -154,8 +153,8 @@ fn bm1688_pool_output_stores_pay_the_small_plane_factor_per_row() {
 fn bm1688_transfers_as_tpu_mlir_estimates_them() {
     use crate::tpumlir::loc_name;
     let chip = NpuChip::preset("bm1688").unwrap();
-    let t = Timing::for_chip(&chip, ElementType::F16).unwrap();
-    let calib = crate::tpumlir::Calibration::for_chip(&chip);
+    let t = chip.timing_at(ElementType::F16).unwrap();
+    let calib = crate::tpumlir::Calibration::of(&chip.tpu_mlir, &chip.timing);
     let csv = include_str!("../../../tests/data/tpumlir_dma_estimates_bm1688.csv");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
     let (mut checked, mut near, mut misses) = (0, 0, Vec::new());
