@@ -155,12 +155,13 @@ fn plan_json(
         let written = model_source(model)?
             .graph(batch, resolution)
             .map_err(|e| e.to_string())?;
+        let chip = tpusim_planner::NpuChip::preset(chip).map_err(|e| e.to_string())?;
         let how = tpusim_planner::Preparation {
             fuse,
             input_bits: (input_bits != dtype.bits()).then_some(input_bits),
+            f32_ops: chip.f32_ops_at(dtype),
         };
         let graph = tpusim_planner::prepare(&written, how).map_err(|e| e.to_string())?;
-        let chip = tpusim_planner::NpuChip::preset(chip).map_err(|e| e.to_string())?;
         let opts = tpusim_planner::PlanOptions {
             dtype,
             ..Default::default()

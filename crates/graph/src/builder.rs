@@ -150,6 +150,7 @@ impl GraphBuilder {
             weights: weights.to_vec(),
             outputs: vec![out],
             fused_act: None,
+            source_type: None,
         });
         Ok(out)
     }
@@ -181,6 +182,13 @@ impl GraphBuilder {
         let s = self.check_ids(&base, &[x], TensorKind::Activation)?;
         check_reshape(&base, s[0], target)?;
         self.push_op(base, OpKind::Reshape, &[x], &[], target, output_name)
+    }
+
+    /// Records the source file's op type of op `op` (see [`Op::source_type`]).
+    pub fn set_source_type(&mut self, op: OpId, op_type: &str) {
+        if let Some(o) = self.graph.ops.get_mut(op) {
+            o.source_type = Some(op_type.to_string());
+        }
     }
 
     /// Sets the fused activation of the op that produced the last output (`op` id).

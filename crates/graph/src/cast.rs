@@ -6,6 +6,9 @@
 //! other, which its layer-group pass can put in a group (ResNet-18 at batch 4 on
 //! bm1684x: inside the first, H-sliced group) or run alone from global memory. The
 //! planner needs it in the graph to cost it and to choose where it runs.
+//!
+//! The same compilers run some ops in f32 under a 16-bit type, with casts in and out
+//! ([`cast_wide`]); those casts are ops too.
 
 use crate::builder::unique;
 use crate::ir::{Graph, Op, OpKind, Tensor, TensorKind};
@@ -52,10 +55,91 @@ pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
             weights: vec![],
             outputs: vec![y],
             fused_act: None,
+            source_type: None,
         });
     }
     casts.append(&mut out.ops);
     out.ops = casts;
+    out
+}
+
+/// `g` with the ops `wide` picks computed in `bits`, wider than the network's element
+/// type, as an NPU compiler runs some ops (an average pool, a sigmoid) in f32 under a
+/// 16-bit type: each such op reads a [`OpKind::Cast`] of every input not already that
+/// wide, and its output is held at `bits` ([`Tensor::bits`]); an op of the network's
+/// type reading a wide tensor reads a cast of it back. A view (flatten, reshape) is as
+/// wide as its input. One cast of a tensor serves all its readers of the other width
+/// (as TPU-MLIR shares it): named `<reader>_cast<k>` after the first, placed right
+/// before it. Ops that are casts already are left alone.
+pub fn cast_wide(g: &Graph, wide: impl Fn(&Op) -> bool, bits: u32) -> Graph {
+    let mut out = g.clone();
+    let mut taken: HashSet<String> = g
+        .tensors
+        .iter()
+        .map(|t| t.name.clone())
+        .chain(g.ops.iter().map(|o| o.name.clone()))
+        .collect();
+    let mut is_wide = vec![false; g.tensors.len()];
+    // the cast of a tensor to the other width, once made
+    let mut cast_of: std::collections::HashMap<usize, usize> = Default::default();
+    let mut ops = Vec::with_capacity(g.ops.len());
+    for op in &g.ops {
+        let mut op = op.clone();
+        if matches!(op.kind, OpKind::Cast) {
+            ops.push(op);
+            continue;
+        }
+        let view = matches!(op.kind, OpKind::Flatten | OpKind::Reshape);
+        let runs_wide = if view {
+            op.inputs.first().is_some_and(|&t| is_wide[t])
+        } else {
+            wide(&op)
+        };
+        if !view {
+            let mut made = 0;
+            for k in 0..op.inputs.len() {
+                let t = op.inputs[k];
+                if is_wide[t] == runs_wide {
+                    continue;
+                }
+                let y = match cast_of.get(&t) {
+                    Some(&y) => y,
+                    None => {
+                        let name = unique(&mut taken, &format!("{}_cast{made}", op.name));
+                        made += 1;
+                        let y = out.tensors.len();
+                        out.tensors.push(Tensor {
+                            name: name.clone(),
+                            shape: out.tensors[t].shape,
+                            kind: TensorKind::Activation,
+                            bits: runs_wide.then_some(bits),
+                        });
+                        is_wide.push(runs_wide);
+                        ops.push(Op {
+                            name,
+                            kind: OpKind::Cast,
+                            inputs: vec![t],
+                            weights: vec![],
+                            outputs: vec![y],
+                            fused_act: None,
+                            source_type: None,
+                        });
+                        cast_of.insert(t, y);
+                        y
+                    }
+                };
+                op.inputs[k] = y;
+            }
+        }
+        for &y in &op.outputs {
+            is_wide[y] = runs_wide;
+            if runs_wide && !view {
+                out.tensors[y].bits = Some(bits);
+            }
+        }
+        ops.push(op);
+    }
+    out.ops = ops;
     out
 }
 
@@ -92,5 +176,49 @@ mod tests {
             c.tensors[unused].bits, None,
             "an input nobody reads is left alone"
         );
+    }
+
+    #[test]
+    fn a_wide_op_reads_a_cast_and_its_narrow_readers_a_cast_back() {
+        let mut b = GraphBuilder::new("w");
+        let x = b.input("x", Shape4::new(1, 4, 8, 8));
+        let y = b.conv("conv", x, 4, 3, 1, 1, 1, false).unwrap();
+        let s = b.act("sig", y, crate::ir::Activation::Sigmoid).unwrap();
+        let f = b.add_op("flat", OpKind::Flatten, &[s], &[]).unwrap();
+        let m = b.add_op("mul", OpKind::Mul, &[y, s], &[]).unwrap();
+        let a = b.add_op("add", OpKind::Add, &[m, s], &[]).unwrap();
+        b.output(f);
+        b.output(a);
+        let g = b.finish().unwrap();
+        let w = cast_wide(&g, |o| matches!(o.kind, OpKind::Act(_)), 32);
+        validate(&w).unwrap();
+        let kinds: Vec<&str> = w.ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "conv",
+                "sig_cast0",
+                "sig",
+                "flat",
+                "mul_cast0",
+                "mul",
+                "add"
+            ]
+        );
+        let sig = &w.ops[2];
+        assert_eq!(w.tensors[sig.outputs[0]].bits, Some(32));
+        assert_eq!(
+            w.tensors[w.ops[1].outputs[0]].bits,
+            Some(32),
+            "the cast up is wide"
+        );
+        // the flatten reads the wide tensor as it is; the mul reads a narrow cast of it
+        assert_eq!(w.ops[3].inputs, vec![sig.outputs[0]]);
+        assert_eq!(w.tensors[w.ops[4].outputs[0]].bits, None);
+        assert_eq!(w.ops[5].inputs, vec![y, w.ops[4].outputs[0]]);
+        // the add reads the same narrow cast: one cast serves every reader
+        assert_eq!(w.ops[6].inputs[1], w.ops[4].outputs[0]);
+        // nothing wide, nothing changes
+        assert_eq!(cast_wide(&g, |_| false, 32), g);
     }
 }

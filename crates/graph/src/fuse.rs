@@ -4,7 +4,9 @@
 //! not a graph output, so no observable value disappears):
 //! - **BatchNorm after Conv/Deconv** folds into the conv's weights: the BN op is dropped,
 //!   its scale disappears into the filter, and the conv keeps its bias (or gains one, the
-//!   BN's shift tensor `1×c×1×1`). The conv then writes the BN's output tensor.
+//!   BN's shift tensor `1×c×1×1`). The conv keeps its own output tensor, which the BN's
+//!   readers now read (TPU-MLIR names the folded op after the conv's output, `conv19_Conv`,
+//!   not the BN's); only when the BN's output is a graph output does the conv write it.
 //! - **Relu / Relu6 after Conv, Deconv, Gemm, BatchNorm, Add or Mul** becomes the
 //!   producing op's [`Op::fused_act`] (TPU-MLIR's `do_relu` with `relu_limit` 6 for
 //!   Relu6); the activation op is dropped. Other activations (sigmoid, leaky relu, …)
@@ -50,7 +52,7 @@ fn uses_and_producers(g: &Graph) -> (Vec<usize>, Vec<Option<usize>>) {
 /// Batch-norm and activation folding alone.
 fn fold(g: &Graph) -> Result<Graph> {
     crate::validate::validate(g)?;
-    let (uses, mut producer) = uses_and_producers(g);
+    let (mut uses, mut producer) = uses_and_producers(g);
     let mut ops: Vec<Op> = g.ops.clone();
     let mut removed = vec![false; ops.len()];
     for i in 0..ops.len() {
@@ -81,11 +83,23 @@ fn fold(g: &Graph) -> Result<Graph> {
             }
             _ => false,
         };
-        if fold {
-            let out = ops[i].outputs[0];
+        if !fold {
+            continue;
+        }
+        removed[i] = true;
+        let out = ops[i].outputs[0];
+        let bn = matches!(ops[i].kind, OpKind::BatchNorm);
+        if bn && !g.outputs.contains(&out) {
+            // the conv keeps its own output: readers of the BN's now read the conv's
+            for later in &mut ops[i + 1..] {
+                for t in later.inputs.iter_mut().filter(|t| **t == out) {
+                    *t = x;
+                }
+            }
+            uses[x] = uses[out];
+        } else {
             ops[p].outputs = vec![out];
             producer[out] = Some(p);
-            removed[i] = true;
         }
     }
     let ops: Vec<Op> = ops
@@ -223,6 +237,23 @@ mod tests {
         assert_eq!(g.tensors[op.weights[1]].name, "bn.bias");
         assert_eq!(g.tensors[op.outputs[0]].name, "relu");
         assert_eq!(g.tensors.len(), 4); // x, filter, bias, output
+    }
+
+    #[test]
+    fn a_folded_batch_norm_leaves_the_conv_its_own_output() {
+        // conv → bn → add: TPU-MLIR names the folded op after the conv's output
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", Shape4::new(1, 4, 8, 8));
+        let y = b.conv("c", x, 4, 3, 1, 1, 1, false).unwrap();
+        let y = b.batchnorm("bn", y).unwrap();
+        let y = b.add_op("sum", OpKind::Add, &[y, x], &[]).unwrap();
+        b.output(y);
+        let g = fuse(&b.finish().unwrap()).unwrap();
+        assert_eq!(g.ops.len(), 2);
+        let conv_out = g.ops[0].outputs[0];
+        assert_eq!(g.tensors[conv_out].name, "c");
+        assert_eq!(g.ops[1].inputs[0], conv_out);
+        assert!(g.tensors.iter().all(|t| t.name != "bn"));
     }
 
     #[test]

@@ -206,6 +206,11 @@ pub struct Op {
     pub outputs: Vec<TensorId>,
     /// An activation fused into this op (after batch-norm folding), applied to its output.
     pub fused_act: Option<Activation>,
+    /// The source file's op type where the kind does not say it: an ONNX `MatMul` read
+    /// as a [`OpKind::Gemm`], an `Upsample` as an [`OpKind::Upsample`] (TPU-MLIR names
+    /// ops after it). `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_type: Option<String>,
 }
 
 impl Op {

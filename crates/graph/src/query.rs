@@ -157,6 +157,7 @@ mod tests {
                     weights: vec![],
                     outputs: vec![1],
                     fused_act: None,
+                    source_type: None,
                 },
                 Op {
                     name: "b".into(),
@@ -165,6 +166,7 @@ mod tests {
                     weights: vec![],
                     outputs: vec![2],
                     fused_act: None,
+                    source_type: None,
                 },
             ],
             inputs: vec![0],

@@ -329,12 +329,18 @@ pub fn op_cycles_as(
         OpKind::Add | OpKind::Mul if !plain => {
             rows(y.c) * eu_pos * 4.0 / t.eltwise_per_cycle_per_lane
         }
+        // at the rate of their type: an op run in f32 under a 16-bit type (between casts)
+        // at half of EU_NUM per cycle
         OpKind::BatchNorm
         | OpKind::Act(_)
         | OpKind::Add
         | OpKind::Mul
         | OpKind::Concat
-        | OpKind::Upsample { .. } => rows(y.c) * eu_pos / t.eltwise_per_cycle_per_lane,
+        | OpKind::Upsample { .. } => {
+            let wide = graph_bits(graph, op).max(t.dtype_bits);
+            rows(y.c) * eu_pos * (wide as f64 / t.dtype_bits.max(1) as f64)
+                / t.eltwise_per_cycle_per_lane
+        }
         OpKind::Cast => {
             // at the rate of the wider of the two types (EU_NUM halves per doubling)
             let wide = graph_bits(graph, op).max(t.dtype_bits);

@@ -302,10 +302,14 @@ pub struct Preparation {
     /// Bits the network's inputs arrive in when they differ from the planned type: a
     /// cast op then converts them on the chip first. `None`: they arrive in it.
     pub input_bits: Option<u32>,
+    /// Ops the chip's compiler computes in f32 under the planned 16-bit type: they run
+    /// in f32 between explicit casts ([`NpuChip::f32_ops_at`]; empty: none).
+    pub f32_ops: tpumlir::F32Ops,
 }
 
 /// The one recipe every verb plans a network by: fuse (when asked), cast the inputs
-/// (when they arrive in another type), then TPU-MLIR's op order, once.
+/// (when they arrive in another type), run the chip's f32 ops in f32 between casts,
+/// then TPU-MLIR's op order, once.
 pub fn prepare(
     graph: &Graph,
     how: Preparation,
@@ -317,10 +321,19 @@ pub fn prepare(
     } else {
         graph
     };
-    Ok(match how.input_bits {
-        Some(bits) => tpu_mlir_order(&tpusim_graph::cast::cast_inputs(g, bits)),
-        None => tpu_mlir_order(g),
-    })
+    let cast;
+    let g = match how.input_bits {
+        Some(bits) => {
+            cast = tpusim_graph::cast::cast_inputs(g, bits);
+            &cast
+        }
+        None => g,
+    };
+    if how.f32_ops.is_empty() {
+        return Ok(tpu_mlir_order(g));
+    }
+    let wide = tpusim_graph::cast::cast_wide(g, |op| how.f32_ops.runs_in_f32(op), 32);
+    Ok(tpu_mlir_order(&wide))
 }
 
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);

@@ -93,6 +93,19 @@ impl NpuChip {
         Timing::for_figures(&self.geometry, &self.timing, dtype)
     }
 
+    /// The ops the chip's compiler computes in f32 in a plan of `dtype`: its
+    /// `tpu_mlir_f32_ops` under F16 and BF16, none otherwise.
+    pub fn f32_ops_at(&self, dtype: tpusim_layout::ElementType) -> crate::tpumlir::F32Ops {
+        use tpusim_layout::ElementType as E;
+        if !matches!(dtype, E::F16 | E::Bf16) {
+            return crate::tpumlir::F32Ops::default();
+        }
+        // checked when the chip was read (`validate`)
+        self.tpu_mlir
+            .f32_ops(&self.geometry.name)
+            .unwrap_or_default()
+    }
+
     /// Check the geometry and every figure given.
     pub fn validate(&self) -> tpusim_lmem::Result<()> {
         self.geometry.validate()?;

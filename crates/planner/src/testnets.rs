@@ -54,6 +54,7 @@ impl B {
             weights,
             outputs: vec![y],
             fused_act: act,
+            source_type: None,
         });
         y
     }

@@ -23,12 +23,12 @@ pub fn summary(p: &Plan) -> String {
         count(p.groups.len(), "group"),
         count(p.global_ops.len(), "global op")
     );
-    for op in p
-        .graph
-        .ops
-        .iter()
-        .filter(|o| o.kind == tpusim_graph::OpKind::Cast)
-    {
+    // casts of network inputs (the casts around ops run in f32 are counted below)
+    let is_input = |t: &usize| p.graph.inputs.contains(t);
+    let input_cast = |o: &&tpusim_graph::Op| {
+        o.kind == tpusim_graph::OpKind::Cast && o.inputs.iter().any(is_input)
+    };
+    for op in p.graph.ops.iter().filter(input_cast) {
         let from = op
             .inputs
             .first()
@@ -46,6 +46,33 @@ pub fn summary(p: &Plan) -> String {
             s,
             "input cast: {}{from} to {} on the chip ({wher}; --input-dtype same if the input arrives as {})",
             op.name, p.dtype, p.dtype
+        );
+    }
+    let is_cast = |o: &&tpusim_graph::Op| o.kind == tpusim_graph::OpKind::Cast;
+    let wide_casts = p
+        .graph
+        .ops
+        .iter()
+        .filter(|o| is_cast(o) && !input_cast(o))
+        .count();
+    let wide_ops = p
+        .graph
+        .ops
+        .iter()
+        .filter(|o| !is_cast(o) && !crate::cost::is_view(o))
+        .filter(|o| {
+            o.outputs
+                .iter()
+                .any(|&t| p.graph.tensors.get(t).and_then(|x| x.bits) == Some(32))
+        })
+        .count();
+    if wide_casts > 0 {
+        let _ = writeln!(
+            s,
+            "f32 ops: {} in f32 under {}, as the chip's compiler runs them, with {} around them",
+            count(wide_ops, "op"),
+            p.dtype,
+            count(wide_casts, "cast")
         );
     }
     let _ = writeln!(

@@ -18,7 +18,7 @@
 use crate::error::Result;
 use crate::plan::BlockKind;
 use crate::slicing::{GroupTensors, Slicing};
-use tpusim_graph::{Graph, OpId, OpKind, TensorId, TensorKind};
+use tpusim_graph::{Activation, Graph, OpId, OpKind, TensorId, TensorKind};
 use tpusim_layout::ElementType;
 use tpusim_lmem::{Chip, LocalLayout, TensorShape};
 
@@ -153,7 +153,8 @@ pub fn weight_type(dtype: ElementType, is_bias: bool) -> ElementType {
 
 /// Scratch bytes per lane an op needs for the largest slice, if any: a transposed conv
 /// expands its input with zeros (stride−1 rows/cols between pixels); average pools
-/// accumulate in f32 when the data type is narrower; depthwise and first-layer
+/// accumulate in f32 when the data type is narrower; sigmoid, tanh, hard-sigmoid and
+/// hard-swish need scratch room for their output; depthwise and first-layer
 /// (3-channel) convs get the buffers the backend reserves for them (read from the
 /// `buffer_size` of the compiled graph, bm1684x and bm1688, every case reproduced exactly):
 /// a depthwise conv holds its output slice at 32 bits, one input plane and its taps; a
@@ -217,6 +218,21 @@ pub fn buffer_size(
         OpKind::AvgPool(_) if dtype.bits() < 32 => {
             let (n, c, h, w) = out_nch;
             Ok(Some(lane_size(chip, ElementType::F32, n, c, h, w)?))
+        }
+        OpKind::Act(Activation::Sigmoid | Activation::Tanh) => {
+            // twice one image's output and 128 bytes (the compiled graphs of the zoo,
+            // bm1684x and bm1688, f32: SE gates of 1, 2, 3 channels a lane on 1×1, 64 →
+            // 256, 128 → 384, 192 → 512 bytes; a tanh on 3×27×38² 17,472 → 11,776); more
+            // than the backend's where it slices finer (a sigmoid on 1×1×128²: 2,176
+            // here, 1,152 there)
+            let (_, c, h, w) = out_nch;
+            let image = lane_size(chip, dtype, 1, c, h, w)?;
+            Ok(Some(image.saturating_mul(2).saturating_add(128)))
+        }
+        OpKind::Act(Activation::HardSigmoid | Activation::HardSwish) => {
+            // one output (the compiled graphs: buffer_size = out_size, every case)
+            let (n, c, h, w) = out_nch;
+            Ok(Some(lane_size(chip, dtype, n, c, h, w)?))
         }
         _ => Ok(None),
     }
@@ -342,7 +358,7 @@ pub fn build(
         let ys = graph.tensors[y].shape;
         if let Some(size) = buffer_size(
             chip,
-            dtype,
+            tensor_type(graph, y, dtype),
             &op.kind,
             (xn, xs.c, xh, xs.w),
             (yn, ys.c, yh, ys.w),

@@ -46,6 +46,7 @@ fn every_group_of_the_built_in_models_is_connected() {
             Preparation {
                 fuse: true,
                 input_bits: Some(32),
+                f32_ops: Default::default(),
             },
         )
         .unwrap();
@@ -73,6 +74,7 @@ fn independent_layers_are_never_grouped() {
         Preparation {
             fuse: false,
             input_bits: None,
+            f32_ops: Default::default(),
         },
     )
     .unwrap();

@@ -16,6 +16,7 @@ fn addresses_grow_upwards_from_the_panel_bottom() {
         Preparation {
             fuse: true,
             input_bits: Some(32),
+            f32_ops: Default::default(),
         },
     )
     .unwrap();

@@ -38,6 +38,7 @@ pub fn report_with_progress(
     let how = tpusim_planner::Preparation {
         fuse: req.fuse,
         input_bits: input_bits(req.input_dtype.as_deref(), &machine, dtype)?,
+        f32_ops: machine.planner_chip()?.f32_ops_at(dtype),
     };
     let graph = tpusim_planner::prepare(&written, how).map_err(|e| req.model.lower(e))?;
     let mut r = report_graph_with(

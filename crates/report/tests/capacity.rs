@@ -91,6 +91,7 @@ fn peak_activations_match_a_naive_liveness_count() {
             tpusim_planner::Preparation {
                 fuse: true,
                 input_bits: None,
+                f32_ops: Default::default(),
             },
         )
         .unwrap();

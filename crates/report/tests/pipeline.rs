@@ -172,17 +172,15 @@ fn npu_report_total_is_the_plans() {
         ] {
             let r = report(&req(model, chip, batch, None, res)).unwrap();
             let written = tpusim_graph::load(model, batch, (res, res)).unwrap();
+            let npu = tpusim_planner::NpuChip::preset(chip).unwrap();
             let how = tpusim_planner::Preparation {
                 fuse: true,
                 input_bits: Some(32),
+                f32_ops: npu.f32_ops_at(tpusim_layout::ElementType::F16),
             };
             let g = tpusim_planner::prepare(&written, how).unwrap();
-            let p = tpusim_planner::plan(
-                &g,
-                &tpusim_planner::NpuChip::preset(chip).unwrap(),
-                &tpusim_planner::PlanOptions::default(),
-            )
-            .unwrap();
+            let p =
+                tpusim_planner::plan(&g, &npu, &tpusim_planner::PlanOptions::default()).unwrap();
             let cycles = r.total_time_s * p.timing.clock_hz;
             assert!(
                 (cycles - p.cycles as f64).abs() < 0.5,

@@ -163,12 +163,16 @@ pub fn run(args: PlanArgs) -> Result<()> {
             .map_err(|_| anyhow!("unknown --input-dtype '{t}' (try f32, or same for the --dtype)"))?
             .bits(),
     };
+    let how = tpusim_planner::Preparation {
+        fuse: !args.no_fuse,
+        input_bits: (input_bits != dtype.bits()).then_some(input_bits),
+        f32_ops: chip.f32_ops_at(dtype),
+    };
     let graph = load_graph(
         &model,
         args.batch,
         crate::util::parse_resolution(args.resolution.as_deref())?,
-        !args.no_fuse,
-        (input_bits != dtype.bits()).then_some(input_bits),
+        how,
     )?;
     let opts = PlanOptions {
         dtype,
@@ -260,17 +264,14 @@ fn load_graph(
     model: &str,
     batch: Option<u64>,
     res: Option<(u64, u64)>,
-    fuse: bool,
-    input_bits: Option<u32>,
+    how: tpusim_planner::Preparation,
 ) -> Result<Graph> {
     let g = crate::input::model_source(model)?.import(batch, res)?;
     // fused (as TPU-MLIR plans) unless told otherwise; inputs cast on the chip when
-    // they arrive in another type; ops in TPU-MLIR's topological order, so that an
-    // exported grouping is runs of consecutive ops for TPU-MLIR too
-    Ok(tpusim_planner::prepare(
-        &g,
-        tpusim_planner::Preparation { fuse, input_bits },
-    )?)
+    // they arrive in another type; the chip's f32 ops between casts; ops in TPU-MLIR's
+    // topological order, so that an exported grouping is runs of consecutive ops for
+    // TPU-MLIR too
+    Ok(tpusim_planner::prepare(&g, how)?)
 }
 
 fn list(json: bool) -> Result<()> {

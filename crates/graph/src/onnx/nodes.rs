@@ -124,6 +124,10 @@ fn emit(
     let id = imp
         .b
         .add_op_named(&node.name, kind, inputs, weights, Some(&out))?;
+    if matches!(node.n.op_type.as_str(), "MatMul" | "Upsample") {
+        let op = imp.b.graph().ops.len() - 1;
+        imp.b.set_source_type(op, &node.n.op_type);
+    }
     let s = imp.b.shape(id);
     record(imp, node, id, dims_of(s))
 }

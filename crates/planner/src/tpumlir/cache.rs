@@ -17,8 +17,6 @@
 //! op of that name or whose output tensor has that name.
 
 use crate::error::{PlanError, Result};
-use crate::plan::Plan;
-use crate::timing::Timing;
 use crate::GroupRequest;
 use serde::{Deserialize, Serialize};
 use tpusim_graph::Graph;
@@ -99,86 +97,6 @@ pub struct Cache {
     pub cycle_prefix_sum: Vec<CachePrefix>,
 }
 
-/// Our plan's grouping as a TPU-MLIR cache (op indices are ours; `locs` carry the op
-/// names TPU-MLIR matches on; `group_cost` our cycle estimate).
-pub fn export(plan: &Plan) -> Cache {
-    let idx = |name: &str| {
-        plan.graph
-            .ops
-            .iter()
-            .position(|o| o.name == name)
-            .map_or(-1, |i| i as i64)
-    };
-    // pieces in op order
-    let mut pieces: Vec<(i64, bool, usize)> = Vec::new();
-    for (gi, g) in plan.groups.iter().enumerate() {
-        pieces.push((idx(&g.ops[0]), true, gi));
-    }
-    for (ci, c) in plan.global_costs.iter().enumerate() {
-        pieces.push((idx(&c.op), false, ci));
-    }
-    pieces.sort();
-    let mut cache = Cache {
-        opt: 2,
-        group_layer: vec![],
-        global_layer: vec![],
-        cycle_prefix_sum: vec![],
-    };
-    // a view (flatten/reshape) run global right after a group's last op is listed in
-    // that group where that pays under TPU-MLIR (see `trailing_view`)
-    let absorbed: Vec<Option<usize>> = plan
-        .groups
-        .iter()
-        .map(|g| trailing_view(plan, g.ops.last().map_or("", |s| s.as_str())))
-        .collect();
-    let mut sum = 0i64;
-    for (index, &(start, is_group, i)) in pieces.iter().enumerate() {
-        let index = index as i64;
-        if !is_group && usize::try_from(start).is_ok_and(|s| absorbed.contains(&Some(s))) {
-            continue;
-        }
-        let (end, cost) = if is_group {
-            let g = &plan.groups[i];
-            let mut locs = group_locs(&plan.graph, &g.ops, &plan.dtype);
-            if let Some(v) = absorbed[i] {
-                locs.extend(view_locs(&plan.graph, v, &plan.dtype));
-            }
-            let end = idx(g.ops.last().map_or("", |s| s.as_str()));
-            cache.group_layer.push(CacheGroup {
-                base_group_idx: 0,
-                start_idx: start,
-                end_idx: end,
-                func_start_idx: start,
-                func_end_idx: end,
-                group_cost: g.cycles as i64,
-                index,
-                locs,
-                shape_secs: vec![g.nsecs as i64, 1, 1, g.hsecs as i64, 1],
-            });
-            (end, g.cycles as i64)
-        } else {
-            let c = &plan.global_costs[i];
-            cache.global_layer.push(CacheGlobal {
-                index,
-                func_idx: start,
-                group_cost: c.cycles as i64,
-                loc: usize::try_from(start)
-                    .ok()
-                    .and_then(|i| plan.graph.ops.get(i))
-                    .map_or_else(|| c.op.clone(), |op| op_loc(&plan.graph, op, &plan.dtype)),
-            });
-            (start, c.cycles as i64)
-        };
-        sum = sum.saturating_add(cost);
-        cache.cycle_prefix_sum.push(CachePrefix {
-            index,
-            prefix_end_idx: end,
-            cycle_prefix_sum: sum,
-        });
-    }
-    cache
-}
-
 /// The cache file text TPU-MLIR 1.30 writes and reads: the groups of `cache` nested
 /// under `subfunc_0` (`{"opt": 2, "total subfunc": 1, "subfunc_0": {"subfunc idx": 0,
 /// "GroupLayer": …, "GlobalLayer": …, "CyclePrefixSum": …}}`), pretty-printed.
@@ -248,7 +166,7 @@ pub fn parse(text: &str) -> Result<Cache> {
 
 /// The ONNX op type TPU-MLIR puts in the name of the op that `op` becomes: the type of
 /// the last ONNX node fused into it (a fused ReLU names the op `…_Relu`).
-fn onnx_type(op: &tpusim_graph::Op) -> &'static str {
+fn onnx_type(op: &tpusim_graph::Op) -> &str {
     use tpusim_graph::{Activation as A, OpKind as K};
     let act = |a: A| match a {
         A::Relu => "Relu",
@@ -263,6 +181,9 @@ fn onnx_type(op: &tpusim_graph::Op) -> &'static str {
     };
     if let Some(a) = op.fused_act {
         return act(a);
+    }
+    if let Some(t) = &op.source_type {
+        return t;
     }
     match &op.kind {
         K::Conv(_) => "Conv",
@@ -284,18 +205,33 @@ fn onnx_type(op: &tpusim_graph::Op) -> &'static str {
     }
 }
 
-/// TPU-MLIR's loc of `op` in a plan of `dtype`: [`loc_name`], except for the cast of
-/// an f32 network input, which TPU-MLIR names `<input><consumer loc>_<dtype>`
-/// (`inputrelu4_Relu_f16`).
+/// TPU-MLIR's loc of `op` in a plan of `dtype`: [`loc_name`], except for a cast, which
+/// TPU-MLIR names `<input><consumer loc>_<type>`: the input is a network input's name
+/// (`inputrelu4_Relu_f16`) or its producer's loc (`conv16_Convsigmoid17_Sigmoid_f32`),
+/// the type `f32` for a cast up to f32, else `dtype`.
 pub fn op_loc(graph: &Graph, op: &tpusim_graph::Op, dtype: &str) -> String {
     if !matches!(op.kind, tpusim_graph::OpKind::Cast) {
         return loc_name(graph, op);
     }
-    let input = op
+    let producer = op
         .inputs
         .first()
+        .and_then(|&t| graph.ops.iter().find(|p| p.outputs.contains(&t)));
+    let input = match producer {
+        Some(p) => loc_name(graph, p),
+        None => op
+            .inputs
+            .first()
+            .and_then(|&t| graph.tensors.get(t))
+            .map_or_else(|| op.name.clone(), |t| t.name.clone()),
+    };
+    let wide = op
+        .outputs
+        .first()
         .and_then(|&t| graph.tensors.get(t))
-        .map_or(op.name.as_str(), |t| t.name.as_str());
+        .and_then(|t| t.bits)
+        == Some(32);
+    let dtype = if wide { "f32" } else { dtype };
     let consumer = op
         .outputs
         .first()
@@ -319,97 +255,6 @@ pub fn loc_name(graph: &Graph, op: &tpusim_graph::Op) -> String {
     format!("{out}_{}", onnx_type(op))
 }
 
-/// The view op run global right after op `last` that only `last` feeds (a flatten
-/// between a pool and a gemm), if listing it in `last`'s group pays under TPU-MLIR.
-///
-/// In 16-bit plans TPU-MLIR runs a global average pool in f32 (a cast in front), so a
-/// group ending in the pool stores the f32 output, and the view and a cast back to
-/// 16 bits run global (about 650 cycles on bm1684x). Listed in the group, the cast
-/// runs there and the group stores the 16-bit flattened tensor instead, which can be
-/// slower: 1×1 planes pay the small-plane floor, which shrinks with the rows a
-/// transfer needs (see [`crate::cost::small_plane_units`]). So the view goes in when
-/// the 16-bit store costs no more than the f32 one (ResNet-18 and mini-MobileNetV2 at
-/// batch 1, 512 and 256 channels: equal, 639 / 647 cycles saved), and stays global
-/// otherwise (MobileNetV2's 1,280 channels: 31,985 vs 15,992 cycles of store;
-/// ResNet-50's 2,048 and ResNet-18 at batch 4: 51,177 vs 25,588). After any other op
-/// the view goes in at batch 1.
-fn trailing_view(plan: &Plan, last: &str) -> Option<usize> {
-    let g = &plan.graph;
-    let op = g.ops.iter().find(|o| o.name == last)?;
-    let out = *op.outputs.first()?;
-    let mut users = g
-        .ops
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.inputs.contains(&out));
-    let (vi, v) = users.next()?;
-    let shape = g.tensors.get(out)?.shape;
-    let pays = if matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool)
-        && matches!(plan.dtype.as_str(), "f16" | "bf16")
-    {
-        let t = Timing::from_used(&plan.timing, plan.eu_bytes, 16);
-        crate::cost::pool_store_bits(&t, shape, 16) == 16
-    } else {
-        shape.n == 1
-    };
-    (users.next().is_none()
-        && pays
-        && crate::cost::is_view(v)
-        && plan.global_ops.iter().any(|n| n == &v.name)
-        && v.inputs.len() == 1)
-        .then_some(vi)
-}
-
-/// TPU-MLIR's names for view op `v` inside a group: its loc, and in 16-bit models the
-/// cast its lowering puts between the view and its consumer
-/// (`<view loc><consumer loc>_f16`, e.g. `flat88_Flattenoutput_Gemm_f16`).
-fn view_locs(graph: &Graph, v: usize, dtype: &str) -> Vec<String> {
-    let Some(view) = graph.ops.get(v) else {
-        return Vec::new();
-    };
-    let loc = loc_name(graph, view);
-    let mut out = vec![loc.clone()];
-    if matches!(dtype, "f16" | "bf16") {
-        let consumer = view
-            .outputs
-            .first()
-            .and_then(|&t| graph.ops.iter().find(|o| o.inputs.contains(&t)));
-        if let Some(c) = consumer {
-            out.push(format!("{loc}{}_{dtype}", loc_name(graph, c)));
-        }
-    }
-    out
-}
-
-/// The `locs` of one exported group: each op's [`loc_name`], plus the f32 cast that
-/// TPU-MLIR inserts in front of a global average pool in 16-bit models
-/// (`<producer loc><pool loc>_f32`), which a group holding both must list or its
-/// compiler rejects the group ("operand does not dominate this use").
-fn group_locs(graph: &Graph, ops: &[String], dtype: &str) -> Vec<String> {
-    let sixteen_bit = matches!(dtype, "f16" | "bf16");
-    let mut locs = Vec::with_capacity(ops.len() + 1);
-    for name in ops {
-        let Some(op) = graph.ops.iter().find(|o| &o.name == name) else {
-            locs.push(name.clone());
-            continue;
-        };
-        let loc = op_loc(graph, op, dtype);
-        if sixteen_bit && matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool) {
-            // the cast in front goes with the pool, wherever its producer runs (TPU-MLIR's
-            // own ResNet-18 b1 group: cast, pool, flatten, cast)
-            let producer = op
-                .inputs
-                .first()
-                .and_then(|&t| graph.ops.iter().find(|p| p.outputs.contains(&t)));
-            if let Some(p) = producer {
-                locs.push(format!("{}{loc}_f32", loc_name(graph, p)));
-            }
-        }
-        locs.push(loc);
-    }
-    locs
-}
-
 /// Our op for a TPU-MLIR loc name: an op of that name, or the op producing a tensor of
 /// that name; failing both, the same with a trailing `_<OpType>` removed (TPU-MLIR
 /// names ops `<onnx output>_<onnx op type>`, e.g. `relu4_Relu`, `conv12_Conv`).
@@ -426,11 +271,11 @@ pub fn match_loc(graph: &Graph, loc: &str) -> Option<usize> {
     find(loc)
         .or_else(|| loc.rsplit_once('_').and_then(|(stem, _)| find(stem)))
         .or_else(|| {
-            // an input cast: `<input><consumer loc>_<dtype>`, whatever the dtype
+            // a cast: `<input><consumer loc>_<type>`, whatever the type
             let (stem, _) = loc.rsplit_once('_')?;
             graph.ops.iter().position(|o| {
                 matches!(o.kind, tpusim_graph::OpKind::Cast)
-                    && op_loc(graph, o, "").strip_suffix('_') == Some(stem)
+                    && op_loc(graph, o, "").rsplit_once('_').map(|s| s.0) == Some(stem)
             })
         })
 }

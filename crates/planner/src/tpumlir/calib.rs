@@ -16,6 +16,7 @@
 //! of our DMA cycles, and the search also requires a fit with the full DMA cycles (the
 //! placer's `margin`).
 
+use super::precision::F32Ops;
 use crate::cost::Dir;
 use crate::timing::{check_figure, chip_figures, ChipTiming};
 use serde::{Deserialize, Serialize};
@@ -40,12 +41,19 @@ pub struct ChipCalibration {
     /// 3,182; 82 of 89 logged filter and map transfers within 0.2 %); bm1684x: 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpu_mlir_dma_speedup: Option<f64>,
+    /// The ops TPU-MLIR computes in f32 under a 16-bit type, by the names of
+    /// [`super::precision::F32_OP_NAMES`] (`None`: none). bm1684x: `avgpool`, `sigmoid`,
+    /// `tanh`, `hard_sigmoid`; bm1688 the same but `hard_sigmoid` (see
+    /// [`super::precision`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpu_mlir_f32_ops: Option<Vec<String>>,
 }
 
 impl ChipCalibration {
     /// Check the figures given (the speed-up finite and positive); `chip` names the chip
     /// in the error.
     pub fn validate(&self, chip: &str) -> tpusim_lmem::Result<()> {
+        self.f32_ops(chip)?;
         check_figure(
             chip,
             "tpu_mlir_dma_speedup",
@@ -53,6 +61,13 @@ impl ChipCalibration {
             "finite and positive",
             |x| x.is_finite() && x > 0.0,
         )
+    }
+}
+
+impl ChipCalibration {
+    /// The set `tpu_mlir_f32_ops` names; `chip` names the chip in the error.
+    pub fn f32_ops(&self, chip: &str) -> tpusim_lmem::Result<F32Ops> {
+        F32Ops::parse(self.tpu_mlir_f32_ops.as_deref().unwrap_or(&[]), chip)
     }
 }
 

@@ -2,7 +2,10 @@
 //! behind this boundary, as the systolic crate keeps SCALE-Sim in `scalesim/`.
 //!
 //! - [`cache`]: its layer-group cache JSON in and out ([`parse`], [`import`],
-//!   [`export`], [`to_text`]), and the op location names it matches on;
+//!   [`to_text`]), and the op location names it matches on; [`export`] (`export.rs`),
+//!   our grouping as such a cache;
+//! - [`lowering`]: the ops and casts TPU-MLIR lowers a 16-bit graph to, by name;
+//! - [`precision`]: which ops it computes in f32 under a 16-bit type, per chip;
 //! - [`steps`]: its time-step table of a group and its software pipelining, with the
 //!   transfers moved by cycle slack;
 //! - [`alloc`]: its greedy local-memory allocator;
@@ -45,15 +48,20 @@
 pub mod alloc;
 pub mod cache;
 pub mod calib;
+mod export;
+pub mod lowering;
 pub(crate) mod placer;
+pub mod precision;
 pub mod steps;
 
 pub use cache::{
-    export, import, loc_name, match_loc, op_loc, parse, to_text, Cache, CacheGlobal, CacheGroup,
+    import, loc_name, match_loc, op_loc, parse, to_text, Cache, CacheGlobal, CacheGroup,
     CachePrefix, Imported,
 };
 pub use calib::{Calibration, ChipCalibration};
+pub use export::export;
 pub(crate) use placer::PipelinedPlacer;
+pub use precision::F32Ops;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""The zoo of generated ONNX CNNs that tpusim's TPU-MLIR export is checked on (issue 19).
+
+Each network covers some of the op kinds tpusim's CNN importer accepts (Conv, grouped and
+depthwise and dilated, ConvTranspose, Max/AveragePool, GlobalAverage/MaxPool,
+BatchNormalization, Relu/LeakyRelu/Sigmoid/Tanh/HardSigmoid/HardSwish/Clip, Add and Mul,
+Concat, Resize, Gemm/MatMul, Flatten, Reshape, Identity/Dropout), with different
+branchings, resolutions, batches 1-8 and some odd channel counts. Weights are random.
+
+HELD_OUT names the networks kept out of every fix and fit: their figures are the ones
+BENCHMARKS.md reports. They were chosen before any of the zoo was compiled.
+
+Usage: python bench/tpumlir_zoo.py OUTDIR [--stripped]
+  writes OUTDIR/<name>.onnx and OUTDIR/zoo.json ({name: {"input_shape": [...],
+  "held_out": bool}}); with --stripped the initializers keep their dims but not their
+  data, but for constants of 16 elements or fewer (what the tests commit: the importer
+  reads only shapes and such constants).
+Needs the `onnx` and `numpy` packages.
+"""
+import json
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+
+HELD_OUT = {"densenet_like", "fpn_like", "resnext_b4", "yolo_tiny", "dilated_seg_b2"}
+
+
+class Net:
+    """An ONNX graph under construction; every op returns its output name."""
+
+    def __init__(self, seed):
+        self.nodes, self.inits, self.k = [], [], 0
+        self.rng = np.random.default_rng(seed)
+
+    def name(self, p):
+        self.k += 1
+        return f"{p}{self.k}"
+
+    def weight(self, shape, scale):
+        w = self.name("w")
+        self.inits.append(numpy_helper.from_array((self.rng.standard_normal(shape) * scale).astype(np.float32), w))
+        return w
+
+    def node(self, op, inputs, prefix, **attrs):
+        y = self.name(prefix)
+        self.nodes.append(helper.make_node(op, inputs, [y], **attrs))
+        return y
+
+    def conv(self, x, cin, cout, k, s=1, p=None, group=1, dil=1, bias=True, act="relu"):
+        p = dil * (k // 2) if p is None else p
+        ins = [x, self.weight((cout, cin // group, k, k), np.sqrt(2.0 / (cin // group * k * k)))]
+        if bias:
+            ins.append(self.weight((cout,), 0.01))
+        y = self.node("Conv", ins, "conv", kernel_shape=[k, k], strides=[s, s], pads=[p] * 4,
+                      group=group, dilations=[dil, dil])
+        return self.act(y, act)
+
+    def bn(self, x, c):
+        scale = self.name("bns")
+        self.inits.append(numpy_helper.from_array((1 + 0.1 * self.rng.standard_normal(c)).astype(np.float32), scale))
+        bias = self.weight((c,), 0.1)
+        mean = self.weight((c,), 0.1)
+        var = self.name("bnv")
+        self.inits.append(numpy_helper.from_array((1 + 0.1 * np.abs(self.rng.standard_normal(c))).astype(np.float32), var))
+        return self.node("BatchNormalization", [x, scale, bias, mean, var], "bn", epsilon=1e-5)
+
+    def conv_bn(self, x, cin, cout, k, s=1, p=None, group=1, act="relu"):
+        """Conv without bias, BatchNormalization, then the activation (torch's training-mode export)."""
+        return self.act(self.bn(self.conv(x, cin, cout, k, s, p, group, bias=False, act=None), cout), act)
+
+    def act(self, x, act):
+        if act is None:
+            return x
+        if act == "relu6":
+            lo, hi = self.name("lo"), self.name("hi")
+            self.inits += [numpy_helper.from_array(np.array(0, np.float32), lo),
+                           numpy_helper.from_array(np.array(6, np.float32), hi)]
+            return self.node("Clip", [x, lo, hi], "clip")
+        op = {"relu": "Relu", "leaky": "LeakyRelu", "sigmoid": "Sigmoid", "tanh": "Tanh",
+              "hsigmoid": "HardSigmoid", "hswish": "HardSwish"}[act]
+        attrs = {"alpha": 0.1} if act == "leaky" else {}
+        return self.node(op, [x], op.lower(), **attrs)
+
+    def deconv(self, x, cin, cout, k=2, s=2, act="relu"):
+        ins = [x, self.weight((cin, cout, k, k), np.sqrt(1.0 / (cin * k * k))), self.weight((cout,), 0.01)]
+        return self.act(self.node("ConvTranspose", ins, "deconv", kernel_shape=[k, k], strides=[s, s]), act)
+
+    def maxpool(self, x, k, s, p=0):
+        return self.node("MaxPool", [x], "maxpool", kernel_shape=[k, k], strides=[s, s], pads=[p] * 4)
+
+    def avgpool(self, x, k, s, p=0):
+        return self.node("AveragePool", [x], "avgpool", kernel_shape=[k, k], strides=[s, s], pads=[p] * 4)
+
+    def gap(self, x):
+        return self.node("GlobalAveragePool", [x], "gap")
+
+    def gmp(self, x):
+        return self.node("GlobalMaxPool", [x], "gmp")
+
+    def add(self, a, b):
+        return self.node("Add", [a, b], "add")
+
+    def mul(self, a, b):
+        return self.node("Mul", [a, b], "mul")
+
+    def concat(self, xs):
+        return self.node("Concat", xs, "concat", axis=1)
+
+    def resize(self, x, scale=2):
+        roi, sc = self.name("roi"), self.name("scales")
+        self.inits += [numpy_helper.from_array(np.zeros(0, np.float32), roi),
+                       numpy_helper.from_array(np.array([1, 1, scale, scale], np.float32), sc)]
+        return self.node("Resize", [x, roi, sc], "resize", mode="nearest")
+
+    def flatten(self, x):
+        return self.node("Flatten", [x], "flat", axis=1)
+
+    def gemm(self, x, cin, cout):
+        return self.node("Gemm", [x, self.weight((cout, cin), 0.02), self.weight((cout,), 0.01)], "fc", transB=1)
+
+    def se(self, x, c, r=4, gate="sigmoid"):
+        """Squeeze-and-excitation: global pool, 1x1 down, ReLU, 1x1 up, gate, multiply."""
+        s = self.gap(x)
+        s = self.conv(s, c, max(c // r, 8), 1, p=0)
+        s = self.conv(s, max(c // r, 8), c, 1, p=0, act=gate)
+        return self.mul(x, s)
+
+    def classifier(self, x, c, classes):
+        return self.gemm(self.flatten(self.gap(x)), c, classes)
+
+    def save(self, path, name, input_shape, out, stripped):
+        g = helper.make_graph(self.nodes, name,
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], self.inits)
+        opset = 14 if any(x.op_type == "HardSwish" for x in self.nodes) else 13  # HardSwish is opset 14
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="tpusim-bench")
+        m.ir_version = 8
+        inferred = shape_inference.infer_shapes(m, strict_mode=True)
+        dims = {v.name: v for v in inferred.graph.value_info}
+        dims.update({v.name: v for v in inferred.graph.output})
+        m.graph.output[0].CopyFrom(dims[out])
+        onnx.checker.check_model(m)
+        if stripped:  # weights only: small constants (Resize scales, shapes, Clip bounds) are read
+            for t in m.graph.initializer:
+                if np.prod(t.dims) > 16:
+                    t.ClearField("raw_data")
+                    t.ClearField("float_data")
+        onnx.save(m, path)
+
+
+# ---- the networks: each takes a Net and returns (output name) ----
+
+def small_cnn(n):
+    x = n.conv("input", 3, 16, 3, 2)
+    x = n.maxpool(x, 2, 2)
+    x = n.conv(x, 16, 32, 3)
+    x = n.conv(x, 32, 64, 3, 2)
+    return n.classifier(x, 64, 10)
+
+
+def unet_small(n):
+    """Encoder-decoder: BN after ReLU, max pools down, Resize up, skip concats, average pool, sigmoid."""
+    def block(x, cin, cout):
+        x = n.bn(n.conv(x, cin, cout, 3), cout)
+        return n.bn(n.conv(x, cout, cout, 3), cout)
+    e1 = block("input", 3, 16)
+    e2 = block(n.maxpool(e1, 2, 2), 16, 32)
+    e3 = block(n.maxpool(e2, 2, 2), 32, 64)
+    d2 = block(n.concat([n.resize(e3), e2]), 96, 32)
+    d1 = block(n.concat([n.resize(d2), e1]), 48, 16)
+    y = n.avgpool(d1, 3, 1, 1)
+    return n.conv(y, 16, 1, 1, p=0, act="sigmoid")
+
+
+def squeeze_like(n):
+    """Fire modules (1x1 squeeze, 1x1 and 3x3 expand, concat) and a conv classifier."""
+    def fire(x, cin, s, e):
+        q = n.conv(x, cin, s, 1, p=0)
+        return n.concat([n.conv(q, s, e, 1, p=0), n.conv(q, s, e, 3)])
+    x = n.maxpool(n.conv("input", 3, 64, 3, 2, 0), 3, 2)
+    x = fire(x, 64, 16, 64)
+    x = fire(x, 128, 16, 64)
+    x = n.maxpool(x, 3, 2)
+    x = fire(x, 128, 32, 128)
+    x = fire(x, 256, 48, 192)
+    x = n.conv(x, 384, 10, 1, p=0)
+    return n.flatten(n.gap(x))
+
+
+def inception(n):
+    """Inception-style branches: 1x1, 1x1-3x3, 1x1-5x5, maxpool-1x1, concatenated."""
+    def module(x, cin, c1, c3r, c3, c5r, c5, cp):
+        b1 = n.conv(x, cin, c1, 1, p=0)
+        b2 = n.conv(n.conv(x, cin, c3r, 1, p=0), c3r, c3, 3)
+        b3 = n.conv(n.conv(x, cin, c5r, 1, p=0), c5r, c5, 5)
+        b4 = n.conv(n.maxpool(x, 3, 1, 1), cin, cp, 1, p=0)
+        return n.concat([b1, b2, b3, b4]), c1 + c3 + c5 + cp
+    x = n.maxpool(n.conv("input", 3, 32, 3, 2), 3, 2, 1)
+    x, c = module(x, 32, 16, 24, 32, 4, 8, 8)
+    x, c = module(x, c, 32, 32, 48, 8, 24, 16)
+    x = n.maxpool(x, 3, 2, 1)
+    x, c = module(x, c, 48, 24, 52, 4, 12, 16)
+    return n.classifier(x, c, 100)
+
+
+def resnet34_bn(n):
+    """ResNet-34 with explicit BatchNormalization (Conv without bias, BN, then ReLU or the add)."""
+    x = n.maxpool(n.conv_bn("input", 3, 64, 7, 2, 3), 3, 2, 1)
+    cin = 64
+    for cout, blocks, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        for b in range(blocks):
+            s = stride if b == 0 else 1
+            y = n.conv_bn(x, cin, cout, 3, s)
+            y = n.conv_bn(y, cout, cout, 3, 1, act=None)
+            sc = n.conv_bn(x, cin, cout, 1, s, 0, act=None) if (s != 1 or cin != cout) else x
+            x = n.act(n.add(y, sc), "relu")
+            cin = cout
+    return n.classifier(x, 512, 1000)
+
+
+def se_net(n):
+    x = n.conv("input", 3, 32, 3, 2)
+    for cin, cout, s in [(32, 48, 2), (48, 96, 2), (96, 160, 2)]:
+        x = n.conv(x, cin, cout, 3, s)
+        x = n.se(x, cout)
+    return n.classifier(x, 160, 20)
+
+
+def mbv3_like(n):
+    """MobileNetV3-style: HardSwish, depthwise, SE with HardSigmoid, ReLU6 (Clip), odd widths."""
+    x = n.conv("input", 3, 16, 3, 2, act="hswish")
+    cin = 16
+    for exp, cout, s, act, se in [(48, 24, 2, "relu6", False), (72, 40, 2, "hswish", True),
+                                  (120, 40, 1, "hswish", True), (200, 81, 2, "hswish", False)]:
+        y = n.conv(x, cin, exp, 1, p=0, act=act)
+        y = n.conv(y, exp, exp, 3, s, group=exp, act=act)
+        if se:
+            y = n.se(y, exp, gate="hsigmoid")
+        y = n.conv(y, exp, cout, 1, p=0, act=None)
+        x = n.add(x, y) if (s == 1 and cin == cout) else y
+        cin = cout
+    return n.classifier(n.conv(x, cin, 320, 1, p=0, act="hswish"), 320, 10)
+
+
+def deconv_decoder_b2(n):
+    """An autoencoder: strided convs down with LeakyReLU, ConvTranspose up, Tanh out."""
+    x = n.conv("input", 3, 24, 3, 2, act="leaky")
+    x = n.conv(x, 24, 48, 3, 2, act="leaky")
+    x = n.conv(x, 48, 96, 3, 2, act="leaky")
+    x = n.deconv(x, 96, 48)
+    x = n.deconv(x, 48, 24)
+    x = n.deconv(x, 24, 12)
+    return n.conv(x, 12, 3, 3, act="tanh")
+
+
+def vgg_tiny_b8(n):
+    """VGG-style at batch 8: conv pairs, max pools, flatten, two Gemms with Dropout between."""
+    x, cin = "input", 3
+    for cout in [16, 32, 64]:
+        x = n.maxpool(n.conv(n.conv(x, cin, cout, 3), cout, cout, 3), 2, 2)
+        cin = cout
+    x = n.flatten(x)
+    x = n.act(n.gemm(x, 64 * 4 * 4, 128), "relu")
+    x = n.node("Dropout", [x], "drop")
+    return n.gemm(x, 128, 10)
+
+
+def odd_channels_b3(n):
+    """Odd channel counts and resolution: 3->13->27->51, padded average pool, global max pool, Reshape, MatMul."""
+    x = n.conv("input", 3, 13, 3, 2)
+    x = n.conv(x, 13, 27, 5, 1, act="tanh")
+    x = n.avgpool(x, 3, 2, 1)
+    x = n.conv(x, 27, 51, 3, 2, act="sigmoid")
+    x = n.gmp(x)
+    shp = n.name("shape")
+    n.inits.append(numpy_helper.from_array(np.array([3, 51], np.int64), shp))
+    x = n.node("Reshape", [x, shp], "reshape")
+    return n.node("MatMul", [x, n.weight((51, 7), 0.05)], "matmul")
+
+
+def densenet_like(n):
+    """Dense blocks (BN-ReLU-Conv, concat growth) with average-pool transitions."""
+    x = n.conv("input", 3, 24, 3, 2)
+    c = 24
+    for block in range(3):
+        for _ in range(3):
+            y = n.conv(n.act(n.bn(x, c), "relu"), c, 12, 3)
+            x, c = n.concat([x, y]), c + 12
+        if block < 2:
+            x = n.avgpool(n.conv(x, c, c // 2, 1, p=0), 2, 2)
+            c //= 2
+    return n.classifier(x, c, 10)
+
+
+def fpn_like(n):
+    """A feature pyramid: bottom-up strided convs, top-down Resize + lateral 1x1 adds, heads."""
+    c1 = n.conv("input", 3, 32, 3, 2)
+    c2 = n.conv(c1, 32, 64, 3, 2)
+    c3 = n.conv(c2, 64, 128, 3, 2)
+    p3 = n.conv(c3, 128, 64, 1, p=0, act=None)
+    p2 = n.add(n.resize(p3), n.conv(c2, 64, 64, 1, p=0, act=None))
+    p1 = n.add(n.resize(p2), n.conv(c1, 32, 64, 1, p=0, act=None))
+    return n.conv(p1, 64, 5, 3, act=None)
+
+
+def yolo_tiny(n):
+    """YOLOv3-tiny-like: conv-BN-LeakyReLU, max pools, a route with upsample and concat."""
+    def cbl(x, cin, cout, k=3):
+        return n.conv_bn(x, cin, cout, k, p=k // 2, act="leaky")
+    x = n.maxpool(cbl("input", 3, 16), 2, 2)
+    x = n.maxpool(cbl(x, 16, 32), 2, 2)
+    x = n.maxpool(cbl(x, 32, 64), 2, 2)
+    route = cbl(x, 64, 128)
+    x = n.maxpool(route, 2, 2)
+    x = cbl(x, 128, 256)
+    x = cbl(x, 256, 64, 1)
+    up = n.resize(cbl(x, 64, 32, 1))
+    x = cbl(n.concat([up, route]), 160, 128)
+    return n.conv(x, 128, 27, 1, p=0, act=None)
+
+
+def dilated_seg_b2(n):
+    """Dilated convolutions with a sigmoid attention gate (activation times activation)."""
+    x = n.conv("input", 3, 32, 3, 2)
+    x = n.conv(x, 32, 32, 3, dil=2)
+    x = n.conv(x, 32, 48, 3, dil=4)
+    gate = n.conv(x, 48, 48, 1, p=0, act="sigmoid")
+    x = n.mul(x, gate)
+    return n.conv(x, 48, 6, 1, p=0, act=None)
+
+
+def resnext_b4(n):
+    """ResNeXt-style blocks at batch 4: grouped 3x3 (32 groups), BN explicit, residual adds."""
+    x = n.conv_bn("input", 3, 64, 3, 2)
+    cin = 64
+    for width, cout, s in [(64, 128, 1), (128, 256, 2)]:
+        y = n.conv_bn(x, cin, width, 1, p=0)
+        y = n.conv_bn(y, width, width, 3, s, group=32)
+        y = n.conv_bn(y, width, cout, 1, p=0, act=None)
+        sc = n.conv_bn(x, cin, cout, 1, s, 0, act=None)
+        x = n.act(n.add(y, sc), "relu")
+        cin = cout
+    return n.classifier(x, cout, 10)
+
+
+def wide_stem_b5(n):
+    """Batch 5, a 7x7 stride-2 stem with odd width 45, BN after an add, global max pool head."""
+    x = n.maxpool(n.conv("input", 3, 45, 7, 2, 3), 3, 2, 1)
+    y = n.conv(x, 45, 45, 3, act=None)
+    x = n.act(n.bn(n.add(x, y), 45), "relu")
+    x = n.conv(x, 45, 90, 3, 2)
+    return n.gemm(n.flatten(n.gmp(x)), 90, 12)
+
+
+ZOO = {
+    # name: (builder, input shape N, C, H, W)
+    "small_cnn": (small_cnn, [1, 3, 64, 64]),
+    "unet_small": (unet_small, [1, 3, 128, 128]),
+    "squeeze_like": (squeeze_like, [1, 3, 128, 128]),
+    "inception_b2": (inception, [2, 3, 96, 96]),
+    "inception_b4": (inception, [4, 3, 96, 96]),
+    "resnet34_bn": (resnet34_bn, [1, 3, 224, 224]),
+    "se_net": (se_net, [1, 3, 112, 112]),
+    "mbv3_like": (mbv3_like, [1, 3, 128, 128]),
+    "deconv_decoder_b2": (deconv_decoder_b2, [2, 3, 64, 64]),
+    "vgg_tiny_b8": (vgg_tiny_b8, [8, 3, 32, 32]),
+    "odd_channels_b3": (odd_channels_b3, [3, 3, 75, 75]),
+    "densenet_like": (densenet_like, [1, 3, 96, 96]),
+    "fpn_like": (fpn_like, [1, 3, 128, 128]),
+    "yolo_tiny": (yolo_tiny, [1, 3, 160, 160]),
+    "dilated_seg_b2": (dilated_seg_b2, [2, 3, 96, 96]),
+    "resnext_b4": (resnext_b4, [4, 3, 64, 64]),
+    "wide_stem_b5": (wide_stem_b5, [5, 3, 96, 96]),
+}
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    stripped = "--stripped" in sys.argv
+    out = args[0] if args else "."
+    index = {}
+    for i, (name, (build, shape)) in enumerate(ZOO.items()):
+        n = Net(seed=i)
+        y = build(n)
+        n.save(f"{out}/{name}.onnx", name, shape, y, stripped)
+        index[name] = {"input_shape": shape, "held_out": name in HELD_OUT}
+    with open(f"{out}/zoo.json", "w") as f:
+        json.dump(index, f, indent=1)
+        f.write("\n")
+    print(f"wrote {len(index)} networks to {out}")
+
+
+if __name__ == "__main__":
+    main()

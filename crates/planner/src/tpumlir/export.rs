@@ -1,0 +1,240 @@
+//! Our plan's grouping as a TPU-MLIR layer-group cache ([`export`]): every op TPU-MLIR
+//! lowers the graph to ([`super::lowering`]) is named, in a group or as a global layer,
+//! as TPU-MLIR's own cache names them.
+//!
+//! Where a cast goes (TPU-MLIR compiles a group only if it holds every cast lying
+//! between two of its ops; a cast at a group's edge may go either way):
+//! - between two ops of one group: in that group;
+//! - to f32 (in front of a pool or activation run in f32): with its reader if the
+//!   reader is in a group (it loads the 16-bit tensor and casts in local memory), else
+//!   with its producer's group;
+//! - to 16 bits (after an op run in f32): with its producer if the producer is in a
+//!   group (the group stores the narrower tensor), else with its reader's group;
+//! - a network output's cast to f32: with the op it follows.
+//!
+//! Anything else runs global. A view our plan runs global right after a group's last
+//! op is listed in that group where that pays ([`trailing_view`]).
+
+use super::cache::{Cache, CacheGlobal, CacheGroup, CachePrefix};
+use super::lowering::{lower, Lowered};
+use crate::plan::Plan;
+use crate::timing::Timing;
+
+/// Where one cast is listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Home {
+    /// In group `g`, in front of its reader.
+    BeforeReader(usize),
+    /// In group `g`, right after its producer.
+    AfterProducer(usize),
+    /// Global, in front of its reader.
+    Global,
+}
+
+/// Our plan's grouping as a TPU-MLIR cache (op indices are ours; `locs` carry the names
+/// TPU-MLIR matches on; `group_cost` our cycle estimate; `func.return` last, as TPU-MLIR
+/// lists it).
+pub fn export(plan: &Plan) -> Cache {
+    let graph = &plan.graph;
+    let index_of = |name: &str| graph.ops.iter().position(|o| o.name == name);
+    let lowered = lower(graph, &plan.dtype);
+    let mut group_of: Vec<Option<usize>> = vec![None; graph.ops.len()];
+    for (gi, g) in plan.groups.iter().enumerate() {
+        for i in g.ops.iter().filter_map(|n| index_of(n)) {
+            group_of[i] = Some(gi);
+        }
+        let last = g.ops.last().map_or("", |s| s.as_str());
+        if let Some(v) = trailing_view(plan, last) {
+            group_of[v] = Some(gi);
+        }
+    }
+    let homes = cast_homes(&lowered, &group_of);
+    // pieces in op order: each group at its first op, each global op alone
+    let mut pieces: Vec<Piece> = Vec::new();
+    for (i, g) in group_of.iter().enumerate() {
+        match g {
+            Some(gi) if group_of[..i].contains(&Some(*gi)) => {}
+            Some(gi) => pieces.push(Piece::Group(*gi)),
+            None => pieces.push(Piece::Global(i)),
+        }
+    }
+    let mut cache = Cache {
+        opt: 2,
+        group_layer: vec![],
+        global_layer: vec![],
+        cycle_prefix_sum: vec![],
+    };
+    let cost_of = |name: &str| {
+        plan.global_costs
+            .iter()
+            .find(|c| c.op == name)
+            .map_or(0, |c| c.cycles as i64)
+    };
+    let mut sum = 0i64;
+    let mut index = 0i64;
+    for piece in pieces {
+        match piece {
+            Piece::Group(gi) => {
+                let g = &plan.groups[gi];
+                let members: Vec<usize> = (0..graph.ops.len())
+                    .filter(|&i| group_of[i] == Some(gi))
+                    .collect();
+                let start = members.first().map_or(-1, |&i| i as i64);
+                let end = members.last().map_or(-1, |&i| i as i64);
+                cache.group_layer.push(CacheGroup {
+                    base_group_idx: 0,
+                    start_idx: start,
+                    end_idx: end,
+                    func_start_idx: start,
+                    func_end_idx: end,
+                    group_cost: g.cycles as i64,
+                    index,
+                    locs: group_locs(&lowered, &homes, &members, gi),
+                    shape_secs: vec![g.nsecs as i64, 1, 1, g.hsecs as i64, 1],
+                });
+                sum = sum.saturating_add(g.cycles as i64);
+                cache.cycle_prefix_sum.push(CachePrefix {
+                    index,
+                    prefix_end_idx: end,
+                    cycle_prefix_sum: sum,
+                });
+                index += 1;
+            }
+            Piece::Global(i) => {
+                let low = &lowered[i];
+                let casts = low
+                    .casts_in
+                    .iter()
+                    .zip(&homes[i])
+                    .filter(|(_, h)| **h == Home::Global)
+                    .map(|(c, _)| (c.loc.clone(), 0));
+                let own = std::iter::once((low.loc.clone(), cost_of(&graph.ops[i].name)));
+                let out = low.cast_out.iter().map(|l| (l.clone(), 0));
+                for (loc, cost) in casts.chain(own).chain(out) {
+                    cache.global_layer.push(CacheGlobal {
+                        index,
+                        func_idx: i as i64,
+                        group_cost: cost,
+                        loc,
+                    });
+                    sum = sum.saturating_add(cost);
+                    cache.cycle_prefix_sum.push(CachePrefix {
+                        index,
+                        prefix_end_idx: i as i64,
+                        cycle_prefix_sum: sum,
+                    });
+                    index += 1;
+                }
+            }
+        }
+    }
+    cache.global_layer.push(CacheGlobal {
+        index,
+        func_idx: graph.ops.len() as i64,
+        group_cost: 0,
+        loc: "func.return".into(),
+    });
+    cache
+}
+
+/// A group or a global op, in op order.
+#[derive(Debug, Clone, Copy)]
+enum Piece {
+    Group(usize),
+    Global(usize),
+}
+
+/// Where each op's input casts go (see the module docs), by op and input cast.
+fn cast_homes(lowered: &[Lowered], group_of: &[Option<usize>]) -> Vec<Vec<Home>> {
+    lowered
+        .iter()
+        .enumerate()
+        .map(|(reader, low)| {
+            low.casts_in
+                .iter()
+                .map(|c| {
+                    let by_reader = group_of[reader];
+                    let by_producer = c.producer.and_then(|p| group_of[p]);
+                    match (by_reader, by_producer) {
+                        (Some(r), Some(p)) if r == p => Home::BeforeReader(r),
+                        (Some(r), _) if c.to_f32 => Home::BeforeReader(r),
+                        (_, Some(p)) => Home::AfterProducer(p),
+                        (Some(r), None) => Home::BeforeReader(r),
+                        (None, None) => Home::Global,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The `locs` of group `gi`, whose ops (ours, in order) are `members`: each op's input
+/// casts homed in front of it, its own loc, its output cast, then the casts homed right
+/// after it for readers elsewhere.
+fn group_locs(
+    lowered: &[Lowered],
+    homes: &[Vec<Home>],
+    members: &[usize],
+    gi: usize,
+) -> Vec<String> {
+    let mut locs = Vec::new();
+    for &i in members {
+        let low = &lowered[i];
+        for (c, h) in low.casts_in.iter().zip(&homes[i]) {
+            if *h == Home::BeforeReader(gi) {
+                locs.push(c.loc.clone());
+            }
+        }
+        locs.push(low.loc.clone());
+        locs.extend(low.cast_out.iter().cloned());
+        for (reader, low_r) in lowered.iter().enumerate() {
+            for (c, h) in low_r.casts_in.iter().zip(&homes[reader]) {
+                if *h == Home::AfterProducer(gi) && c.producer == Some(i) {
+                    locs.push(c.loc.clone());
+                }
+            }
+        }
+    }
+    locs
+}
+
+/// The view op run global right after op `last` that only `last` feeds (a flatten
+/// between a pool and a gemm), if listing it in `last`'s group pays under TPU-MLIR.
+///
+/// In 16-bit plans TPU-MLIR runs a global average pool in f32 (a cast in front), so a
+/// group ending in the pool stores the f32 output, and the view and a cast back to
+/// 16 bits run global (about 650 cycles on bm1684x). Listed in the group, the cast
+/// runs there and the group stores the 16-bit flattened tensor instead, which can be
+/// slower: 1×1 planes pay the small-plane floor, which shrinks with the rows a
+/// transfer needs (see [`crate::cost::small_plane_units`]). So the view goes in when
+/// the 16-bit store costs no more than the f32 one (ResNet-18 and mini-MobileNetV2 at
+/// batch 1, 512 and 256 channels: equal, 639 / 647 cycles saved), and stays global
+/// otherwise (MobileNetV2's 1,280 channels: 31,985 vs 15,992 cycles of store;
+/// ResNet-50's 2,048 and ResNet-18 at batch 4: 51,177 vs 25,588). After any other op
+/// the view goes in at batch 1.
+fn trailing_view(plan: &Plan, last: &str) -> Option<usize> {
+    let g = &plan.graph;
+    let op = g.ops.iter().find(|o| o.name == last)?;
+    let out = *op.outputs.first()?;
+    let mut users = g
+        .ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.inputs.contains(&out));
+    let (vi, v) = users.next()?;
+    let shape = g.tensors.get(out)?.shape;
+    let pays = if matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool)
+        && matches!(plan.dtype.as_str(), "f16" | "bf16")
+    {
+        let t = Timing::from_used(&plan.timing, plan.eu_bytes, 16);
+        crate::cost::pool_store_bits(&t, shape, 16) == 16
+    } else {
+        shape.n == 1
+    };
+    (users.next().is_none()
+        && pays
+        && crate::cost::is_view(v)
+        && plan.global_ops.iter().any(|n| n == &v.name)
+        && v.inputs.len() == 1)
+        .then_some(vi)
+}
