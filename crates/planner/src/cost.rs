@@ -214,6 +214,7 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
         n: n_len,
         h: h_len,
         in_h: None,
+        spread: false,
     };
     op_cycles_as(graph, op, part, npu_num, t, false)
 }
@@ -230,6 +231,12 @@ pub struct OpPart {
     pub h: u64,
     /// Input rows behind them, if known.
     pub in_h: Option<u64>,
+    /// The op is in a group of element-wise ops alone (casts and activations), whose
+    /// tensors the backend lays over all lanes whatever their channels (TPU-MLIR's
+    /// group of a cast and a tanh on 2×3×64²: 6×64×64 over 64 lanes, 384 elements a
+    /// lane, 1,422 cycles; the same tanh in a group with the convs on its 3 channels,
+    /// 15,105 cycles a batch).
+    pub spread: bool,
 }
 
 /// [`op_cycles`], or with `plain` the older, plainer model: MACs at the MAC rate (no
@@ -338,14 +345,29 @@ pub fn op_cycles_as(
         | OpKind::Concat
         | OpKind::Upsample { .. } => {
             let wide = graph_bits(graph, op).max(t.dtype_bits);
-            rows(y.c) * eu_pos * (wide as f64 / t.dtype_bits.max(1) as f64)
-                / t.eltwise_per_cycle_per_lane
+            let passes = match &op.kind {
+                OpKind::Act(a) if !plain => act_passes(*a),
+                _ => 1.0,
+            };
+            // a plane's positions in whole EU rows of the op's own type
+            let widen = wide as f64 / t.dtype_bits.max(1) as f64;
+            let unit = t.eltwise_per_cycle_per_lane / widen;
+            let lane_pos = if part.spread && !plain {
+                spread_positions(y, n_len, h_len, npu_num, unit)
+            } else {
+                rows(y.c) * grouped(unit)
+            };
+            lane_pos * passes * widen / t.eltwise_per_cycle_per_lane
         }
         OpKind::Cast => {
             // at the rate of the wider of the two types (EU_NUM halves per doubling)
             let wide = graph_bits(graph, op).max(t.dtype_bits);
-            rows(y.c) * eu_pos * (wide as f64 / t.dtype_bits.max(1) as f64)
-                / t.eltwise_per_cycle_per_lane
+            let lane_pos = if part.spread && !plain {
+                spread_positions(y, n_len, h_len, npu_num, t.eltwise_per_cycle_per_lane)
+            } else {
+                rows(y.c) * eu_pos
+            };
+            lane_pos * (wide as f64 / t.dtype_bits.max(1) as f64) / t.eltwise_per_cycle_per_lane
         }
         OpKind::Gemm => {
             let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
@@ -363,6 +385,34 @@ pub fn op_cycles_as(
         0.0
     };
     base + act
+}
+
+/// Positions a lane of `n_len` batches and `h_len` rows of an `s`-shaped output laid over
+/// all `npu_num` lanes, in whole EU rows of `unit` positions (see [`OpPart::spread`]).
+fn spread_positions(s: Shape4, n_len: u64, h_len: u64, npu_num: u64, unit: f64) -> f64 {
+    let elements = n_len
+        .saturating_mul(s.c)
+        .saturating_mul(h_len)
+        .saturating_mul(s.w);
+    let eu = unit.max(1.0);
+    ((elements.div_ceil(npu_num.max(1)) as f64) / eu).ceil() * eu
+}
+
+/// EU passes over its output an activation takes, as the backend computes it (its
+/// compiled profiles of the zoo's tuned networks, `bench/tpumlir_zoo.py`, bm1684x and
+/// bm1688 alike): a sigmoid or tanh, run in f32, 56 to 58 cycles an EU row of f32
+/// elements (bm1684x 3.5–3.9 cycles an element a lane on 16-element rows, bm1688
+/// 14.0–14.3 on 4-element rows: U-Net's, SE gates', a decoder's and odd-channel nets'
+/// own groups); hard-sigmoid and hard-swish 5 (a MobileNetV3-like net, every one); a
+/// leaky ReLU 3 (a decoder's three, 264 cycles over 84 rows). Others one pass.
+fn act_passes(a: tpusim_graph::Activation) -> f64 {
+    use tpusim_graph::Activation as A;
+    match a {
+        A::Sigmoid | A::Tanh => 57.0,
+        A::HardSigmoid | A::HardSwish => 5.0,
+        A::LeakyRelu => 3.0,
+        _ => 1.0,
+    }
 }
 
 /// Widest element the model fixes among `op`'s inputs and outputs (0 if none).

@@ -249,10 +249,12 @@ impl<'a> Ctx<'a> {
             .and_then(|x| gt.pos.get(x))
             .map(|&p| s.ranges[p].1)
             .map(|r| r[1] - r[0]);
+        let elementwise = |o: &tpusim_graph::Op| matches!(o.kind, OpKind::Act(_) | OpKind::Cast);
         let part = crate::cost::OpPart {
             n: n[1] - n[0],
             h: h[1] - h[0],
             in_h,
+            spread: (gt.first..=gt.last).all(|i| elementwise(&self.graph.ops[i])),
         };
         crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, plain)
     }

@@ -118,6 +118,7 @@ fn a_sliced_first_layer_conv_broadcasts_its_real_input_rows() {
             .iter()
             .map(|&(h, in_h)| {
                 let part = OpPart {
+                    spread: false,
                     n: 1,
                     h,
                     in_h: Some(in_h),
@@ -236,4 +237,51 @@ fn positions_go_in_whole_groups_as_tpu_mlir_estimates() {
     let y = b.maxpool("pool", x, 3, 2, 1).unwrap();
     b.output(y);
     assert_eq!(cycles_on("bm1684x", &b.finish().unwrap(), 14), 675.0);
+}
+
+/// An activation `a` run in f32 between casts (as `prepare` makes it under F16 on a chip
+/// that lists it in `tpu_mlir_f32_ops`) on an `n`×`c`×`hw`² map.
+fn f32_act(a: tpusim_graph::Activation, n: u64, c: u64, hw: u64) -> tpusim_graph::Graph {
+    let mut b = GraphBuilder::new("act");
+    let x = b.input("x", Shape4::new(n, c, hw, hw));
+    let y = b.act("act", x, a).unwrap();
+    b.output(y);
+    tpusim_graph::cast::cast_wide(&b.finish().unwrap(), |o| o.name == "act", 32)
+}
+
+/// A sigmoid or tanh in f32, against the compiled profiles of the zoo's tuned networks
+/// (`tests/data/zoo`): on the channels of a group with convs, odd_channels_b3's tanh on
+/// 3×27×38² (bm1684x 16,113 cycles, bm1688 61,743) and its sigmoid on 3×51×10²
+/// (1,182 and 8,415); laid over all lanes in a group of its cast and itself, the
+/// decoder's tanh on 2×3×64² (1,422 and 10,980) and U-Net's sigmoid on 1×1×128²
+/// (898 and 7,180). Ours within 8 %.
+#[test]
+fn f32_sigmoid_and_tanh_cost_what_the_compiled_profiles_say() {
+    use crate::cost::{op_cycles_as, OpPart};
+    use tpusim_graph::Activation::{Sigmoid, Tanh};
+    let cases = [
+        (Tanh, 3, 27, 38, false, [16_113.0, 61_743.0]),
+        (Sigmoid, 3, 51, 10, false, [1_182.0, 8_415.0]),
+        (Tanh, 2, 3, 64, true, [1_422.0, 10_980.0]),
+        (Sigmoid, 1, 1, 128, true, [898.0, 7_180.0]),
+    ];
+    for (a, n, c, hw, spread, measured) in cases {
+        for (chip_name, want) in ["bm1684x", "bm1688"].into_iter().zip(measured) {
+            let g = f32_act(a, n, c, hw);
+            let (chip, t) = f16(chip_name);
+            let op = g.ops.iter().find(|o| o.name == "act").unwrap();
+            let part = OpPart {
+                n,
+                h: hw,
+                in_h: None,
+                spread,
+            };
+            let ours = op_cycles_as(&g, op, part, chip.geometry.npu_num, &t, false);
+            let r = ours / want;
+            assert!(
+                (0.92..1.08).contains(&r),
+                "{a:?} {n}x{c}x{hw}² on {chip_name}: ours {ours}, compiled {want}"
+            );
+        }
+    }
 }
