@@ -437,3 +437,44 @@ fn the_allocator_option_picks_tpu_mlir_or_the_spec_order() {
         .code(2)
         .stderr(predicate::str::contains("greedy"));
 }
+
+/// `plan MODEL.onnx --export-tpu-mlir` on a network whose sigmoid and global average
+/// pools TPU-MLIR runs in f32: the exported cache names exactly the ops of TPU-MLIR's
+/// own cache of the same network (casts included; issue 19's zoo), on both chips, and
+/// the text says which ops run in f32.
+#[test]
+fn an_onnx_export_names_the_casts_tpu_mlir_inserts() {
+    let zoo = concat!(env!("CARGO_MANIFEST_DIR"), "/../planner/tests/data/zoo");
+    let dir = tempfile::tempdir().unwrap();
+    for chip in ["bm1684x", "bm1688"] {
+        let cache = dir.path().join(format!("se_net_{chip}.json"));
+        let out = tpusim()
+            .args(["plan", &format!("{zoo}/se_net.onnx"), "--chip", chip])
+            .arg("--export-tpu-mlir")
+            .arg(&cache)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("f32 ops: 3 ops in f32 under f16"), "{text}");
+        let names = |path: &std::path::Path| -> std::collections::BTreeSet<String> {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let sub = &v["subfunc_0"];
+            let grouped = sub["GroupLayer"].as_array().unwrap().iter().flat_map(|g| {
+                g["locs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.as_str().unwrap().to_string())
+            });
+            let global = sub["GlobalLayer"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| g["loc"].as_str().unwrap().to_string());
+            grouped.chain(global).collect()
+        };
+        let theirs = std::path::PathBuf::from(format!("{zoo}/se_net_{chip}.tpumlir_cache.json"));
+        assert_eq!(names(&cache), names(&theirs), "{chip}");
+    }
+}
