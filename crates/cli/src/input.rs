@@ -16,6 +16,8 @@ pub enum InputKind {
     ScaleSimConfig,
     /// A SCALE-Sim topology CSV.
     Topology,
+    /// A SCALE-Sim 3 layout CSV (`systolic run --layout`).
+    ScaleSimLayout,
     /// A chip or NPU preset TOML.
     ChipToml,
     /// A sweep TOML.
@@ -37,6 +39,7 @@ impl InputKind {
             InputKind::Onnx => "an ONNX model",
             InputKind::ScaleSimConfig => "a SCALE-Sim config",
             InputKind::Topology => "a SCALE-Sim topology",
+            InputKind::ScaleSimLayout => "a SCALE-Sim layout",
             InputKind::ChipToml => "a chip TOML",
             InputKind::SweepToml => "a sweep TOML",
             InputKind::TpuMlirCache => "a TPU-MLIR layer-group cache",
@@ -52,6 +55,7 @@ impl InputKind {
             InputKind::Onnx => "ONNX file",
             InputKind::ScaleSimConfig => "SCALE-Sim config",
             InputKind::Topology => "topology CSV",
+            InputKind::ScaleSimLayout => "layout CSV",
             InputKind::ChipToml => "chip file",
             InputKind::SweepToml => "sweep file",
             InputKind::TpuMlirCache => "TPU-MLIR cache",
@@ -70,7 +74,7 @@ impl InputKind {
             | InputKind::ChipToml
             | InputKind::SweepToml
             | InputKind::ModelJson => MIB,
-            InputKind::Topology | InputKind::TpuMlirCache => 64 * MIB,
+            InputKind::Topology | InputKind::ScaleSimLayout | InputKind::TpuMlirCache => 64 * MIB,
             InputKind::PlanJson => 256 * MIB,
             InputKind::Hlo => 1024 * MIB,
         }

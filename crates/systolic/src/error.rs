@@ -63,6 +63,16 @@ pub enum SystolicError {
         /// What is wrong, with the offending line or key.
         msg: String,
     },
+    /// A malformed SCALE-Sim layout file, or a layout SCALE-Sim cannot apply.
+    #[error("layout {file} line {line}: {msg}")]
+    Layout {
+        /// File name (or `<text>`).
+        file: String,
+        /// 1-based line number of the row at fault.
+        line: usize,
+        /// What is wrong.
+        msg: String,
+    },
     /// A malformed SCALE-Sim topology CSV.
     #[error("topology {file} line {line}: {msg}")]
     Topology {

@@ -8,9 +8,10 @@
 //!   PE-cycles, reads and writes;
 //! * an **analytic model** ([`analyze`]) that gives the same figures in microseconds
 //!   for any GEMM or convolution (tests prove it equal to the engine);
-//! * **SCALE-Sim compatibility** ([`scalesim`]): its config and topology files in, its
-//!   three reports out, and a mode reproducing its numbers exactly — refetches of
-//!   operands larger than half their SRAM and array stalls included, CALC and USER.
+//! * **SCALE-Sim compatibility** ([`scalesim`]): its config, topology and layout files
+//!   in, its reports out, and a mode reproducing its numbers exactly — refetches of
+//!   operands larger than half their SRAM and array stalls included, CALC and USER,
+//!   N:M sparse layers and custom layouts with SRAM bank conflicts.
 //!
 //! The library never prints, exits or reads the environment; errors are
 //! [`SystolicError`] values naming the offending input.

@@ -2,7 +2,7 @@
 //! made by bench/systolic_make_goldens.py).
 
 use std::path::PathBuf;
-use tpusim_systolic::scalesim::{compat, config::*, report, topology::*};
+use tpusim_systolic::scalesim::{compat, config::*, layout::*, report, topology::*};
 use tpusim_systolic::*;
 
 fn data() -> PathBuf {
@@ -41,6 +41,11 @@ fn load(name: &str, fmt: TopoFormat) -> (ScaleConfig, Vec<TopoLayer>) {
     (cfg, layers)
 }
 
+fn layout_of(name: &str) -> Layout {
+    let text = std::fs::read_to_string(data().join(name).join("layout.csv")).unwrap();
+    parse_layout(&text, "layout.csv").unwrap()
+}
+
 fn golden(name: &str, file: &str) -> String {
     std::fs::read_to_string(data().join(name).join(file)).unwrap()
 }
@@ -64,9 +69,10 @@ fn compat_reports_equal_scalesim_byte_for_byte() {
     let mut refused = Vec::new();
     for (name, fmt) in cases() {
         let (cfg, layers) = load(&name, fmt);
+        let layout = layout_of(&name);
         let reps: Vec<_> = layers
             .iter()
-            .map(|l| compat::layer_report(&cfg, l))
+            .map(|l| compat::layer_report_with_layout(&cfg, Some(&layout), l))
             .collect();
         if reps.iter().all(|r| r.is_ok()) {
             let reps: Vec<_> = reps.into_iter().map(|r| r.unwrap()).collect();
@@ -85,18 +91,27 @@ fn compat_reports_equal_scalesim_byte_for_byte() {
                 golden(&name, "DETAILED_ACCESS_REPORT.csv"),
                 "{name} detail"
             );
+            let sparse = data().join(&name).join("SPARSE_REPORT.csv");
+            let want = sparse.exists().then(|| golden(&name, "SPARSE_REPORT.csv"));
+            assert_eq!(report::sparse_csv(&reps), want, "{name} sparse");
             full += 1;
         } else {
-            refused.push(name.clone());
+            let why: Vec<String> = reps
+                .into_iter()
+                .filter_map(|r| r.err())
+                .map(|e| e.to_string())
+                .collect();
+            refused.push(format!("{name}: {}", why[0]));
         }
     }
     // every case is reproduced exactly: the 30 base cases (8×8, 32×32, 128×128; ws, os,
     // is; CALC and USER; the 128×128 GEMMs' FILTER exceeds half its SRAM and is
-    // refetched) and the small-SRAM cases where SCALE-Sim refetches and stalls
+    // refetched), the small-SRAM cases where SCALE-Sim refetches and stalls, and the
+    // sparse and custom-layout cases
     eprintln!("exact: {full}, refused: {refused:?}");
     assert!(refused.is_empty(), "refused {refused:?}");
     assert_eq!(full, cases().len());
-    assert!(full >= 35, "only {full} cases");
+    assert!(full >= 54, "only {full} cases");
 }
 
 #[test]
@@ -246,31 +261,30 @@ fn topology_and_config_errors_name_the_input() {
     // options SCALE-Sim models and we do not: the compat mode refuses, naming them
     let base = std::fs::read_to_string(data().join("gemm_8_ws_calc/scale.cfg")).unwrap();
     let (_, layers) = parse_topology("Layer,M,N,K,\ng,4,4,4,\n", "t.csv", None).unwrap();
-    for (from, to, key) in [
-        (
-            "IfmapCustomLayout: False",
-            "IfmapCustomLayout: True",
-            "IfmapCustomLayout",
-        ),
-        (
-            "SparsitySupport : false",
-            "SparsitySupport : true",
-            "SparsitySupport",
-        ),
-        (
-            "UseRamulatorTrace: False",
-            "UseRamulatorTrace: True",
-            "UseRamulatorTrace",
-        ),
-    ] {
-        assert!(base.contains(from));
-        let cfg = ScaleConfig::parse(&base.replace(from, to), "c.cfg").unwrap();
-        let e = compat::layer_report(&cfg, &layers[0])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains(key) && e.contains("not modelled"), "{e}");
-        assert!(compat::compute_report(&cfg, &layers[0]).is_err());
-    }
+    let (from, to) = ("UseRamulatorTrace: False", "UseRamulatorTrace: True");
+    assert!(base.contains(from));
+    let cfg = ScaleConfig::parse(&base.replace(from, to), "c.cfg").unwrap();
+    let e = compat::layer_report(&cfg, &layers[0])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("UseRamulatorTrace") && e.contains("not modelled"),
+        "{e}"
+    );
+    assert!(compat::compute_report(&cfg, &layers[0]).is_err());
+    // sparsity runs; a custom layout needs the layout file
+    let sparse = base.replace("SparsitySupport : false", "SparsitySupport : true");
+    let cfg = ScaleConfig::parse(&sparse, "c.cfg").unwrap();
+    assert!(compat::layer_report(&cfg, &layers[0])
+        .unwrap()
+        .sparse
+        .is_some());
+    let custom = base.replace("IfmapCustomLayout: False", "IfmapCustomLayout: True");
+    let cfg = ScaleConfig::parse(&custom, "c.cfg").unwrap();
+    let e = compat::layer_report(&cfg, &layers[0])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no layout file"), "{e}");
     let cfg = ScaleConfig::parse(&base, "c.cfg").unwrap();
     assert!(cfg.unmodelled.is_empty());
     assert!(compat::layer_report(&cfg, &layers[0]).is_ok());
@@ -282,10 +296,46 @@ fn topology_and_config_errors_name_the_input() {
 
 mod fuzz {
     use proptest::prelude::*;
-    use tpusim_systolic::scalesim::{compat, config::ScaleConfig, ours, topology::*};
+    use tpusim_systolic::scalesim::{compat, config::ScaleConfig, layout, ours, topology::*};
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Sparse layers and custom layouts, in any mode: a report or an error, never a
+        /// panic.
+        #[test]
+        fn sparse_and_layout_reports_never_panic(
+            h in 1u64..14, w in 1u64..14, f in 1u64..4, c in 1u64..6, nf in 1u64..12,
+            ratio in (1u64..5, 1u64..5), r in 1u64..9, cols in 1u64..9, df in 0usize..3,
+            user in any::<bool>(), kb in 1u64..3, optimized in any::<bool>(), block in 0u64..9,
+            seed in -2i64..5, rep in 0usize..4, custom in 0usize..4,
+            values in proptest::collection::vec(-2i64..9, 20), bank in (1u64..20, 1u64..5, 0u64..3)
+        ) {
+            prop_assume!(f <= h && f <= w);
+            let (n, m) = (ratio.0.min(ratio.1), ratio.0.max(ratio.1));
+            let text = format!(
+                "[general]\nrun_name = x\n[architecture_presets]\nArrayHeight: {r}\nArrayWidth: {cols}\n\
+                 IfmapSramSzkB: {kb}\nFilterSramSzkB: {kb}\nOfmapSramSzkB: {kb}\nDataflow: {}\n\
+                 Bandwidth: 4\n[layout]\nIfmapCustomLayout: {}\nFilterCustomLayout: {}\n\
+                 IfmapSRAMBankBandwidth: {}\nIfmapSRAMBankNum: {}\nIfmapSRAMBankPort: {}\n\
+                 FilterSRAMBankBandwidth: {}\nFilterSRAMBankNum: {}\nFilterSRAMBankPort: {}\n\
+                 [sparsity]\nSparsitySupport: true\nSparseRep: {}\nOptimizedMapping: {optimized}\n\
+                 BlockSize: {block}\nRandomNumberGeneratorSeed: {seed}\n\
+                 [run_presets]\nInterfaceBandwidth: {}\n",
+                ["ws", "os", "is"][df], custom & 1 == 1, custom & 2 == 2,
+                bank.0, bank.1, bank.2, bank.0, bank.1, bank.2,
+                ["csr", "csc", "ellpack_block", "other"][rep], if user { "USER" } else { "CALC" }
+            );
+            let cfg = ScaleConfig::parse(&text, "c.cfg").unwrap();
+            let topo = format!("Layer name,H,W,FH,FW,C,N,S,\nl,{h},{w},{f},{f},{c},{nf},1,{n}:{m},\n");
+            let (_, layers) = parse_topology(&topo, "t.csv", None).unwrap();
+            let row: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            let lay = layout::parse_layout(&format!("h\nL0,{},\n", row.join(",")), "l.csv").unwrap();
+            for l in &layers {
+                let _ = compat::layer_report_with_layout(&cfg, Some(&lay), l);
+                let _ = compat::compute_report(&cfg, l);
+            }
+        }
 
         #[test]
         fn parsers_never_panic(text in "[a-zA-Z0-9 ,=:\\[\\]_#\n-]{0,300}") {
@@ -327,6 +377,9 @@ fn configs_built_from_parts_replay_the_goldens() {
         let user = cfg.mode == BandwidthMode::User;
         if cfg.ifmap_bank_bandwidth != cfg.filter_bank_bandwidth || cfg.bandwidths.len() > 1 {
             continue; // of_parts gives the IFMAP and FILTER banks one bandwidth
+        }
+        if cfg.sparsity.is_some() || name.starts_with("layout") {
+            continue; // of_parts builds dense configs with SCALE-Sim's sample banks
         }
         let built = ScaleConfig::of_parts(
             cfg.array.rows,
@@ -381,4 +434,18 @@ fn unreadable_configs_are_refused_with_scalesims_reason() {
     assert_eq!(n, 17);
     let good = golden("gemm_8_os_calc", "scale.cfg");
     assert!(ScaleConfig::parse_compat(&good, "scale.cfg").is_ok());
+    // SCALE-Sim 3.0.0 asserts BlockSize <= ArrayHeight while reading an optimized
+    // sparsity config (checked against it: `AssertionError: ERROR: Invalid block size`)
+    let sparse = golden("sparse_opt_gemm_8_ws_calc_b4", "scale.cfg");
+    assert!(ScaleConfig::parse_compat(&sparse, "scale.cfg").is_ok());
+    let e = ScaleConfig::parse_compat(
+        &sparse.replace("BlockSize : 4", "BlockSize : 16"),
+        "scale.cfg",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("AssertionError: ERROR: Invalid block size"),
+        "{e}"
+    );
 }

@@ -38,10 +38,57 @@ pub struct ScaleConfig {
     pub ifmap_bank_bandwidth: u64,
     /// `[layout] FilterSRAMBankBandwidth`.
     pub filter_bank_bandwidth: u64,
+    /// `IfmapOffset` and `FilterOffset`: where SCALE-Sim numbers the operands' words.
+    pub offsets: Offsets,
+    /// The rest of `[layout]`: custom layouts and their SRAM banks.
+    pub layout: LayoutConfig,
+    /// `[sparsity]`, when `SparsitySupport` is true.
+    pub sparsity: Option<SparsityConfig>,
     /// Options set in the config that change SCALE-Sim's numbers but that tpusim does
-    /// not model (custom layouts with bank conflicts, sparsity, Ramulator DRAM
-    /// traces), as `Key: value` texts; `--scalesim-compat` refuses a config listing any.
+    /// not model (Ramulator DRAM traces), as `Key: value` texts; `--scalesim-compat`
+    /// refuses a config listing any.
     pub unmodelled: Vec<String>,
+}
+
+/// The first address of the IFMAP and FILTER operands (`IfmapOffset`, `FilterOffset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offsets {
+    /// `IfmapOffset` (SCALE-Sim's default 0).
+    pub ifmap: i64,
+    /// `FilterOffset` (SCALE-Sim's default 10,000,000).
+    pub filter: i64,
+}
+
+/// `[layout]`: whether the IFMAP / FILTER SRAM holds a custom layout (read from the
+/// layout file) and how each SRAM is banked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayoutConfig {
+    /// `IfmapCustomLayout`.
+    pub ifmap_custom: bool,
+    /// `FilterCustomLayout`.
+    pub filter_custom: bool,
+    /// `IfmapSRAMBankNum`.
+    pub ifmap_banks: u64,
+    /// `IfmapSRAMBankPort`: ports per IFMAP bank.
+    pub ifmap_ports: u64,
+    /// `FilterSRAMBankNum`.
+    pub filter_banks: u64,
+    /// `FilterSRAMBankPort`.
+    pub filter_ports: u64,
+}
+
+/// `[sparsity]` with `SparsitySupport: true`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SparsityConfig {
+    /// `SparseRep` as written (`csr`, `csc`, `ellpack_block`; SCALE-Sim reports zero
+    /// storage for any other).
+    pub representation: String,
+    /// `OptimizedMapping`: row-wise N:`BlockSize` sparsity with a random N per filter.
+    pub optimized_mapping: bool,
+    /// `BlockSize` (read only with `OptimizedMapping`; SCALE-Sim's default 4).
+    pub block_size: u64,
+    /// `RandomNumberGeneratorSeed`: numpy's legacy seed, set before each layer.
+    pub seed: i64,
 }
 
 fn err(file: &str, msg: String) -> SystolicError {
@@ -94,8 +141,9 @@ impl ScaleConfig {
     /// cols`, a dataflow (`ws`, `os`, `is`), SRAMs of `sram_kb` KiB (IFMAP, FILTER,
     /// OFMAP), and either CALC bandwidth (`None`) or USER mode with `Bandwidth` words/cycle
     /// (the OFMAP interface), the IFMAP and FILTER interfaces at `bank_bandwidth`
-    /// (`[layout] …SRAMBankBandwidth`, 10 in SCALE-Sim's sample configs); written as text
-    /// and parsed, so it is checked as a config file is.
+    /// (`[layout] …SRAMBankBandwidth`, 10 in SCALE-Sim's sample configs, spread over 10
+    /// banks, or over 1 where 10 does not divide it, since SCALE-Sim's USER mode asserts
+    /// an even split); written as text and parsed, so it is checked as a config file is.
     pub fn of_parts(
         rows: u64,
         cols: u64,
@@ -109,6 +157,9 @@ impl ScaleConfig {
             None => ("CALC", 10),
         };
         let bank = bank_bandwidth;
+        // SCALE-Sim's sample configs spread each SRAM over 10 banks; USER mode needs the
+        // bank bandwidth to divide among them (it asserts so), so other bandwidths get 1
+        let banks = if bank % 10 == 0 { 10 } else { 1 };
         let [ifmap, filter, ofmap] = sram_kb;
         let text = format!(
             "[general]\nrun_name = sweep\n\n[architecture_presets]\nArrayHeight: {rows}\n\
@@ -116,9 +167,9 @@ impl ScaleConfig {
              OfmapSramSzkB: {ofmap}\nIfmapOffset: 0\nFilterOffset: 10000000\n\
              OfmapOffset: 20000000\nBandwidth: {bw}\nDataflow: {dataflow}\n\
              ReadRequestBuffer: 32\nWriteRequestBuffer: 32\n\n[layout]\n\
-             IfmapCustomLayout: False\nIfmapSRAMBankBandwidth: {bank}\nIfmapSRAMBankNum: 10\n\
+             IfmapCustomLayout: False\nIfmapSRAMBankBandwidth: {bank}\nIfmapSRAMBankNum: {banks}\n\
              IfmapSRAMBankPort: 2\nFilterCustomLayout: False\nFilterSRAMBankBandwidth: {bank}\n\
-             FilterSRAMBankNum: 10\nFilterSRAMBankPort: 2\n\n[sparsity]\n\
+             FilterSRAMBankNum: {banks}\nFilterSRAMBankPort: 2\n\n[sparsity]\n\
              SparsitySupport: false\nSparseRep: ellpack_block\nOptimizedMapping: false\n\
              BlockSize: 8\nRandomNumberGeneratorSeed: 40\n\n[run_presets]\n\
              InterfaceBandwidth: {mode}\nUseRamulatorTrace: False\n"
@@ -150,6 +201,14 @@ impl ScaleConfig {
             let v = get(s, k)?;
             v.parse::<u64>()
                 .map_err(|_| err(file, format!("[{s}] {k} = '{v}' is not a whole number")))
+        };
+        let opt_int = |s: &str, k: &str, d: i64| -> Result<i64> {
+            match ini.get(&(s.to_string(), k.to_ascii_lowercase())) {
+                None => Ok(d),
+                Some(v) => v
+                    .parse::<i64>()
+                    .map_err(|_| err(file, format!("[{s}] {k} = '{v}' is not an integer"))),
+            }
         };
         let opt_num = |s: &str, k: &str, d: u64| -> Result<u64> {
             match ini.get(&(s.to_string(), k.to_ascii_lowercase())) {
@@ -213,28 +272,50 @@ impl ScaleConfig {
             bandwidths,
             ifmap_bank_bandwidth: opt_num("layout", "IfmapSRAMBankBandwidth", 10)?,
             filter_bank_bandwidth: opt_num("layout", "FilterSRAMBankBandwidth", 10)?,
+            offsets: Offsets {
+                ifmap: opt_int(ap, "IfmapOffset", 0)?,
+                filter: opt_int(ap, "FilterOffset", 10_000_000)?,
+            },
+            layout: LayoutConfig {
+                ifmap_custom: false,
+                filter_custom: false,
+                ifmap_banks: opt_num("layout", "IfmapSRAMBankNum", 10)?,
+                ifmap_ports: opt_num("layout", "IfmapSRAMBankPort", 2)?,
+                filter_banks: opt_num("layout", "FilterSRAMBankNum", 10)?,
+                filter_ports: opt_num("layout", "FilterSRAMBankPort", 2)?,
+            },
+            sparsity: None,
             unmodelled: Vec::new(),
         };
         let mut cfg = cfg;
         // read as SCALE-Sim reads them: configparser's getboolean for the layouts,
         // `== 'True'` for Ramulator, `.lower() == 'true'` for sparsity
         let val = |s: &str, k: &str| ini.get(&(s.to_string(), k.to_ascii_lowercase()));
-        for k in ["IfmapCustomLayout", "FilterCustomLayout"] {
-            if let Some(v) = val("layout", k) {
-                if ["1", "yes", "true", "on"].contains(&v.to_ascii_lowercase().as_str()) {
-                    cfg.unmodelled.push(format!("{k}: {v}"));
-                }
-            }
-        }
+        let getboolean = |k: &str| {
+            val("layout", k).is_some_and(|v| {
+                ["1", "yes", "true", "on"].contains(&v.to_ascii_lowercase().as_str())
+            })
+        };
+        cfg.layout.ifmap_custom = getboolean("IfmapCustomLayout");
+        cfg.layout.filter_custom = getboolean("FilterCustomLayout");
         if let Some(v) = val("run_presets", "UseRamulatorTrace") {
             if v == "True" {
                 cfg.unmodelled.push(format!("UseRamulatorTrace: {v}"));
             }
         }
-        if let Some(v) = val("sparsity", "SparsitySupport") {
-            if v.eq_ignore_ascii_case("true") {
-                cfg.unmodelled.push(format!("SparsitySupport: {v}"));
-            }
+        let is_true = |s: &str, k: &str| val(s, k).is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if is_true("sparsity", "SparsitySupport") {
+            let optimized_mapping = is_true("sparsity", "OptimizedMapping");
+            cfg.sparsity = Some(SparsityConfig {
+                representation: val("sparsity", "SparseRep").cloned().unwrap_or_default(),
+                optimized_mapping,
+                block_size: if optimized_mapping {
+                    opt_num("sparsity", "BlockSize", 4)?
+                } else {
+                    4
+                },
+                seed: opt_int("sparsity", "RandomNumberGeneratorSeed", 40)?,
+            });
         }
         for (v, k) in [
             (cfg.ifmap_kb, "IfmapSramSzkB"),

@@ -16,6 +16,7 @@
 //! `((orow·S + crow)·W + ocol·S + ccol)·C + ch`, absent where the window overhangs the
 //! input.
 
+use super::sparsity::Operands;
 use super::topology::TopoLayer;
 use crate::error::Result;
 use crate::shape::{ceil_div, Dataflow};
@@ -29,20 +30,42 @@ pub(crate) enum Operand {
     Filter,
 }
 
+impl Operand {
+    /// "IFMAP" or "FILTER".
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Operand::Ifmap => "IFMAP",
+            Operand::Filter => "FILTER",
+        }
+    }
+}
+
 /// A layer mapped on an array the way SCALE-Sim maps it.
 pub(crate) struct Mapping<'a> {
     l: &'a TopoLayer,
-    df: Dataflow,
+    pub(crate) df: Dataflow,
     ow: u64,
-    r: u64,
-    c: u64,
-    m: u64,
-    n: u64,
+    pub(crate) r: u64,
+    pub(crate) c: u64,
+    pub(crate) m: u64,
+    pub(crate) n: u64,
+    /// The dense window size FH·FW·C (FILTER words are `n·k + window position`).
     k: u64,
-    rf: u64,
-    cf: u64,
-    t: u64,
-    lf: u64,
+    /// Columns of the IFMAP operand (K, or the kept positions of a sparse layer).
+    pub(crate) k_if: u64,
+    /// Rows of the FILTER operand.
+    pub(crate) k_f: u64,
+    /// Operand rows mapped on the array's rows (Sr) and columns (Sc).
+    pub(crate) sr: u64,
+    pub(crate) sc: u64,
+    /// Row folds of the demand streams (ws: over the FILTER's rows).
+    pub(crate) rf: u64,
+    /// ws: row folds of the IFMAP prefetch matrix (over the IFMAP's columns).
+    rf_pre: u64,
+    pub(crate) cf: u64,
+    pub(crate) t: u64,
+    pub(crate) lf: u64,
+    pub(crate) ops: Operands,
 }
 
 /// SCALE-Sim's operand matrix on the array for dataflow `df` on an `r`×`c` array:
@@ -68,10 +91,37 @@ pub(crate) fn fold_geometry(
 
 impl<'a> Mapping<'a> {
     /// The mapping of `l` on an `r`×`c` array in dataflow `df`.
+    #[cfg(test)]
     pub(crate) fn new(l: &'a TopoLayer, df: Dataflow, r: u64, c: u64) -> Result<Self> {
+        Self::with_operands(l, df, r, c, Operands::Dense)
+    }
+
+    /// The mapping of `l` whose operand matrices are shaped by `ops` (sparsity). os and
+    /// is need the IFMAP's columns to equal the FILTER's rows (checked by the caller).
+    pub(crate) fn with_operands(
+        l: &'a TopoLayer,
+        df: Dataflow,
+        r: u64,
+        c: u64,
+        ops: Operands,
+    ) -> Result<Self> {
         let g = l.scalesim_gemm()?;
         let (_, ow) = l.scalesim_ofmap();
-        let (sr, sc, t, lf) = fold_geometry(df, r, c, g);
+        let (k_if, k_f) = (ops.ifmap_cols(g.k), ops.filter_rows(g.k));
+        let (sr, sc, t) = match df {
+            Dataflow::Ws => (k_f, g.n, g.m),
+            Dataflow::Os => (g.m, g.n, k_if),
+            Dataflow::Is => (k_if, g.m, g.n),
+        };
+        let lf = match df {
+            Dataflow::Os => t + r + c - 2,
+            _ => 2 * r + c + t - 2,
+        };
+        let rf = ceil_div(sr, r);
+        let rf_pre = match df {
+            Dataflow::Ws => ceil_div(k_if, r),
+            _ => rf,
+        };
         Ok(Mapping {
             l,
             df,
@@ -81,10 +131,16 @@ impl<'a> Mapping<'a> {
             m: g.m,
             n: g.n,
             k: g.k,
-            rf: ceil_div(sr, r),
+            k_if,
+            k_f,
+            sr,
+            sc,
+            rf,
+            rf_pre,
             cf: ceil_div(sc, c),
             t,
             lf,
+            ops,
         })
     }
 
@@ -100,16 +156,35 @@ impl<'a> Mapping<'a> {
         }
     }
 
+    /// Folds (row folds × column folds).
+    pub(crate) fn folds(&self) -> u64 {
+        self.rf * self.cf
+    }
+
     /// Demand rows in the whole layer (without stalls the last is `Total Cycles`).
     pub(crate) fn rows(&self) -> u64 {
         self.rf * self.cf * self.lf
     }
 
-    fn ifmap_addr(&self, m: u64, k: u64) -> Option<u64> {
+    /// ws with `OptimizedMapping`: the IFMAP demand row's width (`skew_matrix_row_sparsity`:
+    /// 2R columns in blocks of B, each block repeated ⌊B/2⌋ times).
+    pub(crate) fn row_wise_width(&self) -> Option<u64> {
+        match (&self.ops, self.df) {
+            (Operands::RowWise { block, .. }, Dataflow::Ws) => {
+                let tiles = self.r.saturating_mul(2) / block;
+                Some(tiles.saturating_mul(block / 2).saturating_mul(*block))
+            }
+            _ => None,
+        }
+    }
+
+    /// The IFMAP word of operand element (ofmap pixel `m`, operand column `j`).
+    fn ifmap_addr(&self, m: u64, j: u64) -> Option<u64> {
         let l = self.l;
-        if m >= self.m || k >= self.k {
+        if m >= self.m || j >= self.k_if {
             return None;
         }
+        let k = self.ops.ifmap_window(j);
         let (orow, ocol) = (m / self.ow, m % self.ow);
         let fwc = l.filt_w * l.channels;
         let (crow, rem) = (k / fwc, k % fwc);
@@ -118,8 +193,18 @@ impl<'a> Mapping<'a> {
         (y < l.ifmap_h && x < l.ifmap_w).then(|| (y * l.ifmap_w + x) * l.channels + ch)
     }
 
-    fn filter_addr(&self, k: u64, n: u64) -> Option<u64> {
-        (k < self.k && n < self.n).then(|| n * self.k + k)
+    /// Whether FILTER operand element (row `q`, filter `n`) holds a word (is not −1).
+    pub(crate) fn filter_valid(&self, q: u64, n: u64) -> bool {
+        self.filter_addr(q, n).is_some()
+    }
+
+    /// The FILTER word of operand element (row `q`, filter `n`).
+    fn filter_addr(&self, q: u64, n: u64) -> Option<u64> {
+        if q >= self.k_f || n >= self.n {
+            return None;
+        }
+        let k = self.ops.filter_window(q, n, self.k)?;
+        Some(n * self.k + k)
     }
 
     /// Calls `f(addr)` for every valid address of `op`'s demand matrix on demand row
@@ -141,7 +226,12 @@ impl<'a> Mapping<'a> {
                     return Ok(());
                 }
                 let kk = fr * r + (r - 1 - s);
-                if kk >= self.k {
+                let rows = if op == Operand::Filter {
+                    self.k_f
+                } else {
+                    self.k_if
+                };
+                if kk >= rows {
                     return Ok(());
                 }
                 for j in 0..c {
@@ -154,6 +244,9 @@ impl<'a> Mapping<'a> {
                         f(a)?;
                     }
                 }
+            }
+            (Dataflow::Ws, Operand::Ifmap) if self.row_wise_width().is_some() => {
+                self.row_wise_ifmap_row(fr, s, &mut f)?;
             }
             _ => {
                 let (prefix, w) = match (self.df, op) {
@@ -184,18 +277,47 @@ impl<'a> Mapping<'a> {
         Ok(())
     }
 
-    /// USER mode's prefetch matrix of `op`, flattened in the order SCALE-Sim fetches
-    /// it: `f(Some(addr))` for an element, `f(None)` for padding. Returns the element
-    /// count, padding included.
+    /// ws with `OptimizedMapping`, IFMAP demand row `s` of row fold `fr`: after R rows
+    /// of weight load, row `R + q` holds, for each repeated block `jj`, block `jj / ⌊B/2⌋`
+    /// (B columns of the fold's 2R) of IFMAP row `q − jj`.
+    fn row_wise_ifmap_row<E>(
+        &self,
+        fr: u64,
+        s: u64,
+        f: &mut impl FnMut(u64) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let Operands::RowWise { block, .. } = &self.ops else {
+            return Ok(());
+        };
+        let (r, t, block) = (self.r, self.t, *block);
+        if s < r || s - r >= t + r - 1 {
+            return Ok(());
+        }
+        let q = s - r;
+        let half = block / 2;
+        let repeats = (r.saturating_mul(2) / block).saturating_mul(half);
+        let base = fr.saturating_mul(2).saturating_mul(r);
+        let end = base.saturating_add(r.saturating_mul(2)).min(self.k_if);
+        for jj in (q + 1).saturating_sub(t)..repeats.min(q + 1) {
+            let first = base.saturating_add((jj / half).saturating_mul(block));
+            for col in first..first.saturating_add(block).min(end) {
+                if let Some(a) = self.ifmap_addr(q - jj, col) {
+                    f(a)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The prefetch matrix of `op`: (rows, columns, read in anti-diagonal order).
     fn prefetch_dims(&self, op: Operand) -> (u64, u64, bool) {
         let (r, c) = (self.r, self.c);
         match (self.df, op) {
-            (Dataflow::Ws, Operand::Ifmap) => (self.rf.saturating_mul(self.t), r, true),
-            (Dataflow::Ws, Operand::Filter) => (self.cf.saturating_mul(self.k), c, false),
-            (Dataflow::Os, Operand::Ifmap) => (self.rf.saturating_mul(self.k), r, true),
-            (Dataflow::Os, Operand::Filter) => (self.cf.saturating_mul(self.k), c, true),
-            (Dataflow::Is, Operand::Ifmap) => (self.cf.saturating_mul(self.k), c, false),
+            (Dataflow::Ws, Operand::Ifmap) => (self.rf_pre.saturating_mul(self.t), r, true),
+            (Dataflow::Ws, Operand::Filter) => (self.cf.saturating_mul(self.k_f), c, false),
+            (Dataflow::Os, Operand::Ifmap) => (self.rf.saturating_mul(self.k_if), r, true),
+            (Dataflow::Os, Operand::Filter) => (self.cf.saturating_mul(self.k_if), c, true),
+            (Dataflow::Is, Operand::Ifmap) => (self.cf.saturating_mul(self.k_if), c, false),
             (Dataflow::Is, Operand::Filter) => (self.rf.saturating_mul(self.n), r, true),
         }
     }
@@ -207,17 +329,27 @@ impl<'a> Mapping<'a> {
         rows.saturating_mul(cols)
     }
 
+    /// USER mode's prefetch matrix of `op`, flattened in the order SCALE-Sim fetches
+    /// it: `f(Some(addr))` for an element, `f(None)` for padding. Returns the element
+    /// count, padding included.
     pub(crate) fn for_prefetch(&self, op: Operand, mut f: impl FnMut(Option<u64>)) -> u64 {
         let (r, c) = (self.r, self.c);
         let (rows, cols, diag) = self.prefetch_dims(op);
         let elem = |i: u64, j: u64| -> Option<u64> {
             match (self.df, op) {
                 (Dataflow::Ws, Operand::Ifmap) => self.ifmap_addr(i % self.t, (i / self.t) * r + j),
-                (Dataflow::Ws, Operand::Filter) | (Dataflow::Os, Operand::Filter) => {
-                    self.filter_addr(i % self.k, (i / self.k) * c + j)
+                (Dataflow::Ws, Operand::Filter) => {
+                    self.filter_addr(i % self.k_f, (i / self.k_f) * c + j)
                 }
-                (Dataflow::Os, Operand::Ifmap) => self.ifmap_addr((i / self.k) * r + j, i % self.k),
-                (Dataflow::Is, Operand::Ifmap) => self.ifmap_addr((i / self.k) * c + j, i % self.k),
+                (Dataflow::Os, Operand::Filter) => {
+                    self.filter_addr(i % self.k_if, (i / self.k_if) * c + j)
+                }
+                (Dataflow::Os, Operand::Ifmap) => {
+                    self.ifmap_addr((i / self.k_if) * r + j, i % self.k_if)
+                }
+                (Dataflow::Is, Operand::Ifmap) => {
+                    self.ifmap_addr((i / self.k_if) * c + j, i % self.k_if)
+                }
                 (Dataflow::Is, Operand::Filter) => {
                     self.filter_addr((i / self.n) * r + j, i % self.n)
                 }
@@ -249,6 +381,7 @@ mod tests {
     use crate::scalesim::calc_refetch::CalcReadBuffer;
     use crate::scalesim::compat;
     use crate::scalesim::config::ScaleConfig;
+    use crate::scalesim::topology::SparsityRatio;
     use proptest::prelude::*;
 
     fn cfg(r: u64, c: u64, df: &str) -> ScaleConfig {
@@ -274,10 +407,10 @@ mod tests {
             prop_assume!(f <= h && f <= w);
             let l = if gemm {
                 TopoLayer { name: "g".into(), ifmap_h: h, ifmap_w: w, filt_h: 1, filt_w: w,
-                    channels: 1, num_filt: nf, stride: 1 }
+                    channels: 1, num_filt: nf, stride: 1, sparsity: SparsityRatio::DENSE }
             } else {
                 TopoLayer { name: "c".into(), ifmap_h: h, ifmap_w: w, filt_h: f, filt_w: f,
-                    channels: ch, num_filt: nf, stride: s }
+                    channels: ch, num_filt: nf, stride: s, sparsity: SparsityRatio::DENSE }
             };
             let dfs = ["ws", "os", "is"][df];
             let cfg = cfg(r, c, dfs);

@@ -79,5 +79,6 @@ pub fn layer_report(cfg: &ScaleConfig, l: &TopoLayer, double_buffer: bool) -> Re
         compute_util: s.busy_pe_cycles as f64 * 100.0 / (s.compute_cycles as f64 * pes),
         sram: [win(if_reads), win(f_reads), win(s.sram_writes)],
         dram: [win(u_if), win(g.k * g.n), win(g.m * g.n)],
+        sparse: None,
     })
 }

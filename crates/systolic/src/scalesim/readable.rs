@@ -79,7 +79,7 @@ impl Ini {
 
 /// Whether Python's `int()` takes `s`: optional sign, digits with single underscores
 /// between them, surrounding whitespace.
-fn python_int(s: &str) -> bool {
+pub(crate) fn python_int(s: &str) -> bool {
     let t = s.trim();
     let t = t.strip_prefix(['+', '-']).unwrap_or(t);
     !t.is_empty()
@@ -87,6 +87,21 @@ fn python_int(s: &str) -> bool {
         && !t.ends_with('_')
         && !t.contains("__")
         && t.chars().all(|c| c.is_ascii_digit() || c == '_')
+}
+
+/// The value of a text Python's `int()` takes (see [`python_int`]), saturated to i128.
+pub(crate) fn python_int_value(s: &str) -> i128 {
+    let t: String = s.trim().chars().filter(|c| *c != '_').collect();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(&t)),
+    };
+    let v = digits.parse::<i128>().unwrap_or(i128::MAX);
+    if neg {
+        -v
+    } else {
+        v
+    }
 }
 
 /// configparser's booleans.
@@ -140,7 +155,11 @@ fn reads(ini: &Ini) -> Result<(), String> {
         ini.read("sparsity", "SparseRep", Text)?;
         let optimized = ini.read("sparsity", "OptimizedMapping", Text)?;
         if optimized.eq_ignore_ascii_case("true") {
-            ini.read("sparsity", "BlockSize", Int)?;
+            let block = ini.read("sparsity", "BlockSize", Int)?;
+            let rows = ini.read(ap, "ArrayHeight", Int)?;
+            if python_int_value(block) > python_int_value(rows) {
+                return Err("AssertionError: ERROR: Invalid block size".into());
+            }
         }
         ini.read("sparsity", "RandomNumberGeneratorSeed", Int)?;
     }

@@ -1,6 +1,8 @@
 //! SCALE-Sim topology CSVs: conv layers (`Layer name, IFMAP Height, IFMAP Width,
 //! Filter Height, Filter Width, Channels, Num Filter, Strides,`) and GEMM mode
-//! (`Layer, M, N, K,`). Told apart by the header, or forced.
+//! (`Layer, M, N, K,`). Told apart by the header, or forced. Either may carry one more
+//! column, SCALE-Sim 3's N:M sparsity ratio of the layer's filter (`2:4`; absent: 1:1),
+//! which only a config with `[sparsity] SparsitySupport: true` uses.
 
 use crate::error::{Result, SystolicError};
 use crate::shape::{Conv, Gemm};
@@ -12,6 +14,32 @@ pub enum TopoFormat {
     Conv,
     /// GEMM (M, N, K) rows.
     Gemm,
+}
+
+/// An N:M structured-sparsity ratio: N weights kept in every block of M along the
+/// filter's window (SCALE-Sim keeps the first N of each block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SparsityRatio {
+    /// Weights kept per block (1 ≤ N ≤ M).
+    pub n: u64,
+    /// Block length.
+    pub m: u64,
+}
+
+impl SparsityRatio {
+    /// 1:1, a dense layer (a topology row without a sparsity column).
+    pub const DENSE: SparsityRatio = SparsityRatio { n: 1, m: 1 };
+
+    /// Parse `N:M` (whitespace around either number allowed), 1 ≤ N ≤ M ≤ 2^32.
+    pub fn parse(text: &str) -> std::result::Result<SparsityRatio, String> {
+        let bad = || format!("sparsity '{text}' is not N:M with 1 <= N <= M (e.g. 2:4)");
+        let (n, m) = text.split_once(':').ok_or_else(bad)?;
+        let num = |s: &str| s.trim().parse::<u64>().ok().filter(|v| *v <= 1 << 32);
+        match (num(n), num(m)) {
+            (Some(n), Some(m)) if n >= 1 && n <= m => Ok(SparsityRatio { n, m }),
+            _ => Err(bad()),
+        }
+    }
 }
 
 /// One layer as SCALE-Sim sees it (a GEMM is stored as a conv the way SCALE-Sim does:
@@ -35,6 +63,8 @@ pub struct TopoLayer {
     pub num_filt: u64,
     /// Stride (both directions).
     pub stride: u64,
+    /// The filter's N:M sparsity ratio (the topology's sparsity column; 1:1 without).
+    pub sparsity: SparsityRatio,
 }
 
 impl TopoLayer {
@@ -50,6 +80,7 @@ impl TopoLayer {
             channels: 1,
             num_filt: n,
             stride: 1,
+            sparsity: SparsityRatio::DENSE,
         }
     }
 
@@ -98,7 +129,7 @@ fn terr(file: &str, line: usize, msg: String) -> SystolicError {
 
 /// Parse a topology CSV. `format`: `None` tells the format from the header (`Layer,
 /// M, N, K` is GEMM, anything else conv). Rows may end with or without SCALE-Sim's
-/// trailing comma.
+/// trailing comma; a cell after the last dimension is the layer's N:M sparsity ratio.
 pub fn parse_topology(
     text: &str,
     file: &str,
@@ -157,7 +188,7 @@ pub fn parse_topology(
             }
             Ok(v)
         };
-        let layer = if fmt == TopoFormat::Gemm {
+        let mut layer = if fmt == TopoFormat::Gemm {
             TopoLayer::gemm(name, num(1, "M")?, num(2, "N")?, num(3, "K")?)
         } else {
             TopoLayer {
@@ -169,8 +200,12 @@ pub fn parse_topology(
                 channels: num(5, "Channels")?,
                 num_filt: num(6, "Num Filter")?,
                 stride: num(7, "Strides")?,
+                sparsity: SparsityRatio::DENSE,
             }
         };
+        if let Some(cell) = cells.get(need) {
+            layer.sparsity = SparsityRatio::parse(cell).map_err(|e| terr(file, ln, e))?;
+        }
         if layer.filt_h > layer.ifmap_h || layer.filt_w > layer.ifmap_w {
             return Err(terr(
                 file,

@@ -187,7 +187,7 @@ impl UserReadBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scalesim::topology::TopoLayer;
+    use crate::scalesim::topology::{SparsityRatio, TopoLayer};
     use crate::shape::Dataflow;
 
     /// SCALE-Sim counts a positive refetch delay twice (read_buffer.py adds
@@ -208,6 +208,7 @@ mod tests {
             channels: 1,
             num_filt: 600,
             stride: 1,
+            sparsity: SparsityRatio::DENSE,
         };
         let map = Mapping::new(&l, Dataflow::Ws, 8, 8).unwrap();
         let mut b = UserReadBuffer::new(&map, Operand::Filter, 1024, 1).unwrap();

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 use std::path::PathBuf;
-use tpusim_systolic::scalesim::{compat, config::ScaleConfig, ours, report, topology};
+use tpusim_systolic::scalesim::{compat, config::ScaleConfig, layout, ours, report, topology};
 
 /// Arguments of `tpusim systolic run`.
 #[derive(Args)]
@@ -19,6 +19,11 @@ pub struct RunArgs {
     /// the header.
     #[arg(long, short = 't')]
     pub topology: PathBuf,
+    /// SCALE-Sim 3 layout CSV (its `-l`): the IFMAP/FILTER layouts the config's
+    /// `IfmapCustomLayout` / `FilterCustomLayout` use (SCALE-Sim takes its first row for
+    /// every layer). Read and checked whenever given.
+    #[arg(long, short = 'l')]
+    pub layout: Option<PathBuf>,
     /// Force the topology format as SCALE-Sim's `-i` does: gemm or conv.
     #[arg(short = 'i', value_name = "gemm|conv")]
     pub input_type: Option<String>,
@@ -26,11 +31,13 @@ pub struct RunArgs {
     #[arg(long, short = 'p', default_value = ".")]
     pub out: PathBuf,
     /// Reproduce SCALE-Sim 3.0.0's numbers exactly (its fold padding, off-by-one,
-    /// prefetch, refetch, write-back and stall model, in CALC and USER mode), e.g.
-    /// operands larger than half their SRAM refetched and the array stalled as it
-    /// reports. Refuses (exit 2, with the reason) only where SCALE-Sim itself crashes
-    /// or loops forever, or a layer exceeds the replay limits. Default: our own model
-    /// (see the crate docs for every difference).
+    /// prefetch, refetch, write-back and stall model, in CALC and USER mode, N:M
+    /// sparsity and custom layouts with SRAM bank conflicts), e.g. operands larger than
+    /// half their SRAM refetched and the array stalled as it reports; with
+    /// `SparsitySupport` it writes SPARSE_REPORT.csv too. Refuses (exit 2, with the
+    /// reason) only where SCALE-Sim itself crashes or loops forever, or a layer exceeds
+    /// the replay limits. Default: our own model (see the crate docs for every
+    /// difference; it ignores sparsity and layouts).
     #[arg(long)]
     pub scalesim_compat: bool,
     /// Our model only: expose every weight load instead of double-buffering it.
@@ -56,6 +63,27 @@ struct LayerJson {
     dram_ifmap_reads: u64,
     dram_filter_reads: u64,
     dram_ofmap_writes: u64,
+    /// SPARSE_REPORT.csv's figures, with `SparsitySupport`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sparse: Option<SparseJson>,
+}
+
+#[derive(Serialize)]
+struct SparseJson {
+    representation: String,
+    original_filter_storage: u64,
+    new_storage: f64,
+    filter_metadata_storage: f64,
+}
+
+fn sparse_json(r: &report::LayerReport) -> Option<SparseJson> {
+    let s = r.sparse.as_ref()?;
+    Some(SparseJson {
+        representation: s.representation.clone(),
+        original_filter_storage: s.original_storage,
+        new_storage: s.new_storage.value(),
+        filter_metadata_storage: s.metadata_storage.value(),
+    })
 }
 
 #[derive(Serialize)]
@@ -86,10 +114,21 @@ pub fn run(a: RunArgs) -> Result<()> {
         &a.topology.display().to_string(),
         fmt,
     )?;
+    let custom = cfg.layout.ifmap_custom || cfg.layout.filter_custom;
+    if a.scalesim_compat && custom && a.layout.is_none() {
+        bail!("config {file} sets IfmapCustomLayout or FilterCustomLayout: give SCALE-Sim's layout file with --layout (-l)");
+    }
+    let layout = match &a.layout {
+        Some(p) => Some(layout::parse_layout(
+            &read_input(p, InputKind::ScaleSimLayout)?,
+            &p.display().to_string(),
+        )?),
+        None => None,
+    };
     let mut reps = Vec::with_capacity(layers.len());
     for l in &layers {
         let r = if a.scalesim_compat {
-            compat::layer_report(&cfg, l)?
+            compat::layer_report_with_layout(&cfg, layout.as_ref(), l)?
         } else {
             ours::layer_report(&cfg, l, !a.no_double_buffer)?
         };
@@ -110,6 +149,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         &dir.join("DETAILED_ACCESS_REPORT.csv"),
         report::detail_csv(&reps).into_bytes(),
     );
+    if let Some(text) = report::sparse_csv(&reps) {
+        outputs.add(&dir.join("SPARSE_REPORT.csv"), text.into_bytes());
+    }
     outputs.commit()?;
     let model = if a.scalesim_compat {
         "scalesim-compat"
@@ -139,6 +181,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                     dram_ifmap_reads: r.dram[0].count,
                     dram_filter_reads: r.dram[1].count,
                     dram_ofmap_writes: r.dram[2].count,
+                    sparse: sparse_json(r),
                 })
                 .collect(),
         });
