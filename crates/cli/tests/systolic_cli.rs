@@ -1,6 +1,9 @@
 //! `tpusim systolic …` end to end: the real binary, its JSON contract, its files.
 
 mod common;
+/// SCALE-Sim 3's sparsity and custom layouts (one test binary with these, to link once).
+#[path = "systolic/scalesim3.rs"]
+mod scalesim3;
 
 use common::tpusim;
 use std::path::PathBuf;

@@ -18,6 +18,7 @@ pub mod onnx_graph;
 pub mod plan_json;
 pub mod scalesim_cfg_keys;
 pub mod scalesim_config;
+pub mod scalesim_layout;
 pub mod shape;
 pub mod sweep_toml;
 pub mod topology;
@@ -47,6 +48,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
             }
         }
         "topology" => topology::run(data),
+        "scalesim_layout" => scalesim_layout::run(data),
         "chip_toml" => chip_toml::run(data),
         "lmem_toml" => lmem_toml::run(data),
         "llm_model" => llm_model::run(data),
@@ -65,7 +67,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
 }
 
 /// Every target's name.
-pub const TARGETS: [&str; 16] = [
+pub const TARGETS: [&str; 17] = [
     "shape",
     "hlo",
     "npy",
@@ -74,6 +76,7 @@ pub const TARGETS: [&str; 16] = [
     "scalesim_config",
     "scalesim_cfg_keys",
     "topology",
+    "scalesim_layout",
     "chip_toml",
     "lmem_toml",
     "tpumlir_cache",

@@ -11,7 +11,7 @@
 //! ([`cast_wide`]); those casts are ops too.
 
 use crate::builder::unique;
-use crate::ir::{Graph, Op, OpKind, Tensor, TensorKind};
+use crate::ir::{Graph, Op, OpKind, Tensor, TensorId, TensorKind};
 use std::collections::HashSet;
 
 /// `g` with a [`OpKind::Cast`] after every network input that some op reads: the input
@@ -48,19 +48,24 @@ pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
                 *i = y;
             }
         }
-        casts.push(Op {
-            name,
-            kind: OpKind::Cast,
-            inputs: vec![x],
-            weights: vec![],
-            outputs: vec![y],
-            fused_act: None,
-            source_type: None,
-        });
+        casts.push(cast_op(name, x, y));
     }
     casts.append(&mut out.ops);
     out.ops = casts;
     out
+}
+
+/// A cast op `name` of tensor `from` into tensor `to`.
+fn cast_op(name: String, from: TensorId, to: TensorId) -> Op {
+    Op {
+        name,
+        kind: OpKind::Cast,
+        inputs: vec![from],
+        weights: vec![],
+        outputs: vec![to],
+        fused_act: None,
+        source_type: None,
+    }
 }
 
 /// `g` with the ops `wide` picks computed in `bits`, wider than the network's element
@@ -115,15 +120,7 @@ pub fn cast_wide(g: &Graph, wide: impl Fn(&Op) -> bool, bits: u32) -> Graph {
                             bits: runs_wide.then_some(bits),
                         });
                         is_wide.push(runs_wide);
-                        ops.push(Op {
-                            name,
-                            kind: OpKind::Cast,
-                            inputs: vec![t],
-                            weights: vec![],
-                            outputs: vec![y],
-                            fused_act: None,
-                            source_type: None,
-                        });
+                        ops.push(cast_op(name, t, y));
                         cast_of.insert(t, y);
                         y
                     }

@@ -3,6 +3,11 @@
 //! reproduced, the imported plan verifies, and our cost model's estimate of its main
 //! group is close to TPU-MLIR's own `group_cost`. Export → import round-trips.
 
+/// The zoo of generated networks against TPU-MLIR's caches (one test binary with these,
+/// to link once).
+#[path = "tpumlir/zoo.rs"]
+mod zoo;
+
 use tpusim_graph::Graph;
 use tpusim_planner::tpumlir::{export, import, parse};
 use tpusim_planner::NpuChip;

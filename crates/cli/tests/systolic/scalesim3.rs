@@ -3,9 +3,7 @@
 //! (crates/systolic/tests/data/scalesim, made by bench/systolic_make_goldens.py), and
 //! its one-line refusals.
 
-mod common;
-
-use common::{bad_input, tpusim};
+use crate::common::{bad_input, tpusim};
 use std::path::{Path, PathBuf};
 
 fn golden_dir(case: &str) -> PathBuf {
