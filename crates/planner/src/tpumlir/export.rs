@@ -39,69 +39,24 @@ enum Home {
 /// lists it).
 pub fn export(plan: &Plan) -> Cache {
     let graph = &plan.graph;
-    let index_of = |name: &str| graph.ops.iter().position(|o| o.name == name);
     let lowered = lower(graph, &plan.dtype);
-    let mut group_of: Vec<Option<usize>> = vec![None; graph.ops.len()];
-    for (gi, g) in plan.groups.iter().enumerate() {
-        for i in g.ops.iter().filter_map(|n| index_of(n)) {
-            group_of[i] = Some(gi);
-        }
-        let last = g.ops.last().map_or("", |s| s.as_str());
-        if let Some(v) = trailing_view(plan, last) {
-            group_of[v] = Some(gi);
-        }
-    }
+    let group_of = group_of_ops(plan);
     let homes = cast_homes(&lowered, &group_of);
-    // pieces in op order: each group at its first op, each global op alone
-    let mut pieces: Vec<Piece> = Vec::new();
-    for (i, g) in group_of.iter().enumerate() {
-        match g {
-            Some(gi) if group_of[..i].contains(&Some(*gi)) => {}
-            Some(gi) => pieces.push(Piece::Group(*gi)),
-            None => pieces.push(Piece::Global(i)),
-        }
-    }
-    let mut cache = Cache {
-        opt: 2,
-        group_layer: vec![],
-        global_layer: vec![],
-        cycle_prefix_sum: vec![],
-    };
     let cost_of = |name: &str| {
         plan.global_costs
             .iter()
             .find(|c| c.op == name)
             .map_or(0, |c| c.cycles as i64)
     };
-    let mut sum = 0i64;
-    let mut index = 0i64;
-    for piece in pieces {
+    let mut out = CacheWriter::default();
+    for piece in pieces(&group_of) {
         match piece {
             Piece::Group(gi) => {
-                let g = &plan.groups[gi];
                 let members: Vec<usize> = (0..graph.ops.len())
                     .filter(|&i| group_of[i] == Some(gi))
                     .collect();
-                let start = members.first().map_or(-1, |&i| i as i64);
-                let end = members.last().map_or(-1, |&i| i as i64);
-                cache.group_layer.push(CacheGroup {
-                    base_group_idx: 0,
-                    start_idx: start,
-                    end_idx: end,
-                    func_start_idx: start,
-                    func_end_idx: end,
-                    group_cost: g.cycles as i64,
-                    index,
-                    locs: group_locs(&lowered, &homes, &members, gi),
-                    shape_secs: vec![g.nsecs as i64, 1, 1, g.hsecs as i64, 1],
-                });
-                sum = sum.saturating_add(g.cycles as i64);
-                cache.cycle_prefix_sum.push(CachePrefix {
-                    index,
-                    prefix_end_idx: end,
-                    cycle_prefix_sum: sum,
-                });
-                index += 1;
+                let locs = group_locs(&lowered, &homes, &members, gi);
+                out.group(&plan.groups[gi], &members, locs);
             }
             Piece::Global(i) => {
                 let low = &lowered[i];
@@ -112,32 +67,111 @@ pub fn export(plan: &Plan) -> Cache {
                     .filter(|(_, h)| **h == Home::Global)
                     .map(|(c, _)| (c.loc.clone(), 0));
                 let own = std::iter::once((low.loc.clone(), cost_of(&graph.ops[i].name)));
-                let out = low.cast_out.iter().map(|l| (l.clone(), 0));
-                for (loc, cost) in casts.chain(own).chain(out) {
-                    cache.global_layer.push(CacheGlobal {
-                        index,
-                        func_idx: i as i64,
-                        group_cost: cost,
-                        loc,
-                    });
-                    sum = sum.saturating_add(cost);
-                    cache.cycle_prefix_sum.push(CachePrefix {
-                        index,
-                        prefix_end_idx: i as i64,
-                        cycle_prefix_sum: sum,
-                    });
-                    index += 1;
+                let cast_out = low.cast_out.iter().map(|l| (l.clone(), 0));
+                for (loc, cost) in casts.chain(own).chain(cast_out) {
+                    out.global(i, loc, cost);
                 }
             }
         }
     }
-    cache.global_layer.push(CacheGlobal {
-        index,
-        func_idx: graph.ops.len() as i64,
-        group_cost: 0,
-        loc: "func.return".into(),
-    });
-    cache
+    out.finish(graph.ops.len())
+}
+
+/// The group each op is listed in (a view our plan runs global right after a group
+/// goes in that group where [`trailing_view`] says so).
+fn group_of_ops(plan: &Plan) -> Vec<Option<usize>> {
+    let index_of = |name: &str| plan.graph.ops.iter().position(|o| o.name == name);
+    let mut group_of: Vec<Option<usize>> = vec![None; plan.graph.ops.len()];
+    for (gi, g) in plan.groups.iter().enumerate() {
+        for i in g.ops.iter().filter_map(|n| index_of(n)) {
+            group_of[i] = Some(gi);
+        }
+        let last = g.ops.last().map_or("", |s| s.as_str());
+        if let Some(v) = trailing_view(plan, last) {
+            group_of[v] = Some(gi);
+        }
+    }
+    group_of
+}
+
+/// Each group at its first op and each global op alone, in op order.
+fn pieces(group_of: &[Option<usize>]) -> Vec<Piece> {
+    let mut seen = std::collections::HashSet::new();
+    group_of
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| match g {
+            Some(gi) => seen.insert(*gi).then_some(Piece::Group(*gi)),
+            None => Some(Piece::Global(i)),
+        })
+        .collect()
+}
+
+/// A cache written piece by piece, with its running cycle sum and positions.
+#[derive(Default)]
+struct CacheWriter {
+    groups: Vec<CacheGroup>,
+    globals: Vec<CacheGlobal>,
+    prefix: Vec<CachePrefix>,
+    sum: i64,
+    index: i64,
+}
+
+impl CacheWriter {
+    /// Group `g`, whose ops (ours, in order) are `members`, listing `locs`.
+    fn group(&mut self, g: &crate::plan::GroupPlan, members: &[usize], locs: Vec<String>) {
+        let start = members.first().map_or(-1, |&i| i as i64);
+        let end = members.last().map_or(-1, |&i| i as i64);
+        self.groups.push(CacheGroup {
+            base_group_idx: 0,
+            start_idx: start,
+            end_idx: end,
+            func_start_idx: start,
+            func_end_idx: end,
+            group_cost: g.cycles as i64,
+            index: self.index,
+            locs,
+            shape_secs: vec![g.nsecs as i64, 1, 1, g.hsecs as i64, 1],
+        });
+        self.advance(end, g.cycles as i64);
+    }
+
+    /// One global layer `loc` at our op `op`, of `cost` cycles.
+    fn global(&mut self, op: usize, loc: String, cost: i64) {
+        self.globals.push(CacheGlobal {
+            index: self.index,
+            func_idx: op as i64,
+            group_cost: cost,
+            loc,
+        });
+        self.advance(op as i64, cost);
+    }
+
+    fn advance(&mut self, end: i64, cost: i64) {
+        self.sum = self.sum.saturating_add(cost);
+        self.prefix.push(CachePrefix {
+            index: self.index,
+            prefix_end_idx: end,
+            cycle_prefix_sum: self.sum,
+        });
+        self.index += 1;
+    }
+
+    /// The cache, with `func.return` (after our `ops` ops) last, as TPU-MLIR lists it.
+    fn finish(mut self, ops: usize) -> Cache {
+        self.globals.push(CacheGlobal {
+            index: self.index,
+            func_idx: ops as i64,
+            group_cost: 0,
+            loc: "func.return".into(),
+        });
+        Cache {
+            opt: 2,
+            group_layer: self.groups,
+            global_layer: self.globals,
+            cycle_prefix_sum: self.prefix,
+        }
+    }
 }
 
 /// A group or a global op, in op order.

@@ -63,7 +63,8 @@ pub fn lower(graph: &Graph, dtype: &str) -> Vec<Lowered> {
     let mut cast_made = vec![false; graph.tensors.len()];
     for op in &graph.ops {
         let input_precision = |t: TensorId| match producer.get(t).copied().flatten() {
-            Some(p) => precision[p],
+            // ops are in topological order: a producer's precision is known
+            Some(p) => precision.get(p).copied().unwrap_or(Precision::Sixteen),
             None => Precision::Sixteen, // a network input read by anything but our input cast is 16-bit
         };
         let own = if crate::cost::is_view(op) {
