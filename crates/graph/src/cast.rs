@@ -23,12 +23,7 @@ pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
     let mut out = g.clone();
     let mut casts = Vec::new();
     // new names must differ from every tensor and op name
-    let mut taken: HashSet<String> = g
-        .tensors
-        .iter()
-        .map(|t| t.name.clone())
-        .chain(g.ops.iter().map(|o| o.name.clone()))
-        .collect();
+    let mut taken: HashSet<String> = names_in_use(g);
     for &x in &g.inputs {
         let Some(t) = g.tensors.get(x) else { continue };
         if t.kind != TensorKind::Activation || !g.ops.iter().any(|o| o.inputs.contains(&x)) {
@@ -55,6 +50,15 @@ pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
     out
 }
 
+/// Every tensor and op name of `g` (a new name must be none of them).
+fn names_in_use(g: &Graph) -> HashSet<String> {
+    g.tensors
+        .iter()
+        .map(|t| t.name.clone())
+        .chain(g.ops.iter().map(|o| o.name.clone()))
+        .collect()
+}
+
 /// A cast op `name` of tensor `from` into tensor `to`.
 fn cast_op(name: String, from: TensorId, to: TensorId) -> Op {
     Op {
@@ -78,12 +82,7 @@ fn cast_op(name: String, from: TensorId, to: TensorId) -> Op {
 /// before it. Ops that are casts already are left alone.
 pub fn cast_wide(g: &Graph, wide: impl Fn(&Op) -> bool, bits: u32) -> Graph {
     let mut out = g.clone();
-    let mut taken: HashSet<String> = g
-        .tensors
-        .iter()
-        .map(|t| t.name.clone())
-        .chain(g.ops.iter().map(|o| o.name.clone()))
-        .collect();
+    let mut taken: HashSet<String> = names_in_use(g);
     let mut is_wide = vec![false; g.tensors.len()];
     // the cast of a tensor to the other width, once made
     let mut cast_of: std::collections::HashMap<usize, usize> = Default::default();
