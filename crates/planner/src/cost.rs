@@ -288,6 +288,17 @@ pub fn op_cycles_as(
     // whole: an add on 7×7 maps costs 64 positions on bm1684x (EU_NUM 32), 56 on bm1688
     // (EU_NUM 8), as the compiler estimates it (add, pool, depthwise and activation passes)
     let eu_pos = grouped(t.eltwise_per_cycle_per_lane);
+    // how much wider than the plan's type the op computes (2 for f32 between casts)
+    let widen = || graph_bits(graph, op).max(t.dtype_bits) as f64 / t.dtype_bits.max(1) as f64;
+    // a lane's positions of an element-wise op in whole rows of `unit`: its channels'
+    // planes, or all elements laid over every lane (`OpPart::spread`)
+    let lane_positions = |unit: f64| {
+        if part.spread && !plain {
+            spread_positions(y, n_len, h_len, npu_num, unit)
+        } else {
+            rows(y.c) * grouped(unit)
+        }
+    };
     let base = match &op.kind {
         OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
             // input area (all channels) behind the output rows computed: the rows a
@@ -344,30 +355,18 @@ pub fn op_cycles_as(
         | OpKind::Mul
         | OpKind::Concat
         | OpKind::Upsample { .. } => {
-            let wide = graph_bits(graph, op).max(t.dtype_bits);
             let passes = match &op.kind {
                 OpKind::Act(a) if !plain => act_passes(*a),
                 _ => 1.0,
             };
             // a plane's positions in whole EU rows of the op's own type
-            let widen = wide as f64 / t.dtype_bits.max(1) as f64;
-            let unit = t.eltwise_per_cycle_per_lane / widen;
-            let lane_pos = if part.spread && !plain {
-                spread_positions(y, n_len, h_len, npu_num, unit)
-            } else {
-                rows(y.c) * grouped(unit)
-            };
-            lane_pos * passes * widen / t.eltwise_per_cycle_per_lane
+            let widen = widen();
+            lane_positions(t.eltwise_per_cycle_per_lane / widen) * passes * widen
+                / t.eltwise_per_cycle_per_lane
         }
         OpKind::Cast => {
             // at the rate of the wider of the two types (EU_NUM halves per doubling)
-            let wide = graph_bits(graph, op).max(t.dtype_bits);
-            let lane_pos = if part.spread && !plain {
-                spread_positions(y, n_len, h_len, npu_num, t.eltwise_per_cycle_per_lane)
-            } else {
-                rows(y.c) * eu_pos
-            };
-            lane_pos * (wide as f64 / t.dtype_bits.max(1) as f64) / t.eltwise_per_cycle_per_lane
+            lane_positions(t.eltwise_per_cycle_per_lane) * widen() / t.eltwise_per_cycle_per_lane
         }
         OpKind::Gemm => {
             let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
