@@ -157,7 +157,8 @@ pub fn weight_type(dtype: ElementType, is_bias: bool) -> ElementType {
 /// hard-swish need scratch room for their output; depthwise and first-layer
 /// (3-channel) convs get the buffers the backend reserves for them (read from the
 /// `buffer_size` of the compiled graph, bm1684x and bm1688, every case reproduced exactly):
-/// a depthwise conv holds its output slice at 32 bits, one input plane and its taps; a
+/// a depthwise conv holds its output slice at 32 bits, one input plane and its taps (so
+/// does a batch-norm no conv absorbed, when its channels fill the lanes); a
 /// conv on ≤ 4 input channels is lowered with kernel rows (and columns, when
 /// `ic·kh·kw ≤ EU_BYTES/2`) folded into channels ("3ic"), which needs one channel of the
 /// rearranged input per lane.
@@ -170,20 +171,15 @@ pub fn buffer_size(
 ) -> Result<Option<u64>> {
     match kind {
         OpKind::Conv(p) if p.groups > 1 && p.groups == in_nch.1 && p.groups == out_nch.1 => {
-            let (n, c, h, w) = out_nch;
-            let wide = (32 / dtype.bits().clamp(1, 32)) as u64;
-            let out32 = lane_size(chip, dtype, n, c, h, w)?.saturating_mul(wide);
-            let taps = c
-                .div_ceil(chip.npu_num.max(1))
-                .saturating_mul(p.kernel[0].saturating_mul(p.kernel[1]));
-            let (xn, _, xh, xw) = in_nch;
-            let plane = lane_size(chip, dtype, xn, 1, xh, xw)?;
-            Ok(Some(
-                out32
-                    .saturating_add(taps)
-                    .saturating_add(plane)
-                    .saturating_add(4),
-            ))
+            let taps = p.kernel[0].saturating_mul(p.kernel[1]);
+            depthwise_buffer(chip, dtype, in_nch, out_nch, taps).map(Some)
+        }
+        // a batch-norm that no conv absorbed is lowered by TPU-MLIR to a 1×1 conv: a
+        // depthwise one (and its buffer) when the channels fill the lanes, else a dense
+        // one, which needs none (the U-Net of the zoo: 32 channels depthwise on bm1688's
+        // 32 lanes, dense on bm1684x's 64; 64 depthwise on both; 16 dense on both)
+        OpKind::BatchNorm if in_nch.1 >= chip.npu_num.max(1) => {
+            depthwise_buffer(chip, dtype, in_nch, out_nch, 1).map(Some)
         }
         OpKind::Conv(p) if is_3ic_conv(kind, in_nch.1) => {
             let (ic, kh, kw) = (in_nch.1, p.kernel[0], p.kernel[1]);
@@ -236,6 +232,27 @@ pub fn buffer_size(
         }
         _ => Ok(None),
     }
+}
+
+/// A depthwise conv's buffer per lane: its output slice at 32 bits, one input plane and
+/// its `taps` per channel on a lane, and 4 bytes.
+fn depthwise_buffer(
+    chip: &Chip,
+    dtype: ElementType,
+    in_nch: (u64, u64, u64, u64),
+    out_nch: (u64, u64, u64, u64),
+    taps: u64,
+) -> Result<u64> {
+    let (n, c, h, w) = out_nch;
+    let wide = (32 / dtype.bits().clamp(1, 32)) as u64;
+    let out32 = lane_size(chip, dtype, n, c, h, w)?.saturating_mul(wide);
+    let lane_taps = c.div_ceil(chip.npu_num.max(1)).saturating_mul(taps);
+    let (xn, _, xh, xw) = in_nch;
+    let plane = lane_size(chip, dtype, xn, 1, xh, xw)?;
+    Ok(out32
+        .saturating_add(lane_taps)
+        .saturating_add(plane)
+        .saturating_add(4))
 }
 
 /// Build the blocks and the step table of group `gt` sliced as `slicing` (more than one

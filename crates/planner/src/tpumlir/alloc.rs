@@ -24,8 +24,9 @@
 //!   is taken anyway.
 //! - Placed buffers are subtracted from the others' free space with their end rounded
 //!   up to EU_BYTES, so every address is EU-aligned.
-//! - A first-layer (3ic) conv's scratch buffer meets every activation and weight in a
-//!   sliced group ([`Buf::always`]).
+//! - A first-layer (3ic) conv's scratch buffer meets every activation and weight of a
+//!   sliced group, and every buffer whose lifetime wraps in one run in one loop
+//!   ([`Buf::always`]).
 //! - In place: the result of an element-wise op may take its operand 0's exact
 //!   address when that operand's life ends where the result's begins and it is not
 //!   stored in that step.
@@ -58,12 +59,17 @@ pub struct Buf {
     pub end: usize,
     /// A weight held for the whole loop when the group is sliced.
     pub hold: bool,
-    /// In a sliced group, meets every activation and weight buffer whatever the
-    /// lifetimes (not other op buffers): TPU-MLIR 1.30.2 keeps the scratch buffer of a
-    /// conv lowered with its 3ic trick (a first layer on ≤ 4 channels) so (its
-    /// allocation traces of two sliced bm1688 groups: the buffer's free space excluded
-    /// the group input and a stored output whose lifetimes it does not share, and
-    /// overlapped another op's buffer; no rule of its stored source explains it).
+    /// Meets every activation and weight buffer whatever the lifetimes (not other op
+    /// buffers) in a sliced group, and in a group run in one loop every one whose
+    /// lifetime wraps: TPU-MLIR 1.30.2 keeps the scratch buffer of a conv lowered with
+    /// its 3ic trick (a first layer on ≤ 4 channels) so. Its allocation traces of two
+    /// sliced bm1688 groups: the buffer's free space excluded the group input and a
+    /// stored output whose lifetimes it does not share, and overlapped another op's
+    /// buffer. Of an unsliced one (the zoo's U-Net on bm1688 with its input cast), it
+    /// excluded the f32 input, loaded in the last step for the first (wrapping), and
+    /// found no room after the same 33 placements as here; the unsliced first group
+    /// of TPU-MLIR's own ResNet-34 on bm1684x overlaps weights and activations that
+    /// do not wrap. No rule of its stored source explains it.
     pub always: bool,
 }
 
@@ -404,8 +410,11 @@ impl State<'_> {
                 }
             }
         }
-        let apart = |x: &Buf, y: &Buf| x.always && y.kind != BufKind::Operation;
-        let mut meet = lifetimes_meet(b, rb) || (!self.one_loop && (apart(b, rb) || apart(rb, b)));
+        let one_loop = self.one_loop;
+        let apart = |x: &Buf, y: &Buf| {
+            x.always && y.kind != BufKind::Operation && (!one_loop || y.start > y.end)
+        };
+        let mut meet = lifetimes_meet(b, rb) || apart(b, rb) || apart(rb, b);
         if !meet && self.hold_all {
             meet = (b.kind != BufKind::Operation && b.hold)
                 || (rb.kind != BufKind::Operation && rb.hold);

@@ -176,3 +176,25 @@ fn conv_buffers_are_tpu_mlirs() {
     );
     assert_eq!(dense.unwrap(), None);
 }
+
+#[test]
+fn a_batch_norm_alone_has_a_depthwise_buffer_when_its_channels_fill_the_lanes() {
+    // The zoo's U-Net (a BN after each ReLU), TPU-MLIR's own groups, unsliced: it
+    // lowers such a BN to a 1×1 conv, depthwise (with a buffer) from as many channels
+    // as lanes, dense (none) below: `buffer_size` of its final MLIR.
+    // (chip, channels, H = W, bytes)
+    let cases: [(&str, u64, u64, Option<u64>); 6] = [
+        ("bm1688", 32, 64, Some(24_581)),
+        ("bm1688", 64, 32, Some(10_246)),
+        ("bm1688", 16, 128, None),
+        ("bm1684x", 64, 32, Some(6_149)),
+        ("bm1684x", 32, 64, None),
+        ("bm1684x", 16, 128, None),
+    ];
+    for (chip, c, hw, want) in cases {
+        let g = NpuChip::preset(chip).unwrap().geometry;
+        let x = (1, c, hw, hw);
+        let got = buffer_size(&g, ElementType::F16, &OpKind::BatchNorm, x, x).unwrap();
+        assert_eq!(got, want, "{chip} BN on {c} channels of {hw}x{hw}");
+    }
+}
