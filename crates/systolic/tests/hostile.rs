@@ -64,3 +64,23 @@ fn engine_runs_are_bounded_in_bytes() {
     assert!(needed > 4 << 30, "{needed}");
     assert!(check_engine_memory(needed, 3 << 30).is_err());
 }
+
+#[test]
+fn depthwise_rows_are_bounded_in_all_not_one_by_one() {
+    // fuzzing (topology): one depthwise row of 64,100 channels took 0.2-0.3 s in the
+    // sanitized build; thirty rows of 100,000, each under the per-row limit, would
+    // have run three million layers
+    let text =
+        include_str!("../../../fuzz/regressions/topology/thirty_depthwise_rows_of_100000_channels");
+    let t0 = Instant::now();
+    let e = parse_topology(text, "t.csv", None).unwrap_err().to_string();
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    assert!(
+        e.contains("line 3") && e.contains("200000 layers") && e.contains("limit 100000"),
+        "{e}"
+    );
+    // one row at the limit runs
+    let one = text.lines().take(2).collect::<Vec<_>>().join("\n");
+    let (_, layers) = parse_topology(&one, "t.csv", None).unwrap();
+    assert_eq!(layers.len(), 100_000);
+}

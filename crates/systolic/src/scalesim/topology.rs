@@ -127,6 +127,10 @@ fn terr(file: &str, line: usize, msg: String) -> SystolicError {
     }
 }
 
+/// Layers a topology may run in all, a depthwise layer counting one per channel (as
+/// SCALE-Sim runs it): a bound on the memory and time a file can ask for.
+pub const MAX_LAYERS: usize = 100_000;
+
 /// Parse a topology CSV. `format`: `None` tells the format from the header (`Layer,
 /// M, N, K` is GEMM, anything else conv). Rows may end with or without SCALE-Sim's
 /// trailing comma; a cell after the last dimension is the layer's N:M sparsity ratio.
@@ -219,17 +223,20 @@ pub fn parse_topology(
         if let Err(e) = layer.scalesim_gemm() {
             return Err(terr(file, ln, e.to_string()));
         }
-        if fmt == TopoFormat::Conv && layer.name.contains("DP") {
-            if layer.channels > 100_000 {
-                return Err(terr(
-                    file,
-                    ln,
-                    format!(
-                        "depthwise layer with {} channels (limit 100000)",
-                        layer.channels
-                    ),
-                ));
-            }
+        let depthwise = fmt == TopoFormat::Conv && layer.name.contains("DP");
+        let runs = if depthwise { layer.channels } else { 1 };
+        let total = (out.len() as u64).saturating_add(runs);
+        if total > MAX_LAYERS as u64 {
+            return Err(terr(
+                file,
+                ln,
+                format!(
+                    "the topology runs {total} layers by this row (a depthwise layer runs \
+                     one per channel; limit {MAX_LAYERS} in all)"
+                ),
+            ));
+        }
+        if depthwise {
             for ch in 0..layer.channels {
                 out.push(TopoLayer {
                     name: format!("{}Channel_{ch}", layer.name),
