@@ -180,17 +180,29 @@ impl<'a> Ctx<'a> {
             }
             _ => {
                 let (n, h) = s.ranges[gt.pos[&ti]];
+                let lanes = self.spread_lanes(gt);
                 (
                     part_bytes(shape, n, h, bits),
-                    act_dma_cycles(t, Dir::Load, shape, n, h, bits),
+                    act_dma_cycles(t, Dir::Load, shape, n, h, bits, lanes),
                 )
             }
+        }
+    }
+
+    /// Lanes each (n, c) plane of an activation is split over in `gt`'s transfers: all
+    /// of them in a group laid over the lanes ([`GroupTensors::spread`]), else one.
+    fn spread_lanes(&self, gt: &GroupTensors) -> u64 {
+        if gt.spread {
+            self.chip.npu_num.max(1)
+        } else {
+            1
         }
     }
 
     /// (bytes, DMA cycles) of storing the part of block `b` slice `s` owns.
     pub(crate) fn block_store(
         &self,
+        gt: &GroupTensors,
         nsecs: u64,
         hsecs: u64,
         s: &SliceRanges,
@@ -213,11 +225,12 @@ impl<'a> Ctx<'a> {
             b.bits
         };
         let shape = g.tensors[ti].shape;
+        let lanes = self.spread_lanes(gt);
         own_part(g, ti, nsecs, hsecs, s.n_idx, s.h_idx)
             .map(|(n, h)| {
                 (
                     part_bytes(shape, n, h, bits),
-                    act_dma_cycles(t, Dir::Store, shape, n, h, bits),
+                    act_dma_cycles(t, Dir::Store, shape, n, h, bits, lanes),
                 )
             })
             .unwrap_or((0, 0.0))
@@ -249,12 +262,11 @@ impl<'a> Ctx<'a> {
             .and_then(|x| gt.pos.get(x))
             .map(|&p| s.ranges[p].1)
             .map(|r| r[1] - r[0]);
-        let elementwise = |o: &tpusim_graph::Op| matches!(o.kind, OpKind::Act(_) | OpKind::Cast);
         let part = crate::cost::OpPart {
             n: n[1] - n[0],
             h: h[1] - h[0],
             in_h,
-            spread: (gt.first..=gt.last).all(|i| elementwise(&self.graph.ops[i])),
+            spread: gt.spread,
         };
         crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, plain)
     }

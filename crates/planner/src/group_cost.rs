@@ -164,7 +164,7 @@ impl Ctx<'_> {
         }
         for (j, list) in steps.stores.iter().enumerate() {
             for &b in list {
-                let (x, c) = self.block_store(1, 1, s, &blocks[b]);
+                let (x, c) = self.block_store(gt, 1, 1, s, &blocks[b]);
                 gmem = gmem.saturating_add(x);
                 dma[j] += c;
             }
@@ -223,7 +223,7 @@ impl Ctx<'_> {
         }
         for (j, list) in steps.stores.iter().enumerate() {
             for &b in list {
-                let (x, c) = self.block_store(slicing.nsecs, slicing.hsecs, s, &blocks[b]);
+                let (x, c) = self.block_store(gt, slicing.nsecs, slicing.hsecs, s, &blocks[b]);
                 f.gmem = f.gmem.saturating_add(x);
                 match (j == k + 1, exposed[b]) {
                     (true, true) => f.store_last_exposed += c,
@@ -269,7 +269,7 @@ mod tests {
         let nsecs = slices.iter().map(|s| s.n_idx).max().unwrap_or(0) + 1;
         let hsecs = slices.iter().map(|s| s.h_idx).max().unwrap_or(0) + 1;
         let load = |s: &SliceRanges, b: &BlockSpec| ctx.block_load(gt, sliced, s, b);
-        let store = |s: &SliceRanges, b: &BlockSpec| ctx.block_store(nsecs, hsecs, s, b);
+        let store = |s: &SliceRanges, b: &BlockSpec| ctx.block_store(gt, nsecs, hsecs, s, b);
         let mut gmem = 0u64;
         // per slice: DMA cycles per step (normal), load0 (mergeable, exposed), store k+1
         let mut cyc = 0f64;

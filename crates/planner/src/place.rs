@@ -189,7 +189,7 @@ impl Ctx<'_> {
                     steps.loads[j].iter().map(|&b| load[b]).sum::<f64>()
                         + steps.stores[j]
                             .iter()
-                            .map(|&b| self.block_store(nsecs, hsecs, s, &blocks[b]).1)
+                            .map(|&b| self.block_store(gt, nsecs, hsecs, s, &blocks[b]).1)
                             .sum::<f64>()
                 })
                 .collect(),

@@ -22,6 +22,10 @@ pub struct GroupTensors {
     pub all: Vec<TensorId>,
     /// Tensor id → index in `all`.
     pub pos: TensorPos,
+    /// The group holds element-wise ops alone (casts and activations): the backend
+    /// lays its tensors over all lanes whatever their channels, in compute
+    /// (`cost::OpPart::spread`) and in transfers (`cost::act_dma_cycles`).
+    pub spread: bool,
 }
 
 /// Tensor id → index in a group's `all` list: a vector indexed by tensor id (the
@@ -71,6 +75,9 @@ impl GroupTensors {
             pos[t] = i;
         }
         let pos = TensorPos(pos);
+        let spread = graph.ops[first..=last]
+            .iter()
+            .all(|o| matches!(o.kind, OpKind::Act(_) | OpKind::Cast));
         GroupTensors {
             first,
             last,
@@ -78,6 +85,7 @@ impl GroupTensors {
             escaping,
             all,
             pos,
+            spread,
         }
     }
 }

@@ -221,7 +221,7 @@ impl PipelinedPlacer {
         let mut dma_cycles = vec![0i64; blocks.len()];
         for (i, b) in blocks.iter().enumerate() {
             let (dir, c) = if b.store_step.is_some() {
-                (Dir::Store, ctx.block_store(nsecs, hsecs, s0, b).1)
+                (Dir::Store, ctx.block_store(gt, nsecs, hsecs, s0, b).1)
             } else {
                 (Dir::Load, ctx.block_load(gt, sliced, s0, b).1)
             };
