@@ -354,6 +354,18 @@ def wide_stem_b5(n):
     return n.gemm(n.flatten(n.gmp(x)), 90, 12)
 
 
+def grouped_b2(n):
+    """Grouped convolutions of 2 to 16 groups, 3x3 and 1x1, strides 1 and 2, no BN, at
+    batch 2 (added after the first compile, to fit grouped convs on without ResNeXt)."""
+    x = n.conv("input", 3, 32, 3, 2)
+    x = n.conv(x, 32, 64, 3, 1, group=4)
+    x = n.conv(x, 64, 96, 3, 2, group=8)
+    x = n.conv(x, 96, 128, 1, p=0, group=2)
+    x = n.conv(x, 128, 128, 3, 1, group=16)
+    x = n.conv(x, 128, 160, 3, 2, group=32, act=None)
+    return n.classifier(x, 160, 10)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -373,6 +385,7 @@ ZOO = {
     "dilated_seg_b2": (dilated_seg_b2, [2, 3, 96, 96]),
     "resnext_b4": (resnext_b4, [4, 3, 64, 64]),
     "wide_stem_b5": (wide_stem_b5, [5, 3, 96, 96]),
+    "grouped_b2": (grouped_b2, [2, 3, 80, 80]),
 }
 
 

@@ -332,16 +332,30 @@ pub fn op_cycles_as(
                     rows(y.c) * eu_pos * taps / eu * strided(p.stride)
                 }
             } else {
-                // input channels go through the MAC array in whole passes of EU_NUM
-                let ic = if plain {
-                    icg as f64
-                } else {
-                    (icg as f64 / eu).ceil() * eu
+                // input channels go through the MAC array in whole passes (the chip's
+                // `conv_ic_bytes`)
+                let unit = t.conv_ic_per_pass.max(1.0);
+                let passes = |c: u64| {
+                    if plain {
+                        c as f64
+                    } else {
+                        (c as f64 / unit).ceil() * unit
+                    }
                 };
                 // each plane's positions in whole groups (the chip's
                 // `conv_position_group`: bm1684x 4, a 7×7 map as 52 positions)
                 let cpos = grouped(t.conv_position_group);
-                rows(y.c) * cpos * ic * taps / t.used.macs_per_cycle_per_lane
+                let macs = t.used.macs_per_cycle_per_lane;
+                if plain || p.groups <= 1 || (x.c as f64) <= unit {
+                    // dense, or grouped on at most one pass of input channels, which
+                    // the backend runs dense (its filter padded with zeros)
+                    rows(y.c) * cpos * passes(icg) * taps / macs
+                } else {
+                    let ocg = (y.c / p.groups).max(1);
+                    let convs = p.groups as f64 * rows(ocg) * cpos * passes(icg) * taps / macs;
+                    let in_rows = part.in_h.unwrap_or(h_len * x.h / y.h.max(1));
+                    convs + grouped_conv_copies(p.groups, icg, npu_num, n_len, in_rows * x.w, eu)
+                }
             }
         }
         OpKind::Deconv { params: p, .. } => {
@@ -398,6 +412,35 @@ pub fn op_cycles_as(
         0.0
     };
     base + act
+}
+
+/// Cycles a grouped conv spends moving each group's input channels to the lanes its
+/// MACs read them from: every group whose first channel is not on lane 0, per batch,
+/// copied a channel at a time, `plane` positions EU_NUM (`eu`) a cycle. TPU-MLIR 1.30.2
+/// runs a grouped conv group by group, and its profiles count these copies
+/// (`LANE_COPY`): on bm1684x, 8 groups of 8 channels on 40×40 maps, 7 copies a batch of
+/// 400 cycles; 16 groups of 8 on 20×20, 14 of 104 (groups 0 and 8 start on lane 0).
+fn grouped_conv_copies(
+    groups: u64,
+    icg: u64,
+    npu_num: u64,
+    n_len: u64,
+    plane: u64,
+    eu: f64,
+) -> f64 {
+    // group k starts on lane 0 when npu divides k·icg: every (npu / gcd(icg, npu))-th
+    let npu = npu_num.max(1);
+    let period = npu / gcd(icg.max(1), npu);
+    let moved = (groups - groups.div_ceil(period)) as f64;
+    n_len as f64 * moved * icg as f64 * (plane as f64 / eu.max(1.0)).ceil()
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Positions a lane of `n_len` batches and `h_len` rows of an `s`-shaped output laid over

@@ -82,6 +82,13 @@ pub struct ChipTiming {
     /// plain count (ResNet-18/50, MobileNetV2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conv_position_group: Option<f64>,
+    /// Bytes of input channels a conv takes through the MAC array in one pass, the
+    /// channels of each group rounded up to whole passes (`None` = EU_BYTES). bm1684x
+    /// 64 and bm1688 32: TPU-MLIR 1.30.2's profiles of convs on 24 channels (bm1688:
+    /// 9,216 cycles, 32 channels' worth) and of grouped convs on 4 and 8 channels a
+    /// group (bm1684x: 32 channels' worth, bm1688: 16) in f16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conv_ic_bytes: Option<f64>,
 }
 
 impl ChipTiming {
@@ -105,6 +112,7 @@ impl ChipTiming {
             ("gdma_small_row_bytes", self.gdma_small_row_bytes),
             ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
             ("conv_position_group", self.conv_position_group),
+            ("conv_ic_bytes", self.conv_ic_bytes),
         ];
         for (field, v) in positive {
             check_figure(chip, field, v, "finite and positive", |x| {
@@ -219,6 +227,9 @@ pub struct Timing {
     /// A dense conv takes each plane's output positions this many at a time (the
     /// chip's `conv_position_group`, 1 if unset).
     pub conv_position_group: f64,
+    /// Input channels a conv takes through the MAC array in one pass (the chip's
+    /// `conv_ic_bytes` at the plan's element type; EU_NUM if unset).
+    pub conv_ic_per_pass: f64,
     /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
     /// EU_NUM, one per execution unit.
     pub eltwise_per_cycle_per_lane: f64,
@@ -264,10 +275,12 @@ impl Timing {
             ),
             None => (structural_fallback(geo, eu_num), 1.0),
         };
+        let ic_bytes = t.conv_ic_bytes.unwrap_or(geo.eu_bytes as f64);
         Ok(Timing {
             used,
             small_coeff_bytes: geo.eu_bytes,
             conv_position_group,
+            conv_ic_per_pass: (ic_bytes * 8.0 / f64::from(dtype.bits().max(1))).max(1.0),
             eltwise_per_cycle_per_lane: eu_num,
             dtype_bits: dtype.bits(),
         })
@@ -281,6 +294,7 @@ impl Timing {
             used: used.clone(),
             small_coeff_bytes: eu_bytes,
             conv_position_group: 1.0,
+            conv_ic_per_pass: eu_num,
             eltwise_per_cycle_per_lane: eu_num,
             dtype_bits,
         }

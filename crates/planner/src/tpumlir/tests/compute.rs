@@ -285,3 +285,41 @@ fn f32_sigmoid_and_tanh_cost_what_the_compiled_profiles_say() {
         }
     }
 }
+
+/// Grouped convs as TPU-MLIR 1.30.2 runs them (its codegen profiles of the zoo's
+/// `grouped_b2`, batch 2, f16): group by group, each group's input channels in whole
+/// passes of the chip's `conv_ic_bytes` (bm1684x 32 channels, bm1688 16), plus a lane
+/// copy of the input channels of every group not starting on lane 0; a grouped conv
+/// on at most one pass of input channels runs dense (bm1684x: 4 groups on 32).
+/// (chip, c_in, c_out, hw in, k, stride, groups, profiled CONV + LANE_COPY cycles).
+/// Left out: bm1688's 2 groups of 48 channels (1×1, 20²), whose one copy a batch takes
+/// 4,800 cycles, twice this model's (its convs, 4 × 1,200, it matches).
+/// (Profiles: `bench/tpumlir_zoo_run.sh grouped_b2`, `compiler_profile_0.txt`.)
+#[test]
+fn grouped_convs_cost_what_tpu_mlir_profiles() {
+    for (chip, c_in, c_out, hw, k, s, g, profiled) in [
+        ("bm1684x", 32, 64, 40, 3, 1, 4, 7_200.0),
+        ("bm1684x", 64, 96, 40, 3, 2, 8, 14_400.0 + 5_600.0),
+        ("bm1684x", 96, 128, 20, 1, 1, 2, 800.0 + 1_248.0),
+        ("bm1684x", 128, 128, 20, 3, 1, 16, 28_800.0 + 2_912.0),
+        ("bm1684x", 128, 160, 20, 3, 2, 32, 14_400.0 + 3_120.0),
+        ("bm1688", 32, 64, 40, 3, 1, 4, 57_600.0 + 9_600.0),
+        ("bm1688", 64, 96, 40, 3, 2, 8, 28_800.0 + 19_200.0),
+        ("bm1688", 128, 128, 20, 3, 1, 16, 57_600.0 + 9_600.0),
+        ("bm1688", 128, 160, 20, 3, 2, 32, 28_800.0 + 11_200.0),
+    ] {
+        let mut b = GraphBuilder::new("one");
+        let x = b.input("x", Shape4::new(2, c_in, hw, hw));
+        let y = b.conv("conv", x, c_out, k, s, k / 2, g, true).unwrap();
+        b.output(y);
+        let graph = b.finish().unwrap();
+        let (npu, t) = f16(chip);
+        let out_h = graph.tensors[y].shape.h;
+        let ours = op_cycles(&graph, &graph.ops[0], 2, out_h, npu.geometry.npu_num, &t);
+        let r = ours / profiled;
+        assert!(
+            (0.97..1.03).contains(&r),
+            "{chip} {c_in}->{c_out} g{g} {k}x{k}/{s} on {hw}²: ours {ours:.0}, profiled {profiled} ({r:.3}x)"
+        );
+    }
+}
