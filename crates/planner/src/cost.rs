@@ -358,11 +358,22 @@ pub fn op_cycles_as(
                 }
             }
         }
-        OpKind::Deconv { params: p, .. } => {
+        OpKind::Deconv { params: p, .. } if plain => {
             let icg = (x.c / p.groups.max(1)).max(1);
             let taps =
                 (p.kernel[0] * p.kernel[1]) as f64 / (p.stride[0] * p.stride[1]).max(1) as f64;
             rows(y.c) * pos * icg as f64 * taps.max(1.0) / t.used.macs_per_cycle_per_lane
+        }
+        OpKind::Deconv { params: p, .. } => {
+            // a conv over the input with zeros between its pixels: every tap at every
+            // output position, the zeros included, input channels in whole passes
+            // (TPU-MLIR's profiles of the zoo's decoder: 2×2/2 on 96, 48 and 24
+            // channels, 768, 2,048 and 4,096 cycles a batch on bm1684x)
+            let icg = (x.c / p.groups.max(1)).max(1);
+            let unit = t.conv_ic_per_pass.max(1.0);
+            let ic = (icg as f64 / unit).ceil() * unit;
+            let taps = (p.kernel[0] * p.kernel[1]) as f64;
+            rows(y.c) * grouped(t.conv_position_group) * ic * taps / t.used.macs_per_cycle_per_lane
         }
         OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
             rows(y.c) * eu_pos * (p.kernel[0] * p.kernel[1]) as f64 / t.eltwise_per_cycle_per_lane

@@ -323,3 +323,38 @@ fn grouped_convs_cost_what_tpu_mlir_profiles() {
         );
     }
 }
+
+/// Transposed convs as TPU-MLIR 1.30.2 runs them: a conv over the input with zeros
+/// between its pixels, every tap at every output position, input channels in whole
+/// passes (its profiles of the zoo's decoder, 2×2 stride 2, batch 2: the CONV cycles).
+#[test]
+fn transposed_convs_cost_what_tpu_mlir_profiles() {
+    for (chip, c_in, c_out, hw, profiled) in [
+        ("bm1684x", 96, 48, 8, 1_536.0),
+        ("bm1684x", 48, 24, 16, 4_096.0),
+        ("bm1684x", 24, 12, 32, 8_192.0),
+        ("bm1688", 96, 48, 8, 12_288.0),
+        ("bm1688", 48, 24, 16, 12_288.0),
+        ("bm1688", 24, 12, 32, 32_768.0),
+    ] {
+        let mut b = GraphBuilder::new("one");
+        let x = b.input("x", Shape4::new(2, c_in, hw, hw));
+        let params = tpusim_graph::ConvParams {
+            kernel: [2, 2],
+            stride: [2, 2],
+            pad: [0; 4],
+            dilation: [1, 1],
+            groups: 1,
+        };
+        let y = b.deconv("up", x, c_out, params, [0, 0], true).unwrap();
+        b.output(y);
+        let graph = b.finish().unwrap();
+        let (npu, t) = f16(chip);
+        let ours = op_cycles(&graph, &graph.ops[0], 2, 2 * hw, npu.geometry.npu_num, &t);
+        let r = ours / profiled;
+        assert!(
+            (0.97..1.03).contains(&r),
+            "{chip} {c_in}->{c_out} on {hw}²: ours {ours:.0}, profiled {profiled} ({r:.3}x)"
+        );
+    }
+}
