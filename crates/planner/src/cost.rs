@@ -354,7 +354,8 @@ pub fn op_cycles_as(
                     let ocg = (y.c / p.groups).max(1);
                     let convs = p.groups as f64 * rows(ocg) * cpos * passes(icg) * taps / macs;
                     let in_rows = part.in_h.unwrap_or(h_len * x.h / y.h.max(1));
-                    convs + grouped_conv_copies(p.groups, icg, npu_num, n_len, in_rows * x.w, eu)
+                    let copies = crate::lane_copy::grouped_conv_copies;
+                    convs + copies(p.groups, icg, npu_num, n_len, in_rows * x.w, eu)
                 }
             }
         }
@@ -394,14 +395,18 @@ pub fn op_cycles_as(
         | OpKind::Mul
         | OpKind::Concat
         | OpKind::Upsample { .. } => {
-            let passes = match &op.kind {
-                OpKind::Act(a) if !plain => act_passes(*a),
-                _ => 1.0,
-            };
-            // a plane's positions in whole EU rows of the op's own type
-            let widen = widen();
-            lane_positions(t.eltwise_per_cycle_per_lane / widen) * passes * widen
-                / t.eltwise_per_cycle_per_lane
+            if matches!(op.kind, OpKind::Concat) && !plain && !part.spread {
+                crate::lane_copy::concat_cycles(graph, op, npu_num, n_len, h_len * y.w, eu)
+            } else {
+                let passes = match &op.kind {
+                    OpKind::Act(a) if !plain => act_passes(*a),
+                    _ => 1.0,
+                };
+                // a plane's positions in whole EU rows of the op's own type
+                let widen = widen();
+                lane_positions(t.eltwise_per_cycle_per_lane / widen) * passes * widen
+                    / t.eltwise_per_cycle_per_lane
+            }
         }
         OpKind::Cast => {
             // at the rate of the wider of the two types (EU_NUM halves per doubling)
@@ -423,35 +428,6 @@ pub fn op_cycles_as(
         0.0
     };
     base + act
-}
-
-/// Cycles a grouped conv spends moving each group's input channels to the lanes its
-/// MACs read them from: every group whose first channel is not on lane 0, per batch,
-/// copied a channel at a time, `plane` positions EU_NUM (`eu`) a cycle. TPU-MLIR 1.30.2
-/// runs a grouped conv group by group, and its profiles count these copies
-/// (`LANE_COPY`): on bm1684x, 8 groups of 8 channels on 40×40 maps, 7 copies a batch of
-/// 400 cycles; 16 groups of 8 on 20×20, 14 of 104 (groups 0 and 8 start on lane 0).
-fn grouped_conv_copies(
-    groups: u64,
-    icg: u64,
-    npu_num: u64,
-    n_len: u64,
-    plane: u64,
-    eu: f64,
-) -> f64 {
-    // group k starts on lane 0 when npu divides k·icg: every (npu / gcd(icg, npu))-th
-    let npu = npu_num.max(1);
-    let period = npu / gcd(icg.max(1), npu);
-    let moved = (groups - groups.div_ceil(period)) as f64;
-    n_len as f64 * moved * icg as f64 * (plane as f64 / eu.max(1.0)).ceil()
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 /// Positions a lane of `n_len` batches and `h_len` rows of an `s`-shaped output laid over

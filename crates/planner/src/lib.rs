@@ -53,6 +53,7 @@ mod cost;
 mod ctx;
 mod group;
 mod group_cost;
+mod lane_copy;
 mod place;
 mod range;
 mod search;

@@ -292,8 +292,8 @@ fn f32_sigmoid_and_tanh_cost_what_the_compiled_profiles_say() {
 /// copy of the input channels of every group not starting on lane 0; a grouped conv
 /// on at most one pass of input channels runs dense (bm1684x: 4 groups on 32).
 /// (chip, c_in, c_out, hw in, k, stride, groups, profiled CONV + LANE_COPY cycles).
-/// Left out: bm1688's 2 groups of 48 channels (1×1, 20²), whose one copy a batch takes
-/// 4,800 cycles, twice this model's (its convs, 4 × 1,200, it matches).
+/// A copy to lanes across a row boundary costs once per row of lanes (bm1688's 2 groups
+/// of 48 channels: 4,800 cycles a copy on its 32 lanes, 624 on bm1684x's 64).
 /// (Profiles: `bench/tpumlir_zoo_run.sh grouped_b2`, `compiler_profile_0.txt`.)
 #[test]
 fn grouped_convs_cost_what_tpu_mlir_profiles() {
@@ -305,6 +305,7 @@ fn grouped_convs_cost_what_tpu_mlir_profiles() {
         ("bm1684x", 128, 160, 20, 3, 2, 32, 14_400.0 + 3_120.0),
         ("bm1688", 32, 64, 40, 3, 1, 4, 57_600.0 + 9_600.0),
         ("bm1688", 64, 96, 40, 3, 2, 8, 28_800.0 + 19_200.0),
+        ("bm1688", 96, 128, 20, 1, 1, 2, 4_800.0 + 9_600.0),
         ("bm1688", 128, 128, 20, 3, 1, 16, 57_600.0 + 9_600.0),
         ("bm1688", 128, 160, 20, 3, 2, 32, 28_800.0 + 11_200.0),
     ] {
@@ -355,6 +356,42 @@ fn transposed_convs_cost_what_tpu_mlir_profiles() {
         assert!(
             (0.97..1.03).contains(&r),
             "{chip} {c_in}->{c_out} on {hw}²: ours {ours:.0}, profiled {profiled} ({r:.3}x)"
+        );
+    }
+}
+
+/// Concats along channels as TPU-MLIR 1.30.2 runs them (its profiles of the zoo's
+/// Inception net at batch 2): every input whose channels do not start on lane 0 of
+/// the output is copied across lanes a channel at a time, once per row of lanes it
+/// lands on; the others are written in place. (chip, input channels, hw, profiled
+/// LANE_COPY + AR cycles)
+#[test]
+fn concats_cost_what_tpu_mlir_profiles() {
+    for (chip, inputs, hw, profiled) in [
+        ("bm1684x", [16, 32, 8, 8], 24, 1_728.0 + 36.0),
+        ("bm1684x", [32, 48, 24, 16], 24, 4_896.0 + 36.0),
+        ("bm1684x", [48, 52, 12, 16], 12, 1_320.0 + 10.0),
+        ("bm1688", [16, 32, 8, 8], 24, 11_520.0 + 144.0),
+        ("bm1688", [32, 48, 24, 16], 24, 9_216.0 + 432.0),
+        ("bm1688", [48, 52, 12, 16], 12, 6_624.0 + 72.0),
+    ] {
+        let mut b = GraphBuilder::new("one");
+        let xs: Vec<_> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| b.input(&format!("x{i}"), Shape4::new(2, c, hw, hw)))
+            .collect();
+        let y = b
+            .add_op("cat", tpusim_graph::OpKind::Concat, &xs, &[])
+            .unwrap();
+        b.output(y);
+        let graph = b.finish().unwrap();
+        let (npu, t) = f16(chip);
+        let ours = op_cycles(&graph, &graph.ops[0], 2, hw, npu.geometry.npu_num, &t);
+        let r = ours / profiled;
+        assert!(
+            (0.96..1.04).contains(&r),
+            "{chip} concat {inputs:?} on {hw}²: ours {ours:.0}, profiled {profiled} ({r:.3}x)"
         );
     }
 }
