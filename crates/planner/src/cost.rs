@@ -354,8 +354,13 @@ pub fn op_cycles_as(
                     let ocg = (y.c / p.groups).max(1);
                     let convs = p.groups as f64 * rows(ocg) * cpos * passes(icg) * taps / macs;
                     let in_rows = part.in_h.unwrap_or(h_len * x.h / y.h.max(1));
-                    let copies = crate::lane_copy::grouped_conv_copies;
-                    convs + copies(p.groups, icg, npu_num, n_len, in_rows * x.w, eu)
+                    let input = crate::lane_copy::Plane {
+                        npu_num,
+                        batches: n_len,
+                        positions: in_rows * x.w,
+                        eu,
+                    };
+                    convs + crate::lane_copy::grouped_conv_copies(p.groups, icg, input)
                 }
             }
         }
@@ -396,7 +401,16 @@ pub fn op_cycles_as(
         | OpKind::Concat
         | OpKind::Upsample { .. } => {
             if matches!(op.kind, OpKind::Concat) && !plain && !part.spread {
-                crate::lane_copy::concat_cycles(graph, op, npu_num, n_len, h_len * y.w, eu)
+                crate::lane_copy::concat_cycles(
+                    graph,
+                    op,
+                    crate::lane_copy::Plane {
+                        npu_num,
+                        batches: n_len,
+                        positions: h_len * y.w,
+                        eu,
+                    },
+                )
             } else {
                 let passes = match &op.kind {
                     OpKind::Act(a) if !plain => act_passes(*a),
