@@ -75,8 +75,11 @@ impl GroupTensors {
             pos[t] = i;
         }
         let pos = TensorPos(pos);
-        let spread = graph.ops[first..=last]
+        let spread = graph
+            .ops
             .iter()
+            .take(last + 1)
+            .skip(first)
             .all(|o| matches!(o.kind, OpKind::Act(_) | OpKind::Cast));
         GroupTensors {
             first,
