@@ -69,12 +69,10 @@ fn engine_runs_are_bounded_in_bytes() {
 fn depthwise_rows_are_bounded_in_all_not_one_by_one() {
     // fuzzing (topology): one depthwise row of 64,100 channels took 0.2-0.3 s in the
     // sanitized build; thirty rows of 100,000, each under the per-row limit, would
-    // have run three million layers
+    // have run three million layers. Refused at the second row, before it expands.
     let text =
         include_str!("../../../fuzz/regressions/topology/thirty_depthwise_rows_of_100000_channels");
-    let t0 = Instant::now();
     let e = parse_topology(text, "t.csv", None).unwrap_err().to_string();
-    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     assert!(
         e.contains("line 3") && e.contains("200000 layers") && e.contains("limit 100000"),
         "{e}"
