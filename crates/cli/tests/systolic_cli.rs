@@ -6,7 +6,7 @@ mod common;
 mod scalesim3;
 
 use common::tpusim;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = tpusim()
@@ -132,6 +132,19 @@ fn golden_dir(case: &str) -> PathBuf {
         .join(case)
 }
 
+/// `tpusim systolic run -c CFG -t TOPO -p OUT --scalesim-compat`, to add to and run.
+fn compat_run(cfg: &Path, topo: &Path, out: &Path) -> assert_cmd::Command {
+    let mut cmd = tpusim();
+    cmd.args(["systolic", "run", "-c"])
+        .arg(cfg)
+        .arg("-t")
+        .arg(topo)
+        .arg("-p")
+        .arg(out)
+        .arg("--scalesim-compat");
+    cmd
+}
+
 #[test]
 fn run_scalesim_compat_reproduces_scalesim_reports() {
     for case in [
@@ -209,14 +222,8 @@ fn run_default_model_writes_the_same_report_shapes() {
         .replace("FilterSramSzkB:   64", "FilterSramSzkB:   1");
     std::fs::write(out.path().join("crash.cfg"), cfg).unwrap();
     std::fs::write(out.path().join("crash.csv"), "Layer,M,N,K,\ng,4,1024,4,\n").unwrap();
-    tpusim()
-        .args(["systolic", "run", "-c"])
-        .arg(out.path().join("crash.cfg"))
-        .arg("-t")
-        .arg(out.path().join("crash.csv"))
-        .arg("-p")
-        .arg(out.path())
-        .arg("--scalesim-compat")
+    let (cfg, topo) = (out.path().join("crash.cfg"), out.path().join("crash.csv"));
+    compat_run(&cfg, &topo, out.path())
         .assert()
         .code(2)
         .stderr(predicates::str::contains(

@@ -3,26 +3,14 @@
 //! (crates/systolic/tests/data/scalesim, made by bench/systolic_make_goldens.py), and
 //! its one-line refusals.
 
-use crate::common::{bad_input, tpusim};
-use std::path::{Path, PathBuf};
-
-fn golden_dir(case: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../systolic/tests/data/scalesim")
-        .join(case)
-}
+use super::{compat_run, golden_dir};
+use crate::common::bad_input;
+use std::path::Path;
 
 /// Runs a golden case through the CLI into `out` (with its layout file when asked);
 /// returns the process output.
 fn run_case(g: &Path, out: &Path, layout: bool, json: bool) -> std::process::Output {
-    let mut cmd = tpusim();
-    cmd.args(["systolic", "run", "-c"])
-        .arg(g.join("scale.cfg"))
-        .arg("-t")
-        .arg(g.join("topology.csv"))
-        .arg("-p")
-        .arg(out)
-        .arg("--scalesim-compat");
+    let mut cmd = compat_run(&g.join("scale.cfg"), &g.join("topology.csv"), out);
     if layout {
         cmd.arg("-l").arg(g.join("layout.csv"));
     }
@@ -140,16 +128,9 @@ fn a_bad_layout_file_is_one_error_line() {
     for (i, (text, needles)) in cases.iter().enumerate() {
         let f = dir.path().join(format!("bad{i}.csv"));
         std::fs::write(&f, text).unwrap();
-        let o = tpusim()
-            .args(["systolic", "run", "-c"])
-            .arg(g.join("scale.cfg"))
-            .arg("-t")
-            .arg(g.join("topology.csv"))
-            .arg("-p")
-            .arg(dir.path())
+        let o = compat_run(&g.join("scale.cfg"), &g.join("topology.csv"), dir.path())
             .arg("-l")
             .arg(&f)
-            .arg("--scalesim-compat")
             .output()
             .unwrap();
         let mut n: Vec<&str> = needles.clone();
@@ -166,16 +147,13 @@ fn bad_ratios_and_configs_scalesim_cannot_run_are_refused() {
     let run = |cfg: &str, topo: &str| {
         std::fs::write(dir.path().join("c.cfg"), cfg).unwrap();
         std::fs::write(dir.path().join("t.csv"), topo).unwrap();
-        tpusim()
-            .args(["systolic", "run", "-c"])
-            .arg(dir.path().join("c.cfg"))
-            .arg("-t")
-            .arg(dir.path().join("t.csv"))
-            .arg("-p")
-            .arg(dir.path())
-            .arg("--scalesim-compat")
-            .output()
-            .unwrap()
+        compat_run(
+            &dir.path().join("c.cfg"),
+            &dir.path().join("t.csv"),
+            dir.path(),
+        )
+        .output()
+        .unwrap()
     };
     let cfg = std::fs::read_to_string(g.join("scale.cfg")).unwrap();
     let topo = "Layer,M,N,K,Sparsity,\ng,8,8,16,2:4,\n";
