@@ -35,6 +35,19 @@ const REPORTS: [&str; 3] = [
     "DETAILED_ACCESS_REPORT.csv",
 ];
 
+/// Runs golden `case` into `out`, asserts it succeeded and wrote SCALE-Sim's own three
+/// reports; returns the process output.
+fn run_golden(case: &str, out: &Path, layout: bool, json: bool) -> std::process::Output {
+    let o = run_case(&golden_dir(case), out, layout, json);
+    assert!(
+        o.status.success(),
+        "{case}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_reports_equal(case, out, &REPORTS);
+    o
+}
+
 #[test]
 fn sparse_layers_reproduce_scalesim_with_its_sparse_report() {
     for case in [
@@ -46,13 +59,7 @@ fn sparse_layers_reproduce_scalesim_with_its_sparse_report() {
         "sparse_conv_8_is_user_ellpack",
     ] {
         let out = tempfile::tempdir().unwrap();
-        let o = run_case(&golden_dir(case), out.path(), false, true);
-        assert!(
-            o.status.success(),
-            "{case}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert_reports_equal(case, out.path(), &REPORTS);
+        let o = run_golden(case, out.path(), false, true);
         assert_reports_equal(case, out.path(), &["SPARSE_REPORT.csv"]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let first = &v["layers"][0]["sparse"];
@@ -79,13 +86,7 @@ fn custom_layouts_reproduce_scalesim_bank_conflicts() {
         "layout_small_gemm_8_ws_user",
     ] {
         let out = tempfile::tempdir().unwrap();
-        let o = run_case(&golden_dir(case), out.path(), true, false);
-        assert!(
-            o.status.success(),
-            "{case}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert_reports_equal(case, out.path(), &REPORTS);
+        run_golden(case, out.path(), true, false);
     }
     // the custom layout needs its file
     let out = tempfile::tempdir().unwrap();
