@@ -6,6 +6,8 @@
 #   TPUMLIR_VENV (required): a Python 3.10 venv with `pip install tpu_mlir==1.30.2`
 #   TPUMLIR_WORK (required): the folder holding the zoo's .onnx files and zoo.json
 #   CHIPS: default "bm1684x bm1688"
+#   ONNX_SUFFIX: compile <net>$ONNX_SUFFIX.onnx, e.g. _static for the transformer zoo
+#   (bench/tpumlir_tx_zoo.py); default none
 set -e
 . "${TPUMLIR_VENV:?set TPUMLIR_VENV to a Python 3.10 venv with pip install tpu_mlir==1.30.2}/bin/activate"
 W=${TPUMLIR_WORK:?set TPUMLIR_WORK to the folder of the zoo}
@@ -15,7 +17,7 @@ for m in $NETS; do
   shape=$(python3 -c "import json; print(json.load(open('zoo.json'))['$m']['input_shape'])")
   mkdir -p "$m"
   ( cd "$m"
-    [ -f "$m.mlir" ] || model_transform.py --model_name "$m" --model_def "../$m.onnx" --input_shapes "[$shape]" --mlir "$m.mlir" > transform.log 2>&1 \
+    [ -f "$m.mlir" ] || model_transform.py --model_name "$m" --model_def "../$m${ONNX_SUFFIX:-}.onnx" --input_shapes "[$shape]" --mlir "$m.mlir" > transform.log 2>&1 \
       || { echo "$m: model_transform failed"; exit 0; }
     for c in ${CHIPS:-bm1684x bm1688}; do
       [ -f "${c}_lg/compiler_profile_0.txt" ] && continue

@@ -654,3 +654,45 @@ fn train_takes_2d_tensor_parallelism() {
     assert!(f(&two_d["comms"], "tp_s") < f(&one_d["comms"], "tp_s"));
     fails(&args(&["--tp", "16", "--tp-d", "5", "--fsdp", "4"]), "tp_d");
 }
+
+#[test]
+fn report_times_an_onnx_transformer_on_an_npu_node_by_node() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../graph/tests/data/nd");
+    let gpt2 = format!("{dir}/gpt2_tiny.onnx");
+    let args = [
+        "report", &gpt2, "--chip", "bm1684x", "--seq", "32", "--json",
+    ];
+    let v = json(&args);
+    assert_eq!(v["inputs"][0]["dims"], serde_json::json!([1, 32]));
+    let npu = &v["npu"];
+    assert_eq!(npu["chip"], "bm1684x");
+    assert_eq!(npu["dtype_bits"], 16);
+    let layers = npu["layers"].as_array().unwrap();
+    let sum: f64 = layers.iter().map(|l| f(l, "cycles")).sum();
+    assert_eq!(sum, f(npu, "cycles"));
+    assert!(sum > 0.0);
+    // the bias adds go into the matmuls before them; the GELU's tanh runs in f32
+    let fused = layers.iter().filter(|l| l["fused_into_matmul"] == true);
+    assert!(fused.clone().count() >= 4 && fused.clone().all(|l| f(l, "cycles") == 0.0));
+    assert!(layers
+        .iter()
+        .any(|l| l["op_type"] == "Tanh" && l["f32"] == true));
+    // twice the tokens, more cycles; f32 data, more still
+    let long = json(&[
+        "report", &gpt2, "--chip", "bm1684x", "--seq", "64", "--json",
+    ]);
+    assert!(f(&long["npu"], "cycles") > sum);
+    let wide = json(&[&args[..6], &["--dtype", "f32", "--json"]].concat());
+    assert!(f(&wide["npu"], "cycles") > sum);
+    let out = tpusim().args(&args[..6]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("every node a global layer"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_built_in_transformer_on_an_npu_asks_for_an_onnx_export() {
+    fails(&["report", "gpt2", "--chip", "bm1684x"], "ONNX export");
+}

@@ -62,6 +62,7 @@ mod timestep;
 
 // the façade
 pub mod error;
+pub mod nd_global;
 pub mod npu_chip;
 pub mod options;
 pub mod plan;
@@ -72,7 +73,7 @@ pub mod timing;
 pub mod tpumlir;
 pub mod verify;
 
-pub use cost::{is_view, op_cycles};
+pub use cost::{is_view, op_cycles, GlobalOpCost};
 pub use ctx::{ComputeModel, Progress};
 pub use error::{PlanError, Result};
 pub use npu_chip::NpuChip;

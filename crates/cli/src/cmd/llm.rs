@@ -4,6 +4,7 @@
 
 pub(crate) mod args;
 pub(crate) mod onnx;
+pub(crate) mod onnx_npu;
 pub(crate) mod report;
 mod serve;
 mod show;

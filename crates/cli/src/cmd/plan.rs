@@ -147,7 +147,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         .ok_or_else(|| anyhow!("give a MODEL (see `tpusim plan --list`)"))?;
     if super::report::transformer_onnx(&model)?.is_some() || tpusim_llm::zoo::lookup(&model).is_ok()
     {
-        bail!("'{model}' is a transformer: layer-group planning onto an NPU covers CNNs only so far; `tpusim report {model}` times it on a TPU");
+        bail!("'{model}' is a transformer: layer-group planning onto an NPU covers CNNs only so far; `tpusim report {model}` times it on a TPU, and an ONNX export of it node by node on an NPU (`--chip {}`)", args.chip);
     }
     let chip = load_chip(&args)?;
     let dtype: tpusim_layout::ElementType = args.dtype.parse().map_err(|_| {

@@ -29,7 +29,9 @@ pub struct ReportArgs {
     #[arg(value_name = "MODEL")]
     model: Option<String>,
     /// Chip: a TPU from the chip database (v3, v4p, v5e, v5p, v6e; `tpusim chip list`)
-    /// or an NPU preset (bm1684x, bm1688, …; `tpusim lmem presets`).
+    /// or an NPU preset (bm1684x, bm1688, …; `tpusim lmem presets`). A transformer given
+    /// as ONNX is timed on an NPU node by node, every node a global layer as TPU-MLIR runs
+    /// the ops it does not group (layer groups of transformers are not planned yet).
     #[arg(long, default_value = "v5e")]
     chip: String,
     /// Batch size N (images per run).
@@ -153,6 +155,19 @@ fn chip_file(args: &ReportArgs) -> Result<Option<tpusim_report::ChipFile>> {
         .transpose()
 }
 
+/// The NPU that --chip-file (read as an NPU preset when it is no TPU chip) or --chip (an
+/// NPU preset's name) gives, if any.
+fn npu(args: &ReportArgs) -> Result<Option<tpusim_planner::NpuChip>> {
+    if let Some(p) = &args.chip_file {
+        let text = crate::input::read_input(p, crate::input::InputKind::ChipToml)?;
+        if tpusim_chip::Chip::from_toml_str(&text, &p.display().to_string()).is_ok() {
+            return Ok(None);
+        }
+        return Ok(tpusim_planner::NpuChip::from_toml(&text).ok());
+    }
+    Ok(tpusim_planner::NpuChip::preset(&args.chip).ok())
+}
+
 /// A built-in LLM name or a model config JSON.
 fn is_transformer(model: &str) -> bool {
     model.to_ascii_lowercase().ends_with(".json") || tpusim_llm::zoo::lookup(model).is_ok()
@@ -218,23 +233,27 @@ pub fn run(args: ReportArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     if is_transformer(&model) {
+        if npu(&args)?.is_some() {
+            bail!("'{model}' on an NPU: the built-in and config.json transformers are timed on TPUs; on an NPU give the model as an ONNX export (e.g. torch.onnx.export or optimum), which is timed node by node");
+        }
         return transformer(&args, model);
     }
     if let Some(bytes) = transformer_onnx(&model)? {
-        return super::llm::onnx::run(
-            &super::llm::onnx::OnnxArgs {
-                path: model.clone(),
-                chip: args.chip.clone(),
-                batch: args.batch,
-                seq: args.seq.clone(),
-                context: args.context.clone(),
-                dtype: args.dtype.clone(),
-                chip_file: args.chip_file.clone(),
-                summary: args.summary,
-                json: args.json,
-            },
-            &bytes,
-        );
+        let onnx_args = super::llm::onnx::OnnxArgs {
+            path: model.clone(),
+            chip: args.chip.clone(),
+            batch: args.batch,
+            seq: args.seq.clone(),
+            context: args.context.clone(),
+            dtype: args.dtype.clone(),
+            chip_file: args.chip_file.clone(),
+            summary: args.summary,
+            json: args.json,
+        };
+        if let Some(chip) = npu(&args)? {
+            return super::llm::onnx_npu::run(&onnx_args, &bytes, &chip);
+        }
+        return super::llm::onnx::run(&onnx_args, &bytes);
     }
     if args.phase.is_some() || args.seq.is_some() || args.context.is_some() || args.systolic_cycles
     {

@@ -58,10 +58,35 @@ impl F32Ops {
 
     /// Whether `op` computes in f32.
     pub fn runs_in_f32(&self, op: &Op) -> bool {
-        kind_name(op)
-            .and_then(|n| F32_OP_NAMES.iter().position(|k| *k == n))
+        kind_name(op).is_some_and(|n| self.holds(n))
+    }
+
+    /// Whether an ONNX node of type `op_type` (`Tanh`, `AveragePool`, …) computes in f32.
+    pub fn runs_in_f32_onnx(&self, op_type: &str) -> bool {
+        onnx_name(op_type).is_some_and(|n| self.holds(n))
+    }
+
+    fn holds(&self, name: &str) -> bool {
+        F32_OP_NAMES
+            .iter()
+            .position(|k| *k == name)
             .is_some_and(|i| self.mask & (1 << i) != 0)
     }
+}
+
+/// The name [`F32_OP_NAMES`] gives an ONNX op type, if any.
+fn onnx_name(op_type: &str) -> Option<&'static str> {
+    Some(match op_type {
+        "AveragePool" => "avgpool",
+        "Relu" => "relu",
+        "LeakyRelu" => "leaky_relu",
+        "Sigmoid" => "sigmoid",
+        "Tanh" => "tanh",
+        "HardSigmoid" => "hard_sigmoid",
+        "HardSwish" => "hard_swish",
+        "Gelu" => "gelu",
+        _ => return None,
+    })
 }
 
 /// The name [`F32_OP_NAMES`] gives `op`'s kind, if any.
@@ -98,6 +123,8 @@ mod tests {
         let set = F32Ops::parse(&["sigmoid".into(), "avgpool".into()], "c").unwrap();
         assert!(set.runs_in_f32(&g.ops[0]));
         assert!(!set.runs_in_f32(&g.ops[1]));
+        assert!(set.runs_in_f32_onnx("Sigmoid") && set.runs_in_f32_onnx("AveragePool"));
+        assert!(!set.runs_in_f32_onnx("Tanh") && !set.runs_in_f32_onnx("sigmoid"));
         assert!(F32Ops::default().is_empty());
         let e = F32Ops::parse(&["softmax".into()], "c")
             .unwrap_err()

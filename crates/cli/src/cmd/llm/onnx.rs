@@ -40,29 +40,7 @@ pub fn run(a: &OnnxArgs, onnx: &[u8]) -> Result<()> {
         chip_file: a.chip_file.clone(),
     }
     .resolve(&a.chip)?;
-    let bind = Bind {
-        batch: a.batch,
-        seq: a
-            .seq
-            .as_deref()
-            .map(|s| count("--seq", s))
-            .transpose()?
-            .unwrap_or(128),
-        past: a
-            .context
-            .as_deref()
-            .map(|s| count("--context", s))
-            .transpose()?
-            .unwrap_or(0),
-    };
-    if bind.batch == 0
-        || bind.seq == 0
-        || bind.batch > 1 << 24
-        || bind.seq > 1 << 24
-        || bind.past > 1 << 24
-    {
-        anyhow::bail!("--batch and --seq are between 1 and 2^24, --context at most 2^24");
-    }
+    let bind = bind(a)?;
     let weights = precision("--dtype", a.dtype.as_deref().unwrap_or("bf16"))?;
     let g = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
     let r = graph_report(&g, &chip, weights)?;
@@ -92,4 +70,32 @@ pub fn run(a: &OnnxArgs, onnx: &[u8]) -> Result<()> {
         print_ops(&r.ops);
     }
     Ok(())
+}
+
+/// The dynamic axes bound by --batch, --seq (default 128) and --context (default 0).
+pub(crate) fn bind(a: &OnnxArgs) -> Result<Bind> {
+    let bind = Bind {
+        batch: a.batch,
+        seq: a
+            .seq
+            .as_deref()
+            .map(|s| count("--seq", s))
+            .transpose()?
+            .unwrap_or(128),
+        past: a
+            .context
+            .as_deref()
+            .map(|s| count("--context", s))
+            .transpose()?
+            .unwrap_or(0),
+    };
+    if bind.batch == 0
+        || bind.seq == 0
+        || bind.batch > 1 << 24
+        || bind.seq > 1 << 24
+        || bind.past > 1 << 24
+    {
+        anyhow::bail!("--batch and --seq are between 1 and 2^24, --context at most 2^24");
+    }
+    Ok(bind)
 }

@@ -71,7 +71,7 @@ def ids_input():
     return helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"])
 
 
-def attention(g, x, p, d, heads, kv_heads, causal, rotary=None):
+def attention(g, x, p, d, heads, kv_heads, causal, rotary=None, mask_side=None):
     hd = d // heads
     b, s = g.dim(x, 0), g.dim(x, 1)
     if kv_heads == heads and rotary is None:
@@ -101,7 +101,8 @@ def attention(g, x, p, d, heads, kv_heads, causal, rotary=None):
     kt = g.op("Transpose", [k], perm=[0, 1, 3, 2])
     scores = g.op("Div", [g.op("MatMul", [q, kt]), g.c(np.sqrt(hd), np.float32)])
     if causal:
-        mask_buf = g.c(np.tril(np.ones((1, 1, 1024, 1024), bool)), np.bool_) if d >= 768 else g.c(np.tril(np.ones((1, 1, 64, 64), bool)), np.bool_)
+        side = mask_side or (1024 if d >= 768 else 64)
+        mask_buf = g.c(np.tril(np.ones((1, 1, side, side), bool)), np.bool_)
         mask = g.op("Slice", [mask_buf, g.c([0]), s, g.c([2])])
         mask = g.op("Slice", [mask, g.c([0]), s, g.c([3])])
         scores = g.op("Where", [mask, scores, g.c(-1e9, np.float32)])
@@ -120,7 +121,7 @@ def gpt2(layers=2, d=32, heads=4, vocab=64, positions=64, path=None):
     for i in range(layers):
         p = f"h.{i}."
         h = g.op("LayerNormalization", [x, g.w(p + "ln_1.g", (d,)), g.w(p + "ln_1.b", (d,))], axis=-1)
-        a = attention(g, h, p, d, heads, heads, causal=True)
+        a = attention(g, h, p, d, heads, heads, causal=True, mask_side=positions if d < 768 else None)
         a = g.op("Add", [g.op("MatMul", [a, g.w(p + "c_proj.w", (d, d))]), g.w(p + "c_proj.b", (d,))])
         x = g.op("Add", [x, a])
         h = g.op("LayerNormalization", [x, g.w(p + "ln_2.g", (d,)), g.w(p + "ln_2.b", (d,))], axis=-1)
@@ -156,14 +157,14 @@ def bert(layers=2, d=32, heads=4, vocab=64, positions=64):
     g.save([ids_input()], x, os.path.join(HERE, "bert_tiny.onnx"))
 
 
-def llama(path, layers=2, d=32, heads=4, kv_heads=2, ff=80, vocab=64, external=False):
+def llama(path, layers=2, d=32, heads=4, kv_heads=2, ff=80, vocab=64, external=False, positions=64):
     g = G("llama_tiny")
     ids = "input_ids"
     hd = d // heads
     s = g.dim(ids, 1)
     pos = g.op("Range", [g.c(0), g.op("Squeeze", [s, g.c([0])]), g.c(1)])
-    cos = g.op("Gather", [g.w("rope.cos", (64, hd)), pos])
-    sin = g.op("Gather", [g.w("rope.sin", (64, hd)), pos])
+    cos = g.op("Gather", [g.w("rope.cos", (positions, hd)), pos])
+    sin = g.op("Gather", [g.w("rope.sin", (positions, hd)), pos])
 
     def rotary(t):
         half = hd // 2
@@ -180,7 +181,7 @@ def llama(path, layers=2, d=32, heads=4, kv_heads=2, ff=80, vocab=64, external=F
     x = g.op("Gather", [g.w("embed", (vocab, d)), ids])
     for i in range(layers):
         p = f"layers.{i}."
-        a = attention(g, rms(x, p + "in_norm"), p, d, heads, kv_heads, causal=True, rotary=rotary)
+        a = attention(g, rms(x, p + "in_norm"), p, d, heads, kv_heads, causal=True, rotary=rotary, mask_side=positions)
         x = g.op("Add", [x, g.op("MatMul", [a, g.w(p + "o.w", (d, d))])])
         h = rms(x, p + "post_norm")
         gate = g.op("MatMul", [h, g.w(p + "gate.w", (d, ff))])

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The zoo of generated transformer ONNX graphs that tpusim's NPU timing of transformers is
+checked on against TPU-MLIR 1.30.2 (issue 20, item 5).
+
+GPT-2-style (LayerNorm, fused QKV, GELU in its tanh form, causal mask by Where) and
+LLaMA-style (RMSNorm as Pow/ReduceMean/Sqrt, rotary embedding, grouped-query attention,
+SiLU gating) blocks at different widths, heads, sequence lengths and batches, written by
+crates/graph/tests/data/nd/make_transformers.py the way torch.onnx.export writes them.
+Each is written twice: `<name>.onnx` with dynamic axes and shape subgraphs (what tpusim
+imports, binding --batch and --seq), and `<name>_static.onnx`, the same graph with its
+input bound and simplified by onnxsim (what TPU-MLIR's model_transform is given, as its
+users export at fixed shapes).
+
+HELD_OUT names the networks kept out of every fit: their figures are the ones to report.
+They were chosen before any of the zoo was compiled.
+
+Usage: python bench/tpumlir_tx_zoo.py OUTDIR
+  writes OUTDIR/<name>.onnx, OUTDIR/<name>_static.onnx and OUTDIR/zoo.json
+  ({name: {"input_shape": [batch, seq], "batch", "seq", "held_out"}}).
+Needs onnx, onnxsim and numpy (TPU-MLIR's venv has all three).
+"""
+import importlib.util
+import json
+import os
+import sys
+
+import onnx
+import onnxsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HELD_OUT = {"gpt2_d192_s96_b3", "llama_d320_s256", "gpt2_d512_s32_b4"}
+
+# name: (family, builder arguments, batch, seq)
+ZOO = {
+    "gpt2_d64_s64": ("gpt2", dict(d=64, heads=4), 1, 64),
+    "gpt2_d128_s128": ("gpt2", dict(d=128, heads=4), 1, 128),
+    "gpt2_d256_s64_b2": ("gpt2", dict(d=256, heads=8), 2, 64),
+    "llama_d128_s64": ("llama", dict(d=128, heads=4, kv_heads=2, ff=344), 1, 64),
+    "llama_d256_s128": ("llama", dict(d=256, heads=8, kv_heads=4, ff=688), 1, 128),
+    "gpt2_d192_s96_b3": ("gpt2", dict(d=192, heads=6), 3, 96),
+    "llama_d320_s256": ("llama", dict(d=320, heads=5, kv_heads=5, ff=864), 1, 256),
+    "gpt2_d512_s32_b4": ("gpt2", dict(d=512, heads=8), 4, 32),
+}
+
+
+def builders():
+    path = os.path.join(HERE, "..", "crates", "graph", "tests", "data", "nd", "make_transformers.py")
+    spec = importlib.util.spec_from_file_location("make_transformers", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def static(src, dst, batch, seq):
+    """`src` with its input bound to [batch, seq] and its shape subgraphs folded."""
+    m = onnx.load(src)
+    m.ir_version = min(m.ir_version, 8)  # onnxsim's checker reads up to IR 8 (opset 17 is 8)
+    for i in m.graph.input:
+        dims = i.type.tensor_type.shape.dim
+        dims[0].dim_value, dims[1].dim_value = batch, seq
+    for o in m.graph.output:
+        o.type.tensor_type.shape.ClearField("dim")
+    simple, ok = onnxsim.simplify(m)
+    if not ok:
+        sys.exit(f"onnxsim could not check {dst}")
+    onnx.save(simple, dst)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    mt = builders()
+    index = {}
+    for name, (family, args, batch, seq) in ZOO.items():
+        path = os.path.join(out, name + ".onnx")
+        common = dict(layers=2, vocab=512, positions=seq)
+        if family == "gpt2":
+            mt.gpt2(path=path, **common, **args)
+        else:
+            mt.llama(path, **common, **args)
+        static(path, os.path.join(out, name + "_static.onnx"), batch, seq)
+        index[name] = {"input_shape": [batch, seq], "batch": batch, "seq": seq, "held_out": name in HELD_OUT}
+    with open(os.path.join(out, "zoo.json"), "w") as f:
+        json.dump(index, f, indent=1)
+    print(f"{len(index)} networks in {out}")
+
+
+if __name__ == "__main__":
+    main()
