@@ -1,4 +1,5 @@
-//! A transformer graph (`tpusim_graph::nd`) timed on an NPU with every node run as a
+//! A transformer graph (`tpusim_graph::nd`) timed on an NPU with every layer of its
+//! TPU-MLIR form (`tpumlir::nd_form`: fused norms, SiLU and biases, f32 parts) run as a
 //! global layer: its activations and weights loaded from global memory, computed, its
 //! output stored, one layer after another. This is how TPU-MLIR runs the ops it does not
 //! put in a layer group, so the total is an upper bound on a grouped plan's (grouping
@@ -14,31 +15,30 @@
 //!   2048×512 in f16 on bm1684x: 68,193 cycles; transfers 51,761 + MACs 16,384);
 //! - element-wise layers are their transfers (at 0.93 of the rates fitted on conv
 //!   tensors);
-//! - a bias Add right after a weight MatMul is part of the MatMul (TPU-MLIR's MatMul takes
-//!   the bias), and costs nothing on its own;
-//! - ops in the chip's `tpu_mlir_f32_ops` (tanh, sigmoid, …) run in f32 between two casts.
+//! - a cast is its transfers too (f16 in, f32 out).
 
 use crate::cost::{flat_dma_cycles, Dir, GlobalOpCost};
 use crate::error::Result;
 use crate::timing::Timing;
+use crate::tpumlir::nd_form::{lower, TxLayer};
 use crate::NpuChip;
 use serde::Serialize;
-use tpusim_graph::nd::{NdGraph, NdNode, Work};
+use tpusim_graph::nd::{NdGraph, Work};
 use tpusim_layout::ElementType;
 
-/// One node of the graph as a global layer.
+/// One layer of the graph's TPU-MLIR form (`tpumlir::nd_form`) as a global layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NdLayer {
-    /// Node name.
+    /// The graph node it stands for (the last of a fused pattern).
     pub name: String,
-    /// ONNX op type.
+    /// Its type: the ONNX op type, or the fused or lowered layer's.
     pub op_type: String,
     /// Its work.
     pub work: Work,
-    /// Computed in f32 between two casts (the chip's `tpu_mlir_f32_ops`).
+    /// Computed in f32 (the chip's `tpu_mlir_f32_ops`, a lowered Pow).
     pub f32: bool,
-    /// A bias add taken by the weight matmul before it: no layer of its own.
-    pub fused_into_matmul: bool,
+    /// How many graph nodes it stands for (a matmul and its bias add: 2).
+    pub nodes: usize,
     /// Global-memory bytes moved.
     pub bytes: u64,
     /// Compute cycles.
@@ -58,7 +58,7 @@ pub struct NdNpuTime {
     pub dtype_bits: u32,
     /// The chip's clock, Hz.
     pub clock_hz: f64,
-    /// Every node that does work, in graph order.
+    /// Every layer, in graph order.
     pub layers: Vec<NdLayer>,
     /// Cycles of all layers, one after another.
     pub cycles: u64,
@@ -72,36 +72,28 @@ pub struct NdNpuTime {
     pub seconds: f64,
 }
 
-/// Time `g` on `chip` in `dtype`, every node a global layer.
+/// Time `g` on `chip` in `dtype`, every layer of its TPU-MLIR form a global layer.
 pub fn time_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<NdNpuTime> {
     let t = chip.timing_at(dtype)?;
-    let f32_ops = chip.f32_ops_at(dtype);
     let lanes = chip.geometry.npu_num.max(1);
     let bits = dtype.bits();
-    let mut layers: Vec<NdLayer> = Vec::new();
-    for node in &g.nodes {
-        if node.work == Work::Free {
-            continue;
-        }
-        let fused = is_bias_add(node) && layers.last().is_some_and(is_weight_matmul);
-        let f32 = f32_ops.runs_in_f32_onnx(&node.op_type);
-        let c = if fused {
-            GlobalOpCost::default()
-        } else {
-            node_cost(node, bits, f32, lanes, &t)
-        };
-        layers.push(NdLayer {
-            name: node.name.clone(),
-            op_type: node.op_type.clone(),
-            work: node.work,
-            f32,
-            fused_into_matmul: fused,
-            bytes: c.bytes,
-            compute_cycles: c.compute_cycles,
-            dma_cycles: c.dma_cycles,
-            cycles: c.cycles,
-        });
-    }
+    let layers: Vec<NdLayer> = lower(g, chip.f32_ops_at(dtype), bits)
+        .iter()
+        .map(|l| {
+            let c = layer_cost(l, bits, lanes, &t);
+            NdLayer {
+                name: l.name.clone(),
+                op_type: l.op_type.clone(),
+                work: l.work,
+                f32: l.wide_in || l.wide_out,
+                nodes: l.nodes.len(),
+                bytes: c.bytes,
+                compute_cycles: c.compute_cycles,
+                dma_cycles: c.dma_cycles,
+                cycles: c.cycles,
+            }
+        })
+        .collect();
     let sum = |f: fn(&NdLayer) -> u64| layers.iter().fold(0u64, |a, l| a.saturating_add(f(l)));
     let cycles = sum(|l| l.cycles);
     Ok(NdNpuTime {
@@ -117,35 +109,20 @@ pub fn time_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
     })
 }
 
-/// One node's cost as a global layer of `bits`-bit data (`f32`: computed in f32 between
-/// a cast in and a cast out) on a chip of `lanes` lanes.
-pub fn node_cost(node: &NdNode, bits: u32, f32: bool, lanes: u64, t: &Timing) -> GlobalOpCost {
+/// One layer's cost as a global layer in a plan of `bits`-bit data (its wide parts in
+/// f32) on a chip of `lanes` lanes.
+pub fn layer_cost(l: &TxLayer, bits: u32, lanes: u64, t: &Timing) -> GlobalOpCost {
     let bytes = |elements: f64, b: u32| (elements * f64::from(b) / 8.0).ceil().max(0.0) as u64;
-    // (an embedding Gather's weight elements are the rows it gathers: the importer's count)
-    let weights = node.weight_elements;
-    let op_bits = if f32 { bits.max(32) } else { bits };
-    let load = bytes(node.elements_in, op_bits).saturating_add(bytes(weights, bits));
-    let store = bytes(node.elements_out, op_bits);
-    let mut dma = flat_dma_cycles(t, Dir::Load, load) + flat_dma_cycles(t, Dir::Store, store);
-    let mut moved = load.saturating_add(store);
-    if f32 {
-        // the casts: the input read narrow and written wide, the output back
-        let (narrow_in, narrow_out) = (
-            bytes(node.elements_in, bits),
-            bytes(node.elements_out, bits),
-        );
-        dma += flat_dma_cycles(t, Dir::Load, narrow_in)
-            + flat_dma_cycles(t, Dir::Store, bytes(node.elements_in, op_bits));
-        dma += flat_dma_cycles(t, Dir::Load, bytes(node.elements_out, op_bits))
-            + flat_dma_cycles(t, Dir::Store, narrow_out);
-        moved = moved
-            .saturating_add(narrow_in)
-            .saturating_add(narrow_out)
-            .saturating_add(bytes(node.elements_in, op_bits))
-            .saturating_add(bytes(node.elements_out, op_bits));
-    }
+    let wide = bits.max(32);
+    let (in_bits, out_bits) = (
+        if l.wide_in { wide } else { bits },
+        if l.wide_out { wide } else { bits },
+    );
+    let load = bytes(l.elements_in, in_bits).saturating_add(bytes(l.weight_elements, bits));
+    let store = bytes(l.elements_out, out_bits);
+    let dma = flat_dma_cycles(t, Dir::Load, load) + flat_dma_cycles(t, Dir::Store, store);
     let lanes = lanes as f64;
-    let (compute, serial) = match node.work {
+    let (compute, serial) = match l.work {
         Work::Matmul { batch, m, k, n, .. } => {
             let macs = batch as f64 * m as f64 * k as f64 * n as f64;
             (
@@ -154,7 +131,7 @@ pub fn node_cost(node: &NdNode, bits: u32, f32: bool, lanes: u64, t: &Timing) ->
             )
         }
         Work::Vector { flops } => {
-            let width = f64::from(op_bits) / f64::from(t.dtype_bits.max(1));
+            let width = f64::from(in_bits.max(out_bits)) / f64::from(t.dtype_bits.max(1));
             (
                 flops * width / (lanes * t.eltwise_per_cycle_per_lane.max(1.0)),
                 false,
@@ -168,23 +145,9 @@ pub fn node_cost(node: &NdNode, bits: u32, f32: bool, lanes: u64, t: &Timing) ->
         compute.max(dma) + t.used.global_exposed_fraction * compute.min(dma)
     };
     GlobalOpCost {
-        bytes: moved,
+        bytes: load.saturating_add(store),
         cycles: cycles.ceil() as u64,
         compute_cycles: compute.round() as u64,
         dma_cycles: dma.round() as u64,
     }
-}
-
-/// An Add of a weight no larger than its output's last dimension: a bias.
-fn is_bias_add(node: &NdNode) -> bool {
-    node.op_type == "Add"
-        && node.weight_elements > 0.0
-        && node
-            .out_dims
-            .last()
-            .is_some_and(|&d| node.weight_elements <= d as f64)
-}
-
-fn is_weight_matmul(layer: &NdLayer) -> bool {
-    matches!(layer.work, Work::Matmul { weight: true, .. })
 }

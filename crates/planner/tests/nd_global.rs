@@ -1,13 +1,14 @@
-//! A transformer node timed as a global layer (`nd_global::node_cost`) against TPU-MLIR
+//! A transformer layer timed as a global layer (`nd_global::layer_cost`) against TPU-MLIR
 //! 1.30.2's own global layers of the same shapes on bm1684x (F16), from the codegen
 //! profiles of the transformer zoo (`bench/tpumlir_tx_zoo.py`, extracted by
 //! `bench/plan_tpumlir_tx_ops.py` into `tests/data/tx_zoo/tpumlir_layers.jsonl`). Nothing
 //! here was fitted on these layers: the transfer rates are the ones fitted on CNN tensors.
 
 use serde_json::Value;
-use tpusim_graph::nd::{NdNode, Work};
+use tpusim_graph::nd::Work;
 use tpusim_layout::ElementType;
-use tpusim_planner::nd_global::node_cost;
+use tpusim_planner::nd_global::layer_cost;
+use tpusim_planner::tpumlir::nd_form::TxLayer;
 use tpusim_planner::NpuChip;
 
 fn layers() -> Vec<Value> {
@@ -45,15 +46,17 @@ fn bits(t: &Value) -> u32 {
     }
 }
 
-fn node(op_type: &str, work: Work, elements_in: f64, weights: f64, out: &Value) -> NdNode {
-    NdNode {
+fn node(op_type: &str, work: Work, elements_in: f64, weights: f64, out: &Value) -> TxLayer {
+    TxLayer {
         name: op_type.into(),
         op_type: op_type.into(),
         work,
         elements_in,
         weight_elements: weights,
         elements_out: elements(out),
-        out_dims: dims(out),
+        wide_in: false,
+        wide_out: false,
+        nodes: vec![0],
     }
 }
 
@@ -83,13 +86,8 @@ fn weight_matmuls_cost_their_transfers_then_their_macs_as_tpu_mlir_runs_them() {
             n,
             weight: true,
         };
-        let c = node_cost(
-            &node("MatMul", work, elements(&ins[0]), weights, &l["outputs"][0]),
-            16,
-            false,
-            64,
-            &t,
-        );
+        let layer = node("MatMul", work, elements(&ins[0]), weights, &l["outputs"][0]);
+        let c = layer_cost(&layer, 16, 64, &t);
         let theirs = l["cycles"].as_f64().unwrap();
         let ratio = c.cycles as f64 / theirs;
         assert!(
@@ -128,19 +126,14 @@ fn element_wise_layers_are_their_transfers() {
         if n < 16_384.0 {
             continue;
         }
-        let c = node_cost(
-            &node(
-                ty,
-                Work::Vector { flops: n },
-                n * ins.len() as f64,
-                0.0,
-                out,
-            ),
-            bits(out),
-            false,
-            64,
-            &t,
+        let layer = node(
+            ty,
+            Work::Vector { flops: n },
+            n * ins.len() as f64,
+            0.0,
+            out,
         );
+        let c = layer_cost(&layer, bits(out), 64, &t);
         let theirs = l["cycles"].as_f64().unwrap();
         let ratio = c.cycles as f64 / theirs;
         // the conv-fitted rates run 7 % slow on these flat transfers
@@ -165,8 +158,104 @@ fn a_tanh_runs_in_f32_between_two_casts_as_the_chip_says() {
     let out = serde_json::json!({"shape": [128, 512], "dtype": 1});
     let n = 128.0 * 512.0;
     let tanh = node("Tanh", Work::Vector { flops: n }, n, 0.0, &out);
-    let wide = node_cost(&tanh, 16, true, 64, &t).cycles as f64;
-    assert!((wide / 26_184.0 - 1.0).abs() < 0.10, "{wide}");
-    let narrow = node_cost(&tanh, 16, false, 64, &t).cycles as f64;
-    assert!(wide > 4.0 * narrow, "{wide} vs {narrow}");
+    let cast = |wide_in, wide_out| TxLayer {
+        work: Work::Move,
+        wide_in,
+        wide_out,
+        ..tanh.clone()
+    };
+    let f32 = TxLayer {
+        wide_in: true,
+        wide_out: true,
+        ..tanh.clone()
+    };
+    let wide: u64 = [cast(false, true), f32, cast(true, false)]
+        .iter()
+        .map(|l| layer_cost(l, 16, 64, &t).cycles)
+        .sum();
+    assert!((wide as f64 / 26_184.0 - 1.0).abs() < 0.10, "{wide}");
+    let narrow = layer_cost(&tanh, 16, 64, &t).cycles;
+    assert!(wide > 4 * narrow, "{wide} vs {narrow}");
+}
+
+fn tiny(name: &str, seq: u64) -> tpusim_graph::nd::NdGraph {
+    let path = format!(
+        "{}/../graph/tests/data/nd/{name}.onnx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bind = tpusim_graph::nd::Bind {
+        batch: 1,
+        seq,
+        past: 0,
+    };
+    tpusim_graph::nd::import_onnx(&std::fs::read(path).unwrap(), &bind).unwrap()
+}
+
+fn lowered(g: &tpusim_graph::nd::NdGraph) -> Vec<TxLayer> {
+    let f32_ops = NpuChip::preset("bm1684x")
+        .unwrap()
+        .f32_ops_at(ElementType::F16);
+    tpusim_planner::tpumlir::nd_form::lower(g, f32_ops, 16)
+}
+
+fn count(layers: &[TxLayer], op_type: &str) -> usize {
+    layers.iter().filter(|l| l.op_type == op_type).count()
+}
+
+#[test]
+fn tpu_mlir_fuses_rms_norms_and_silus_and_folds_the_attention_transposes() {
+    let g = tiny("llama_tiny", 16);
+    let layers = lowered(&g);
+    // two blocks of two norms, and the final one; one SiLU a block, in f32 between casts
+    assert_eq!(count(&layers, "RMSNorm"), 5);
+    assert_eq!(count(&layers, "SiLU"), 2);
+    assert_eq!(count(&layers, "Cast"), 4);
+    for gone in ["Pow", "ReduceMean", "Sqrt", "Reciprocal", "Sigmoid"] {
+        assert_eq!(count(&layers, gone), 0, "{gone}");
+    }
+    // the transposes next to the attention matmuls (K's, and the heads' back after it)
+    // are folded; the ones into the rotary embedding and the key/value repeat stay (TPU-MLIR
+    // keeps 4 Permutes a block of this graph)
+    let transposes = g.nodes.iter().filter(|n| n.op_type == "Transpose").count();
+    assert_eq!((transposes, count(&layers, "Transpose")), (2 * 5, 2 * 3));
+    // every working node stands in exactly one layer
+    let mut seen = vec![0; g.nodes.len()];
+    layers
+        .iter()
+        .flat_map(|l| &l.nodes)
+        .for_each(|&i| seen[i] += 1);
+    for (i, n) in g.nodes.iter().enumerate() {
+        let folded = n.op_type == "Transpose" && seen[i] == 0;
+        let expect = usize::from(n.work != Work::Free && !folded);
+        assert!(
+            seen[i] == expect || (folded && seen[i] == 0),
+            "{} {}: {}",
+            n.name,
+            n.op_type,
+            seen[i]
+        );
+    }
+}
+
+#[test]
+fn tpu_mlir_lowers_a_cube_to_f32_and_takes_biases_into_matmuls() {
+    let layers = lowered(&tiny("gpt2_tiny", 16));
+    // GELU's x³ in each of two blocks: cast, |x|, ln, ×2, exp, ×x, cast; its tanh between casts
+    assert_eq!(count(&layers, "Exp"), 2);
+    assert_eq!(count(&layers, "Log"), 2);
+    assert_eq!(count(&layers, "Cast"), 2 * 4);
+    assert!(layers
+        .iter()
+        .filter(|l| l.op_type == "Exp")
+        .all(|l| l.wide_in && l.wide_out));
+    // QKV, the projection and the two FFN matmuls take their bias adds
+    let biased = layers
+        .iter()
+        .filter(|l| l.op_type == "MatMul" && l.nodes.len() == 2);
+    assert_eq!(biased.count(), 2 * 4);
+    // on a chip without TPU-MLIR's f32 ops the cube stays one layer
+    let plain =
+        tpusim_planner::tpumlir::nd_form::lower(&tiny("gpt2_tiny", 16), Default::default(), 16);
+    assert_eq!(count(&plain, "Pow"), 2);
+    assert_eq!(count(&plain, "Cast"), 0);
 }

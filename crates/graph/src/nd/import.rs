@@ -2,7 +2,7 @@
 
 use super::fold::{count, Val, MAX_ELEMENTS};
 use super::infer::{infer, Fail};
-use super::{NdGraph, NdInput, NdNode, Work};
+use super::{NdEdge, NdGraph, NdInput, NdInputKind, NdNode, Work};
 use crate::error::{GraphError, Result};
 use crate::onnx::proto::{const_data, value_info_dims, Dim};
 use onnx_protobuf::{ModelProto, NodeProto};
@@ -268,6 +268,22 @@ fn import_node(
         producer.insert(o.clone(), format!("node '{name}' ({})", node.op_type));
         values.insert(o.clone(), v);
     }
+    let inputs = present
+        .iter()
+        .zip(&ins)
+        .map(|(n, v)| NdEdge {
+            name: n.to_string(),
+            dims: v.dims.clone(),
+            kind: if v.weight {
+                NdInputKind::Weight
+            } else if v.konst.is_some() {
+                NdInputKind::Constant
+            } else {
+                NdInputKind::Activation
+            },
+            scalar: v.konst.as_ref().filter(|k| k.len() == 1).map(|k| k[0]),
+        })
+        .collect();
     Ok(NdNode {
         name,
         op_type: node.op_type.clone(),
@@ -276,5 +292,12 @@ fn import_node(
         weight_elements,
         elements_out,
         out_dims,
+        inputs,
+        outputs: node
+            .output
+            .iter()
+            .filter(|o| !o.is_empty())
+            .cloned()
+            .collect(),
     })
 }

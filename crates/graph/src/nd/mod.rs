@@ -47,6 +47,32 @@ pub enum Work {
     Free,
 }
 
+/// What an input of a node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NdInputKind {
+    /// A run-time value (an activation, or an integer index).
+    Activation,
+    /// A weight (an initializer the node reads).
+    Weight,
+    /// A constant folded at import (a shape, a scalar, a mask).
+    Constant,
+}
+
+/// One input of a node: the value it reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdEdge {
+    /// The value's name (an ONNX value name).
+    pub name: String,
+    /// Its dimensions.
+    pub dims: Vec<u64>,
+    /// Activation, weight or constant.
+    pub kind: NdInputKind,
+    /// A one-element constant's value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scalar: Option<f64>,
+}
+
 /// One node of the graph with its work.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NdNode {
@@ -64,6 +90,10 @@ pub struct NdNode {
     pub elements_out: f64,
     /// Dimensions of its first output.
     pub out_dims: Vec<u64>,
+    /// What it reads, in input order.
+    pub inputs: Vec<NdEdge>,
+    /// The names of the values it writes.
+    pub outputs: Vec<String>,
 }
 
 /// A graph input with its bound dimensions.

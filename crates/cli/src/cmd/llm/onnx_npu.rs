@@ -25,7 +25,7 @@ pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
             "model": g.name,
             "inputs": g.inputs,
             "parameters": g.parameters,
-            "grouping": "none: every node a global layer",
+            "grouping": "none: every layer a global layer",
             "npu": t,
         }));
     }
@@ -35,7 +35,7 @@ pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
         .map(|i| format!("{} {:?}", i.name, i.dims))
         .collect();
     let mut out = format!(
-        "{} (ONNX transformer graph, {}) on {} in {}-bit data, every node a global layer\n",
+        "{} (ONNX transformer graph, {}) on {} in {}-bit data, every layer a global layer\n",
         g.name,
         inputs.join(", "),
         t.chip,
@@ -72,9 +72,9 @@ fn layer_table(layers: &[NdLayer], total: u64) -> String {
         "node", "type", "bytes", "compute", "transfer", "cycles", "share"
     );
     for l in layers {
-        let kind = match (l.fused_into_matmul, l.f32, l.work) {
-            (true, _, _) => format!("{} (in matmul)", l.op_type),
-            (_, true, _) => format!("{} (f32)", l.op_type),
+        let kind = match (l.f32, l.nodes, l.work) {
+            (true, _, _) => format!("{} (f32)", l.op_type),
+            (_, 2.., _) => format!("{} ({} nodes)", l.op_type, l.nodes),
             (_, _, Work::Matmul { .. }) => format!("{} (MAC)", l.op_type),
             _ => l.op_type.clone(),
         };
@@ -89,5 +89,5 @@ fn layer_table(layers: &[NdLayer], total: u64) -> String {
             100.0 * l.cycles as f64 / total.max(1) as f64
         );
     }
-    out + "(cycles of each node run alone from global memory, one after another)\n"
+    out + "(TPU-MLIR's layers of the graph: norms, SiLU and biases fused, f32 parts between casts;\n each run alone from global memory, one after another)\n"
 }
