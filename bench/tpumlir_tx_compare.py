@@ -5,9 +5,8 @@
 
 ZOO_DIR is the folder of bench/tpumlir_tx_zoo.py, compiled by bench/tpumlir_zoo_run.sh
 (ONNX_SUFFIX=_static CHIPS=bm1684x). For each network, `tpusim report <net>.onnx --chip
-CHIP --batch B --seq S --json` (the dynamic export, as a user has it) is set beside
-codegen's total_cycle for the static one, and by layer kind beside the profile's
-(bench/plan_tpumlir_tx_ops.py). Prints one line per network and the median and worst
+CHIP --batch B --seq S --json` of the static graph TPU-MLIR compiled (--graph dynamic:
+the exporter's graph) is set beside codegen's total_cycle. Prints one line per network and the median and worst
 absolute error of the held-out part; --out keeps the rows.
 TPUSIM: the binary (default target/release/tpusim).
 """
@@ -26,6 +25,8 @@ def main():
     ap.add_argument("zoo")
     ap.add_argument("--chip", default="bm1684x")
     ap.add_argument("--out")
+    ap.add_argument("--graph", choices=["static", "dynamic"], default="static",
+                    help="plan <net>_static.onnx, the graph TPU-MLIR compiles (default), or the exporter's <net>.onnx")
     a = ap.parse_args()
     tpusim = os.environ.get("TPUSIM", os.path.join(R, "target", "release", "tpusim"))
     zoo = json.load(open(os.path.join(a.zoo, "zoo.json")))
@@ -36,10 +37,10 @@ def main():
             print(f"{net}: no TPU-MLIR run")
             continue
         theirs = int(re.search(r"total_cycle:(\d+)", open(prof).read()).group(1))
-        out = subprocess.run([tpusim, "report", os.path.join(a.zoo, net + ".onnx"), "--chip", a.chip,
+        out = subprocess.run([tpusim, "report", os.path.join(a.zoo, net + ("_static" if a.graph == "static" else "") + ".onnx"), "--chip", a.chip,
                               "--batch", str(info["batch"]), "--seq", str(info["seq"]), "--json"],
                              capture_output=True, text=True, check=True)
-        npu = json.loads(out.stdout)["npu"]
+        npu = json.loads(out.stdout)["plan"]
         row = {"net": net, "held_out": info["held_out"], "chip": a.chip, "tpumlir_cycles": theirs,
                "tpusim_cycles": npu["cycles"], "ratio": round(npu["cycles"] / theirs, 4)}
         rows.append(row)

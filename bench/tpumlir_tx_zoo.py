@@ -14,9 +14,12 @@ users export at fixed shapes).
 HELD_OUT names the networks kept out of every fit: their figures are the ones to report.
 They were chosen before any of the zoo was compiled.
 
-Usage: python bench/tpumlir_tx_zoo.py OUTDIR
+Usage: python bench/tpumlir_tx_zoo.py OUTDIR [--stripped]
   writes OUTDIR/<name>.onnx, OUTDIR/<name>_static.onnx and OUTDIR/zoo.json
-  ({name: {"input_shape": [batch, seq], "batch", "seq", "held_out"}}).
+  ({name: {"input_shape": [batch, seq], "batch", "seq", "held_out"}}); with --stripped
+  only the static graphs, their initializers of more than 16 elements keeping their dims
+  but not their data (what the tests commit: the importer reads only shapes and such
+  constants).
 Needs onnx, onnxsim and numpy (TPU-MLIR's venv has all three).
 """
 import importlib.util
@@ -24,6 +27,7 @@ import json
 import os
 import sys
 
+import numpy as np
 import onnx
 import onnxsim
 
@@ -51,7 +55,7 @@ def builders():
     return mod
 
 
-def static(src, dst, batch, seq):
+def static(src, dst, batch, seq, stripped=False):
     """`src` with its input bound to [batch, seq] and its shape subgraphs folded."""
     m = onnx.load(src)
     m.ir_version = min(m.ir_version, 8)  # onnxsim's checker reads up to IR 8 (opset 17 is 8)
@@ -63,13 +67,18 @@ def static(src, dst, batch, seq):
     simple, ok = onnxsim.simplify(m)
     if not ok:
         sys.exit(f"onnxsim could not check {dst}")
+    if stripped:
+        for t in simple.graph.initializer:
+            if len(t.dims) and int(np.prod(t.dims)) > 16:
+                for field in ("raw_data", "float_data", "int64_data", "int32_data"):
+                    t.ClearField(field)
     onnx.save(simple, dst)
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] != "--stripped"):
         sys.exit(__doc__)
-    out = sys.argv[1]
+    out, stripped = sys.argv[1], len(sys.argv) == 3
     os.makedirs(out, exist_ok=True)
     mt = builders()
     index = {}
@@ -80,7 +89,9 @@ def main():
             mt.gpt2(path=path, **common, **args)
         else:
             mt.llama(path, **common, **args)
-        static(path, os.path.join(out, name + "_static.onnx"), batch, seq)
+        static(path, os.path.join(out, name + "_static.onnx"), batch, seq, stripped)
+        if stripped:
+            os.remove(path)
         index[name] = {"input_shape": [batch, seq], "batch": batch, "seq": seq, "held_out": name in HELD_OUT}
     with open(os.path.join(out, "zoo.json"), "w") as f:
         json.dump(index, f, indent=1)

@@ -9,6 +9,7 @@ use tpusim_report::{ChipFile, ModelArg, ModelSource, Report, Request};
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report_json, m)?)?;
     m.add_function(wrap_pyfunction!(plan_json, m)?)?;
+    m.add_function(wrap_pyfunction!(transformer_plan_json, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_reports, m)?)?;
     Ok(())
 }
@@ -170,6 +171,45 @@ fn plan_json(
     };
     let plan = detached_judged(py, work, |f: &Failure| f.internal)?;
     json(&plan)
+}
+
+/// `tpusim plan MODEL.onnx --json` for a transformer graph: its TPU-MLIR form planned in
+/// layer groups on an NPU and verified; `None` when the file is no transformer (a CNN
+/// goes through [`plan_json`]).
+#[pyfunction]
+#[pyo3(signature = (path, chip, batch, seq, context, dtype))]
+fn transformer_plan_json(
+    py: Python<'_>,
+    path: &str,
+    chip: &str,
+    batch: u64,
+    seq: u64,
+    context: u64,
+    dtype: &str,
+) -> PyResult<Option<String>> {
+    let work = || -> Result<Option<serde_json::Value>, Failure> {
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read ONNX file '{path}': {e}"))?;
+        let Some(slim) = tpusim_graph::nd::slim_onnx(&bytes).filter(|b| tpusim_graph::nd::is_transformer_onnx(b)) else {
+            return Ok(None);
+        };
+        let dtype: tpusim_layout::ElementType = dtype
+            .parse()
+            .map_err(|_| format!("unknown dtype '{dtype}' (try f16, bf16, f32, int8)"))?;
+        let limit = 1 << 24;
+        if batch == 0 || seq == 0 || batch > limit || seq > limit || context > limit {
+            return Err("batch and seq are between 1 and 2^24, context at most 2^24".to_string().into());
+        }
+        let bind = tpusim_graph::nd::Bind { batch, seq, past: context };
+        let g = tpusim_graph::nd::import_onnx(&slim, &bind).map_err(|e| format!("'{path}': {e}"))?;
+        let chip = tpusim_planner::NpuChip::preset(chip).map_err(|e| e.to_string())?;
+        let plan = tpusim_planner::nd_plan::plan_verified(&g, &chip, dtype)
+            .map_err(|e| Failure::judged(&e, e.is_internal()))?;
+        Ok(Some(tpusim_planner::nd_plan::plan_document(&g, &plan)))
+    };
+    match detached_judged(py, work, |f: &Failure| f.internal)? {
+        Some(doc) => Ok(Some(json(&doc)?)),
+        None => Ok(None),
+    }
 }
 
 /// Reports of many requests (a JSON list of [`Ask`]) on every core, the GIL released,

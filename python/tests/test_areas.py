@@ -93,3 +93,18 @@ def test_plan_verifies_its_own_totals():
     d = p.to_dict()
     assert d["cycles"] == sum(g["cycles"] for g in d["groups"]) + sum(c["cycles"] for c in d["global_costs"])
     assert tpusim.report("resnet18", chip="bm1684x").total_time_s == pytest.approx(d["seconds"], rel=1e-12)
+
+
+def test_plan_takes_a_transformer_onnx_as_the_cli_does(cli, repo):
+    gpt2 = str(repo / "crates" / "graph" / "tests" / "data" / "nd" / "gpt2_tiny.onnx")
+    p = tpusim.plan(gpt2, seq=32)
+    assert isinstance(p, tpusim.TransformerPlan)
+    d = p.to_dict()
+    runs = d["plan"]["groups"]
+    assert d["plan"]["cycles"] == sum(r["cycles"] for r in runs) < d["plan"]["ungrouped_cycles"]
+    assert [r["start"] for r in runs[1:]] == [r["end"] for r in runs[:-1]]
+    assert cli("plan", gpt2, "--seq", "32") == d
+    with pytest.raises(tpusim.BadInput, match="seq"):
+        tpusim.plan(gpt2, seq=0)
+    with pytest.raises(tpusim.BadInput, match="do not broadcast"):
+        tpusim.plan(gpt2, seq=128)

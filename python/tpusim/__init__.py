@@ -17,7 +17,7 @@ raises :class:`tpusim.BadInput` (a subclass) naming what was wrong.
 
 from ._native import BadInput, Error, __version__
 from . import chip, layout, llm, lmem, systolic
-from ._report import Plan, Report, plan, report
+from ._report import Plan, Report, TransformerPlan, plan, report
 from ._sweep import sweep
 
 __all__ = [
@@ -33,5 +33,6 @@ __all__ = [
     "plan",
     "Report",
     "Plan",
+    "TransformerPlan",
     "sweep",
 ]

@@ -119,6 +119,18 @@ def report(
     return Report._from_json(_native.report_json(json.dumps(a)))
 
 
+class TransformerPlan(Record):
+    """``tpusim plan MODEL.onnx --json`` for a transformer graph: ``model``, ``inputs``,
+    ``parameters`` and ``plan`` (its TPU-MLIR layers, the runs of them in layer groups or
+    global, their cycles, and the ungrouped total)."""
+
+
+def _count(name: str, value: int, least: int) -> int:
+    if isinstance(value, bool) or int(value) != value or value < least:
+        raise BadInput(f"{name} {value!r}: must be a whole number ≥ {least}")
+    return int(value)
+
+
 def plan(
     model: str,
     chip: str = "bm1684x",
@@ -127,11 +139,19 @@ def plan(
     input_dtype: str = "f32",
     resolution: Resolution = 224,
     fuse: bool = True,
-) -> Plan:
-    """Layer groups of a network in an NPU's local memory (``tpusim plan``)."""
-    if isinstance(batch, bool) or int(batch) != batch or batch < 1:
-        raise BadInput(f"batch {batch!r}: must be a whole number ≥ 1")
-    doc = _native.plan_json(os.fspath(model), chip, int(batch), dtype, input_dtype, _res(resolution), bool(fuse))
+    seq: int = 128,
+    context: int = 0,
+) -> Union[Plan, TransformerPlan]:
+    """Layer groups of a network in an NPU's local memory (``tpusim plan``). A
+    transformer exported to ONNX is planned from its TPU-MLIR form, its dynamic axes bound
+    by ``batch``, ``seq`` and ``context`` (a :class:`TransformerPlan`)."""
+    batch = _count("batch", batch, 1)
+    path = os.fspath(model)
+    if path.lower().endswith(".onnx"):
+        doc = _native.transformer_plan_json(path, chip, batch, _count("seq", seq, 1), _count("context", context, 0), dtype)
+        if doc is not None:
+            return TransformerPlan._from_json(doc)
+    doc = _native.plan_json(path, chip, batch, dtype, input_dtype, _res(resolution), bool(fuse))
     return Plan._from_json(doc)
 
 

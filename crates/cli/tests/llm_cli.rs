@@ -520,7 +520,8 @@ fn report_reads_an_onnx_transformer() {
         &["report", &format!("{dir}/llama_tiny.onnx"), "--seq", "100"],
         "do not broadcast",
     );
-    fails(&["plan", &gpt2], "transformer");
+    // past the 64 positions its causal mask was exported with, the node says so
+    fails(&["plan", &gpt2, "--seq", "128"], "do not broadcast");
 }
 
 #[test]
@@ -656,7 +657,7 @@ fn train_takes_2d_tensor_parallelism() {
 }
 
 #[test]
-fn report_times_an_onnx_transformer_on_an_npu_node_by_node() {
+fn report_plans_an_onnx_transformer_on_an_npu_in_layer_groups() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../graph/tests/data/nd");
     let gpt2 = format!("{dir}/gpt2_tiny.onnx");
     let args = [
@@ -664,13 +665,25 @@ fn report_times_an_onnx_transformer_on_an_npu_node_by_node() {
     ];
     let v = json(&args);
     assert_eq!(v["inputs"][0]["dims"], serde_json::json!([1, 32]));
-    let npu = &v["npu"];
-    assert_eq!(npu["chip"], "bm1684x");
-    assert_eq!(npu["dtype_bits"], 16);
-    let layers = npu["layers"].as_array().unwrap();
-    let sum: f64 = layers.iter().map(|l| f(l, "cycles")).sum();
-    assert_eq!(sum, f(npu, "cycles"));
-    assert!(sum > 0.0);
+    let plan = &v["plan"];
+    assert_eq!(plan["chip"], "bm1684x");
+    assert_eq!(plan["dtype_bits"], 16);
+    let layers = plan["layers"].as_array().unwrap();
+    let groups = plan["groups"].as_array().unwrap();
+    // the runs cover the layers in order, and add up to the plan's cycles, below the
+    // ungrouped sum of every layer
+    let mut next = 0.0;
+    for r in groups {
+        assert_eq!(f(r, "start"), next);
+        next = f(r, "end");
+    }
+    assert_eq!(next, layers.len() as f64);
+    let runs: f64 = groups.iter().map(|r| f(r, "cycles")).sum();
+    let ungrouped: f64 = layers.iter().map(|l| f(l, "cycles")).sum();
+    assert_eq!(runs, f(plan, "cycles"));
+    assert_eq!(ungrouped, f(plan, "ungrouped_cycles"));
+    assert!(runs > 0.0 && runs < ungrouped);
+    assert!(groups.iter().any(|r| f(r, "end") - f(r, "start") > 1.0));
     // the bias adds go into the matmuls before them; the GELU's tanh runs in f32 between
     // two casts, its cube as five f32 layers between two more
     let biased = layers
@@ -696,18 +709,26 @@ fn report_times_an_onnx_transformer_on_an_npu_node_by_node() {
     let long = json(&[
         "report", &gpt2, "--chip", "bm1684x", "--seq", "64", "--json",
     ]);
-    assert!(f(&long["npu"], "cycles") > sum);
+    assert!(f(&long["plan"], "cycles") > runs);
     let wide = json(&[&args[..6], &["--dtype", "f32", "--json"]].concat());
-    assert!(f(&wide["npu"], "cycles") > sum);
+    assert!(f(&wide["plan"], "cycles") > runs);
     let out = tpusim().args(&args[..6]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success() && text.contains("every layer a global layer"),
+        out.status.success() && text.contains("in layer groups"),
         "{text}"
     );
+    // `plan` gives the same plan
+    let planned = json(&["plan", &gpt2, "--seq", "32", "--json"]);
+    assert_eq!(planned["plan"], *plan);
 }
 
 #[test]
 fn a_built_in_transformer_on_an_npu_asks_for_an_onnx_export() {
     fails(&["report", "gpt2", "--chip", "bm1684x"], "ONNX export");
+    fails(&["plan", "llama-3-8b"], "ONNX export");
+    fails(&["plan", "resnet18", "--seq", "8"], "apply to transformers");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../graph/tests/data/nd");
+    let gpt2 = format!("{dir}/gpt2_tiny.onnx");
+    fails(&["plan", &gpt2, "--svg", "x.svg"], "cover CNN plans");
 }

@@ -63,6 +63,7 @@ mod timestep;
 // the façade
 pub mod error;
 pub mod nd_global;
+pub mod nd_plan;
 pub mod npu_chip;
 pub mod options;
 pub mod plan;

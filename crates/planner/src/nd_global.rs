@@ -77,23 +77,12 @@ pub fn time_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
     let t = chip.timing_at(dtype)?;
     let lanes = chip.geometry.npu_num.max(1);
     let bits = dtype.bits();
-    let layers: Vec<NdLayer> = lower(g, chip.f32_ops_at(dtype), bits)
+    let layers = lower(g, chip.f32_ops_at(dtype), bits);
+    let costs: Vec<GlobalOpCost> = layers
         .iter()
-        .map(|l| {
-            let c = layer_cost(l, bits, lanes, &t);
-            NdLayer {
-                name: l.name.clone(),
-                op_type: l.op_type.clone(),
-                work: l.work,
-                f32: l.wide_in || l.wide_out,
-                nodes: l.nodes.len(),
-                bytes: c.bytes,
-                compute_cycles: c.compute_cycles,
-                dma_cycles: c.dma_cycles,
-                cycles: c.cycles,
-            }
-        })
+        .map(|l| layer_cost(l, bits, lanes, &t))
         .collect();
+    let layers = timed_layers(&layers, &costs);
     let sum = |f: fn(&NdLayer) -> u64| layers.iter().fold(0u64, |a, l| a.saturating_add(f(l)));
     let cycles = sum(|l| l.cycles);
     Ok(NdNpuTime {
@@ -107,6 +96,25 @@ pub fn time_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
         seconds: cycles as f64 / t.used.clock_hz.max(1.0),
         layers,
     })
+}
+
+/// The layers with their costs as global layers.
+pub(crate) fn timed_layers(layers: &[TxLayer], costs: &[GlobalOpCost]) -> Vec<NdLayer> {
+    layers
+        .iter()
+        .zip(costs)
+        .map(|(l, c)| NdLayer {
+            name: l.name.clone(),
+            op_type: l.op_type.clone(),
+            work: l.work,
+            f32: l.wide_in || l.wide_out,
+            nodes: l.nodes.len(),
+            bytes: c.bytes,
+            compute_cycles: c.compute_cycles,
+            dma_cycles: c.dma_cycles,
+            cycles: c.cycles,
+        })
+        .collect()
 }
 
 /// One layer's cost as a global layer in a plan of `bits`-bit data (its wide parts in

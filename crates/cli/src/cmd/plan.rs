@@ -18,6 +18,8 @@ use tpusim_planner::{Allocator, Plan, PlanOptions, Search};
 ///   `tpusim plan resnet50 --chip bm1688 --batch 4 --json > plan.json`;
 ///   `tpusim plan mobilenetv2 --svg lmem.svg`;
 ///   `tpusim plan model.onnx --export-tpu-mlir model.layer_group_cache.json`;
+///   `tpusim plan gpt2.onnx --seq 256` (a transformer export: its TPU-MLIR layers in
+///   layer groups, attention and embedding global);
 ///   `tpusim plan verify plan.json`; `tpusim plan --list`.
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -25,7 +27,8 @@ pub struct PlanArgs {
     #[command(subcommand)]
     cmd: Option<PlanCmd>,
     /// The network: a built-in name (see --list: resnet18, resnet50, mobilenetv2,
-    /// vgg16), an ONNX file (`model.onnx`) or a SCALE-Sim topology CSV (`net.csv`).
+    /// vgg16), an ONNX file (`model.onnx`, a CNN or a transformer export) or a SCALE-Sim
+    /// topology CSV (`net.csv`).
     #[arg(value_name = "MODEL", required_unless_present = "list")]
     model: Option<String>,
     /// List the built-in models and exit.
@@ -55,6 +58,13 @@ pub struct PlanArgs {
     /// models default to 224,224; ONNX: overrides the file's when given.
     #[arg(long, value_name = "H,W")]
     resolution: Option<String>,
+    /// Transformers (an ONNX export): tokens per sequence, binding the graph's dynamic
+    /// sequence axes (default 128; a graph exported at fixed shapes keeps its own).
+    #[arg(long, value_name = "N")]
+    seq: Option<String>,
+    /// Transformers (an ONNX export): cached tokens, binding dynamic past axes (default 0).
+    #[arg(long, value_name = "N")]
+    context: Option<String>,
     /// Print the full plan as one JSON document (fields: chip, lane_bytes, banks,
     /// groups[ops, nsecs, hsecs, blocks[name, kind, addr, size, start_ts, end_ts],
     /// timesteps, gmem_bytes, cycles], global_ops, gmem_bytes, gmem_bytes_all_global,
@@ -145,9 +155,14 @@ pub fn run(args: PlanArgs) -> Result<()> {
         .model
         .clone()
         .ok_or_else(|| anyhow!("give a MODEL (see `tpusim plan --list`)"))?;
-    if super::report::transformer_onnx(&model)?.is_some() || tpusim_llm::zoo::lookup(&model).is_ok()
-    {
-        bail!("'{model}' is a transformer: layer-group planning onto an NPU covers CNNs only so far; `tpusim report {model}` times it on a TPU, and an ONNX export of it node by node on an NPU (`--chip {}`)", args.chip);
+    if let Some(bytes) = super::report::transformer_onnx(&model)? {
+        return transformer(&args, &model, &bytes);
+    }
+    if tpusim_llm::zoo::lookup(&model).is_ok() || model.to_ascii_lowercase().ends_with(".json") {
+        bail!("'{model}' is a built-in or config.json transformer: plan it on an NPU from an ONNX export of it (torch.onnx.export or optimum), or time it on a TPU with `tpusim report {model}`");
+    }
+    if args.seq.is_some() || args.context.is_some() {
+        bail!("--seq and --context apply to transformers (an ONNX export); '{model}' is a CNN");
     }
     let chip = load_chip(&args)?;
     let dtype: tpusim_layout::ElementType = args.dtype.parse().map_err(|_| {
@@ -248,6 +263,26 @@ fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
     } else {
         e.into()
     }
+}
+
+/// A transformer ONNX: its TPU-MLIR form planned in layer groups, as `tpusim report` does
+/// on an NPU.
+fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
+    if args.svg.is_some() || args.export_tpu_mlir.is_some() || args.import_tpu_mlir.is_some() {
+        bail!("--svg, --export-tpu-mlir and --import-tpu-mlir cover CNN plans so far; '{model}' is a transformer");
+    }
+    let onnx_args = super::llm::onnx::OnnxArgs {
+        path: model.to_string(),
+        chip: args.chip.clone(),
+        batch: args.batch.unwrap_or(1),
+        seq: args.seq.clone(),
+        context: args.context.clone(),
+        dtype: Some(args.dtype.clone()),
+        chip_file: args.chip_file.clone(),
+        summary: false,
+        json: args.json,
+    };
+    super::llm::onnx_npu::run(&onnx_args, bytes, &load_chip(args)?)
 }
 
 fn load_chip(args: &PlanArgs) -> Result<NpuChip> {

@@ -41,6 +41,66 @@ pub struct TxLayer {
     /// Indices of the graph nodes it stands for (none for the casts and the other parts
     /// a lowering adds).
     pub nodes: Vec<usize>,
+    /// The activations and weights it reads (folded constants left out).
+    pub reads: Vec<TxValue>,
+    /// The values it writes.
+    pub writes: Vec<TxValue>,
+}
+
+/// A value a layer reads or writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxValue {
+    /// Its name: the ONNX value's, or `<layer>#<part>` for one a lowering adds.
+    pub name: String,
+    /// Its dimensions.
+    pub dims: Vec<u64>,
+    /// A weight.
+    pub weight: bool,
+    /// Held in f32 under a 16-bit plan.
+    pub wide: bool,
+}
+
+impl TxValue {
+    /// Its elements.
+    pub fn elements(&self) -> f64 {
+        self.dims.iter().map(|&d| d as f64).product()
+    }
+}
+
+/// What `n` reads: its activations and weights.
+fn reads_of(n: &NdNode) -> Vec<TxValue> {
+    n.inputs
+        .iter()
+        .filter(|e| e.kind != NdInputKind::Constant)
+        .map(|e| TxValue {
+            name: e.name.clone(),
+            dims: e.dims.clone(),
+            weight: e.kind == NdInputKind::Weight,
+            wide: false,
+        })
+        .collect()
+}
+
+/// What `n` writes: its outputs, the first of its first output's dims and the others
+/// sharing what is left of its elements.
+fn writes_of(n: &NdNode) -> Vec<TxValue> {
+    let first: f64 = n.out_dims.iter().map(|&d| d as f64).product();
+    let rest = (n.elements_out - first).max(0.0);
+    let others = n.outputs.len().saturating_sub(1).max(1) as f64;
+    n.outputs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| TxValue {
+            name: o.clone(),
+            dims: if i == 0 {
+                n.out_dims.clone()
+            } else {
+                vec![(rest / others).round() as u64]
+            },
+            weight: false,
+            wide: false,
+        })
+        .collect()
 }
 
 impl TxLayer {
@@ -55,13 +115,33 @@ impl TxLayer {
             wide_in: false,
             wide_out: false,
             nodes: vec![i],
+            reads: reads_of(n),
+            writes: writes_of(n),
+        }
+    }
+
+    /// A synthetic value of this layer's output shape, `<name>#<part>`.
+    fn own_value(&self, part: &str, wide: bool) -> TxValue {
+        let dims = self
+            .writes
+            .first()
+            .map(|v| v.dims.clone())
+            .unwrap_or_default();
+        TxValue {
+            name: format!("{}#{part}", self.name),
+            dims,
+            weight: false,
+            wide,
         }
     }
 
     /// A part of a lowered node (standing for no node of its own): `op_type` over its
-    /// elements, reading and writing wide or narrow.
-    fn part(base: &TxLayer, op_type: &str, inputs: f64, wide_in: bool, wide_out: bool) -> TxLayer {
+    /// elements, reading `reads` and writing `writes`.
+    fn part(base: &TxLayer, op_type: &str, reads: Vec<TxValue>, writes: Vec<TxValue>) -> TxLayer {
         let per = base.elements_out;
+        let inputs = reads.len() as f64;
+        let wide_in = reads.iter().any(|v| v.wide);
+        let wide_out = writes.iter().any(|v| v.wide);
         TxLayer {
             op_type: op_type.into(),
             work: if op_type == "Cast" {
@@ -74,6 +154,8 @@ impl TxLayer {
             wide_in,
             wide_out,
             nodes: Vec::new(),
+            reads,
+            writes,
             ..base.clone()
         }
     }
@@ -192,6 +274,8 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                         Work::Vector { flops } => flops,
                         _ => 0.0,
                     });
+                    let mut reads = layer.reads;
+                    reads.extend(reads_of(last).into_iter().filter(|v| v.weight));
                     layer = TxLayer {
                         name: last.name.clone(),
                         op_type: "RMSNorm".into(),
@@ -199,6 +283,8 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                         weight_elements: last.weight_elements,
                         elements_out: last.elements_out,
                         nodes: nodes.clone(),
+                        reads,
+                        writes: writes_of(last),
                         ..layer
                     };
                     nodes.iter().for_each(|&j| form.taken[j] = true);
@@ -210,6 +296,7 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                     layer.name = g.nodes[mul].name.clone();
                     layer.op_type = "SiLU".into();
                     layer.nodes.push(mul);
+                    layer.writes = writes_of(&g.nodes[mul]);
                 }
             }
             "MatMul" if matches!(n.work, Work::Matmul { weight: true, .. }) => {
@@ -217,6 +304,10 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                     form.taken[add] = true;
                     layer.weight_elements += g.nodes[add].weight_elements;
                     layer.nodes.push(add);
+                    layer
+                        .reads
+                        .extend(reads_of(&g.nodes[add]).into_iter().filter(|v| v.weight));
+                    layer.writes = writes_of(&g.nodes[add]);
                 }
             }
             "Transpose" if form.folds_into_attention(i) => continue,
@@ -245,12 +336,22 @@ fn runs_in_f32(f32_ops: F32Ops, op_type: &str) -> bool {
 
 /// `layer` in f32 between a cast in and a cast out.
 fn between_casts(layer: TxLayer) -> Vec<TxLayer> {
-    let inputs = layer.elements_in / layer.elements_out.max(1.0);
-    let cast_in = TxLayer::part(&layer, "Cast", inputs, false, true);
-    let cast_out = TxLayer::part(&layer, "Cast", 1.0, true, false);
+    let (acts, weights): (Vec<TxValue>, Vec<TxValue>) =
+        layer.reads.iter().cloned().partition(|v| !v.weight);
+    let wide_in = layer.own_value("f32_in", true);
+    let wide_out = layer.own_value("f32_out", true);
+    let cast_in = TxLayer {
+        elements_in: layer.elements_in,
+        ..TxLayer::part(&layer, "Cast", acts, vec![wide_in.clone()])
+    };
+    let cast_out = TxLayer::part(&layer, "Cast", vec![wide_out.clone()], layer.writes.clone());
+    let mut reads = vec![wide_in];
+    reads.extend(weights);
     let wide = TxLayer {
         wide_in: true,
         wide_out: true,
+        reads,
+        writes: vec![wide_out],
         ..layer
     };
     vec![cast_in, wide, cast_out]
@@ -258,19 +359,20 @@ fn between_casts(layer: TxLayer) -> Vec<TxLayer> {
 
 /// `Pow(x, c)` in f32: cast, |x|, ln, ×(c − 1), exp, × x, cast.
 fn pow_in_f32(layer: &TxLayer) -> Vec<TxLayer> {
-    let part = |t: &str, inputs: f64, wide_in: bool, wide_out: bool| {
-        TxLayer::part(layer, t, inputs, wide_in, wide_out)
-    };
+    let x: Vec<TxValue> = layer.reads.iter().filter(|v| !v.weight).cloned().collect();
+    let v = |part: &str| layer.own_value(part, true);
+    let part =
+        |t: &str, reads: Vec<TxValue>, writes: Vec<TxValue>| TxLayer::part(layer, t, reads, writes);
     vec![
-        part("Cast", 1.0, false, true),
-        part("Abs", 1.0, true, true),
-        part("Log", 1.0, true, true),
-        part("MulConst", 1.0, true, true),
-        part("Exp", 1.0, true, true),
+        part("Cast", x, vec![v("x")]),
+        part("Abs", vec![v("x")], vec![v("abs")]),
+        part("Log", vec![v("abs")], vec![v("log")]),
+        part("MulConst", vec![v("log")], vec![v("scaled")]),
+        part("Exp", vec![v("scaled")], vec![v("exp")]),
         TxLayer {
             nodes: layer.nodes.clone(),
-            ..part("Mul", 2.0, true, true)
+            ..part("Mul", vec![v("x"), v("exp")], vec![v("pow")])
         },
-        part("Cast", 1.0, true, false),
+        part("Cast", vec![v("pow")], layer.writes.clone()),
     ]
 }

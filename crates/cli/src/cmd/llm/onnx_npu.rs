@@ -1,17 +1,16 @@
-//! `tpusim report MODEL.onnx --chip bm1684x` for a transformer graph: every node timed as
-//! a global layer of the NPU (`tpusim_planner::nd_global`), the way TPU-MLIR runs the ops
-//! it does not group. Layer-group planning of transformers is not there yet, so the total
-//! is the ungrouped one.
+//! `tpusim report MODEL.onnx --chip bm1684x` (and `tpusim plan`) for a transformer graph:
+//! its TPU-MLIR form planned in layer groups on the NPU (`tpusim_planner::nd_plan`),
+//! checked by the verifier, each run timed.
 
 use super::onnx::{bind, OnnxArgs};
-use crate::fmt::bytes;
 use crate::util::print_json;
 use anyhow::{anyhow, Context, Result};
-use tpusim_graph::nd::{import_onnx, Work};
-use tpusim_planner::nd_global::{time_nd_graph, NdLayer};
+use tpusim_graph::nd::{import_onnx, NdGraph, Work};
+use tpusim_planner::nd_global::NdLayer;
+use tpusim_planner::nd_plan::{plan_document, plan_verified, NdGroup, NdPlan};
 use tpusim_planner::NpuChip;
 
-/// Import and time it on `chip`.
+/// Import, plan, verify and print it on `chip`.
 pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
     let bind = bind(a)?;
     let dtype_name = a.dtype.as_deref().unwrap_or("f16");
@@ -19,46 +18,46 @@ pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
         .parse()
         .map_err(|_| anyhow!("unknown --dtype '{dtype_name}' (try f16, bf16, f32, int8)"))?;
     let g = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
-    let t = time_nd_graph(&g, chip, dtype)?;
+    let plan = plan_verified(&g, chip, dtype)?;
     if a.json {
-        return print_json(&serde_json::json!({
-            "model": g.name,
-            "inputs": g.inputs,
-            "parameters": g.parameters,
-            "grouping": "none: every layer a global layer",
-            "npu": t,
-        }));
+        return print_json(&plan_document(&g, &plan));
     }
+    let mut out = summary(&g, &plan);
+    if !a.summary {
+        out += &run_table(&plan);
+    }
+    print!("{}", crate::util::shown_text(&out));
+    Ok(())
+}
+
+fn summary(g: &NdGraph, p: &NdPlan) -> String {
     let inputs: Vec<String> = g
         .inputs
         .iter()
         .map(|i| format!("{} {:?}", i.name, i.dims))
         .collect();
-    let mut out = format!(
-        "{} (ONNX transformer graph, {}) on {} in {}-bit data, every layer a global layer\n",
+    let groups = p.groups.iter().filter(|r| r.end - r.start > 1);
+    let grouped: usize = groups.clone().map(|r| r.end - r.start).sum();
+    format!(
+        "{} (ONNX transformer graph, {}) on {} in {}-bit data: TPU-MLIR's {} layers in layer groups\n  \
+         run               {} cycles = {:.4} ms at {:.0} MHz\n  \
+         groups            {} groups hold {} of the layers; the rest run as global layers\n  \
+         ungrouped         {} cycles with every layer global ({:.2}×)\n  \
+         parameters        {}\n",
         g.name,
         inputs.join(", "),
-        t.chip,
-        t.dtype_bits
-    );
-    out += &format!(
-        "  run               {} cycles = {:.4} ms at {:.0} MHz (no layer groups: an upper bound)\n",
-        t.cycles,
-        t.seconds * 1e3,
-        t.clock_hz / 1e6
-    );
-    out += &format!(
-        "  parts             compute {} cycles, transfers {} cycles, {} moved\n",
-        t.compute_cycles,
-        t.dma_cycles,
-        bytes(t.bytes as f64)
-    );
-    out += &format!("  parameters        {}\n", g.parameters);
-    if !a.summary {
-        out += &layer_table(&t.layers, t.cycles);
-    }
-    print!("{}", crate::util::shown_text(&out));
-    Ok(())
+        p.chip,
+        p.dtype_bits,
+        p.layers.len(),
+        p.cycles,
+        p.seconds * 1e3,
+        p.clock_hz / 1e6,
+        groups.count(),
+        grouped,
+        p.ungrouped_cycles,
+        p.ungrouped_cycles as f64 / p.cycles.max(1) as f64,
+        g.parameters
+    )
 }
 
 /// The first `n` characters of `s`.
@@ -66,28 +65,58 @@ fn cut(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
-fn layer_table(layers: &[NdLayer], total: u64) -> String {
+fn kind(l: &NdLayer) -> String {
+    match (l.f32, l.nodes, l.work) {
+        (true, _, _) => format!("{} (f32)", l.op_type),
+        (_, 2.., _) => format!("{} ({} nodes)", l.op_type, l.nodes),
+        (_, _, Work::Matmul { .. }) => format!("{} (MAC)", l.op_type),
+        _ => l.op_type.clone(),
+    }
+}
+
+fn run_table(p: &NdPlan) -> String {
     let mut out = format!(
-        "\n{:<28} {:<20} {:>12} {:>10} {:>10} {:>10} {:>6}\n",
-        "node", "type", "bytes", "compute", "transfer", "cycles", "share"
+        "\n{:<7} {:<28} {:<20} {:>10} {:>10} {:>10} {:>6}\n",
+        "run", "layer", "type", "compute", "transfer", "cycles", "share"
     );
-    for l in layers {
-        let kind = match (l.f32, l.nodes, l.work) {
-            (true, _, _) => format!("{} (f32)", l.op_type),
-            (_, 2.., _) => format!("{} ({} nodes)", l.op_type, l.nodes),
-            (_, _, Work::Matmul { .. }) => format!("{} (MAC)", l.op_type),
-            _ => l.op_type.clone(),
-        };
-        out += &format!(
-            "{:<28} {:<20} {:>12} {:>10} {:>10} {:>10} {:>5.1}%\n",
+    for (k, r) in p.groups.iter().enumerate() {
+        out += &run_rows(k, r, &p.layers[r.start..r.end], p.cycles);
+    }
+    out + "(a group keeps what passes between its layers in local memory: only what enters is\n \
+           loaded and only what leaves is stored; `global` layers run alone from global memory)\n"
+}
+
+fn run_rows(k: usize, r: &NdGroup, layers: &[NdLayer], total: u64) -> String {
+    let share = 100.0 * r.cycles as f64 / total.max(1) as f64;
+    if let [l] = layers {
+        return format!(
+            "{:<7} {:<28} {:<20} {:>10} {:>10} {:>10} {:>5.1}%\n",
+            "global",
             cut(&l.name, 28),
-            cut(&kind, 20),
-            bytes(l.bytes as f64),
-            l.compute_cycles,
-            l.dma_cycles,
-            l.cycles,
-            100.0 * l.cycles as f64 / total.max(1) as f64
+            cut(&kind(l), 20),
+            r.compute_cycles,
+            r.dma_cycles,
+            r.cycles,
+            share
         );
     }
-    out + "(TPU-MLIR's layers of the graph: norms, SiLU and biases fused, f32 parts between casts;\n each run alone from global memory, one after another)\n"
+    let mut out = format!(
+        "{:<7} {:<28} {:<20} {:>10} {:>10} {:>10} {:>5.1}%\n",
+        format!("g{k}"),
+        format!("{} layers, {} B a lane", layers.len(), r.lane_bytes),
+        format!("in {} B, out {} B", r.load_bytes, r.store_bytes),
+        r.compute_cycles,
+        r.dma_cycles,
+        r.cycles,
+        share
+    );
+    for l in layers {
+        out += &format!(
+            "{:<7}   {:<26} {}\n",
+            "",
+            cut(&l.name, 26),
+            cut(&kind(l), 20)
+        );
+    }
+    out
 }

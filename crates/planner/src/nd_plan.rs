@@ -1,0 +1,431 @@
+//! Layer groups of a transformer graph (`tpusim_graph::nd`) on an NPU: runs of
+//! consecutive layers of its TPU-MLIR form (`tpumlir::nd_form`) that keep the tensors
+//! passed between them in local memory, so only what enters a group is loaded and only
+//! what leaves it is stored. A dynamic program over the layers picks the runs; each run
+//! holds all of its tensors whole (unsliced, as TPU-MLIR 1.30.2 groups the transformer
+//! zoo's blocks on bm1684x: every group's `shape_secs` is 1).
+//!
+//! In local memory a value is laid out as TPU-MLIR lays it (its `getNCHW`): [a, b] as
+//! a×b planes of one element (N = a, C = b), [a, b, c] as N = a, C = b, H = c, higher ranks
+//! folding into W, a matmul's weight [K, N] as C = K planes of N. Channels go over the
+//! lanes, each plane's row aligned to EU_BYTES. So a 2-D [128, 512] f16 value takes 64 KiB
+//! of every lane and its load pays 65,536 planes' floor: TPU-MLIR's own load of one in a
+//! group takes 310,593 cycles (the floor model: 310,640), where a global layer moves the
+//! same bytes flat in 2,427. Grouping such values is what the model must refuse to want.
+//!
+//! A group's time: its loads and stores (each a transfer of its planes, at the chip's
+//! rates and per-plane floors, `cost::act_dma_cycles`), against the sum of its layers'
+//! compute (element-wise work EU_NUM positions a lane a cycle over that layout), the
+//! smaller exposed by the chip's `global_exposed_fraction`. TPU-MLIR's own groups of the
+//! zoo show that shape: a group of an RMSNorm and three projections (llama_d320_s256)
+//! spans 26,447 cycles, its transfers come to 26,412 and its TIU work to 10,606.
+//!
+//! What may join a group: weight matmuls, element-wise and normalising work, casts,
+//! slices, splits and concats. The attention's two matmuls (of two activations, over the
+//! heads) and its softmax, gathers (the embedding), transposes, expands and tiles stay
+//! global: TPU-MLIR 1.30.2 runs every one of them as a global layer in the zoo, grouped
+//! chains around them included.
+
+use crate::cost::{act_dma_cycles, Dir};
+use crate::error::{PlanError, Result};
+use crate::nd_global::{layer_cost, NdLayer};
+use crate::timing::Timing;
+use crate::tpumlir::nd_form::{lower, TxLayer, TxValue};
+use crate::NpuChip;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use tpusim_graph::nd::{NdGraph, Work};
+use tpusim_graph::Shape4;
+use tpusim_layout::ElementType;
+
+/// Most layers a group may hold.
+pub const MAX_ND_GROUP_LAYERS: usize = 64;
+
+/// A run of layers: one global layer, or a group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdGroup {
+    /// First layer (index into the plan's layers).
+    pub start: usize,
+    /// One past the last layer.
+    pub end: usize,
+    /// Bytes a lane holds for the group's tensors (0 for a global layer).
+    pub lane_bytes: u64,
+    /// Bytes loaded from global memory.
+    pub load_bytes: u64,
+    /// Bytes stored to global memory.
+    pub store_bytes: u64,
+    /// Compute cycles.
+    pub compute_cycles: u64,
+    /// Transfer cycles.
+    pub dma_cycles: u64,
+    /// Cycles.
+    pub cycles: u64,
+}
+
+/// A transformer graph planned in layer groups on an NPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdPlan {
+    /// The chip.
+    pub chip: String,
+    /// Bits of activations and weights.
+    pub dtype_bits: u32,
+    /// The chip's clock, Hz.
+    pub clock_hz: f64,
+    /// Local memory of one lane, bytes.
+    pub lane_bytes: u64,
+    /// The layers, each as it runs alone (global).
+    pub layers: Vec<NdLayer>,
+    /// The runs, in order, covering every layer once.
+    pub groups: Vec<NdGroup>,
+    /// Cycles of every run, one after another.
+    pub cycles: u64,
+    /// Cycles with every layer global (no groups).
+    pub ungrouped_cycles: u64,
+    /// `cycles` at the chip's clock.
+    pub seconds: f64,
+}
+
+/// What a plan is made against: the graph's layers, who reads each value, and the chip.
+struct Ctx<'a> {
+    layers: &'a [TxLayer],
+    costs: Vec<crate::GlobalOpCost>,
+    readers: HashMap<&'a str, Vec<usize>>,
+    t: Timing,
+    bits: u32,
+    lanes: u64,
+    eu_bytes: u64,
+    lane_bytes: u64,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(layers: &'a [TxLayer], chip: &NpuChip, dtype: ElementType) -> Result<Ctx<'a>> {
+        let t = chip.timing_at(dtype)?;
+        let bits = dtype.bits();
+        let lanes = chip.geometry.npu_num.max(1);
+        let costs = layers
+            .iter()
+            .map(|l| layer_cost(l, bits, lanes, &t))
+            .collect();
+        let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, l) in layers.iter().enumerate() {
+            for v in &l.reads {
+                readers.entry(v.name.as_str()).or_default().push(i);
+            }
+        }
+        Ok(Ctx {
+            layers,
+            costs,
+            readers,
+            t,
+            bits,
+            lanes,
+            eu_bytes: chip.geometry.eu_bytes.max(1),
+            lane_bytes: chip.geometry.lane_bytes,
+        })
+    }
+
+    fn bits_of(&self, v: &TxValue) -> u32 {
+        if v.wide {
+            self.bits.max(32)
+        } else {
+            self.bits
+        }
+    }
+
+    fn value_bytes(&self, v: &TxValue) -> u64 {
+        (v.elements() * f64::from(self.bits_of(v)) / 8.0).ceil() as u64
+    }
+
+    /// Bytes one lane holds of `v`: N × its share of the C planes, each plane's H·W
+    /// elements aligned to the chip's EU_BYTES.
+    fn lane_bytes_of(&self, v: &TxValue) -> u64 {
+        let s = nchw(v);
+        let plane =
+            (s.h.saturating_mul(s.w)
+                .saturating_mul(u64::from(self.bits_of(v)))
+                / 8)
+            .max(1);
+        s.n.saturating_mul(s.c.div_ceil(self.lanes))
+            .saturating_mul(plane.div_ceil(self.eu_bytes) * self.eu_bytes)
+    }
+
+    /// Cycles to move `v` between global and local memory in one transfer.
+    fn transfer(&self, dir: Dir, v: &TxValue) -> f64 {
+        let s = nchw(v);
+        act_dma_cycles(&self.t, dir, s, [0, s.n], [0, s.h], self.bits_of(v), 1)
+    }
+
+    /// Compute cycles of layer `i` in a group: a matmul its MACs at the chip's rate,
+    /// element-wise work its output's positions a lane, EU_NUM a cycle, per FLOP an
+    /// element.
+    fn local_compute(&self, i: usize) -> f64 {
+        let l = &self.layers[i];
+        let Some(out) = l.writes.first() else {
+            return 0.0;
+        };
+        match l.work {
+            Work::Vector { flops } => {
+                let s = nchw(out);
+                let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
+                let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
+                let per_element = flops / out.elements().max(1.0);
+                let positions =
+                    (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
+                per_element * positions * wide
+            }
+            _ => self.costs[i].compute_cycles as f64,
+        }
+    }
+
+    /// The group of layers `start..end`, or `None` when one may not join a group or its
+    /// tensors do not fit a lane.
+    fn group(&self, start: usize, end: usize) -> Option<NdGroup> {
+        let members = &self.layers[start..end];
+        if members.len() < 2 || !members.iter().all(groupable) {
+            return None;
+        }
+        let written: HashSet<&str> = members
+            .iter()
+            .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+            .collect();
+        let mut held: HashSet<&str> = HashSet::new();
+        let mut loaded: HashSet<&str> = HashSet::new();
+        let (mut lane, mut load, mut store) = (0u64, 0u64, 0u64);
+        let mut dma = 0f64;
+        for l in members {
+            for v in l.reads.iter().chain(&l.writes) {
+                if held.insert(v.name.as_str()) {
+                    lane = lane.saturating_add(self.lane_bytes_of(v));
+                }
+            }
+            for v in l
+                .reads
+                .iter()
+                .filter(|v| !written.contains(v.name.as_str()))
+            {
+                if loaded.insert(v.name.as_str()) {
+                    load = load.saturating_add(self.value_bytes(v));
+                    dma += self.transfer(Dir::Load, v);
+                }
+            }
+            for v in &l.writes {
+                let leaves = self
+                    .readers
+                    .get(v.name.as_str())
+                    .map_or(true, |r| r.iter().any(|&j| j < start || j >= end));
+                if leaves {
+                    store = store.saturating_add(self.value_bytes(v));
+                    dma += self.transfer(Dir::Store, v);
+                }
+            }
+        }
+        if lane > self.lane_bytes {
+            return None;
+        }
+        let compute: f64 = (start..end).map(|i| self.local_compute(i)).sum();
+        let cycles = dma.max(compute) + self.t.used.global_exposed_fraction * dma.min(compute);
+        Some(NdGroup {
+            start,
+            end,
+            lane_bytes: lane,
+            load_bytes: load,
+            store_bytes: store,
+            compute_cycles: compute.round() as u64,
+            dma_cycles: dma.round() as u64,
+            cycles: cycles.ceil() as u64,
+        })
+    }
+
+    fn global(&self, i: usize) -> NdGroup {
+        let c = self.costs[i];
+        NdGroup {
+            start: i,
+            end: i + 1,
+            lane_bytes: 0,
+            load_bytes: 0,
+            store_bytes: 0,
+            compute_cycles: c.compute_cycles,
+            dma_cycles: c.dma_cycles,
+            cycles: c.cycles,
+        }
+    }
+}
+
+/// TPU-MLIR's NCHW view of a value in local memory: a weight [.., K, N] as C = K planes
+/// of N; an activation [a, b] as N = a, C = b; [a, b, c] as N = a, C = b, H = c; higher
+/// ranks with the rest folded into W.
+fn nchw(v: &TxValue) -> Shape4 {
+    let d = &v.dims;
+    let tail = |from: usize| {
+        d.get(from..)
+            .map_or(1, |r| r.iter().product::<u64>().max(1))
+    };
+    if v.weight {
+        let (last, rest) = d
+            .split_last()
+            .map_or((1, 1), |(&l, r)| (l, r.iter().product::<u64>().max(1)));
+        return Shape4::new(1, rest, last, 1);
+    }
+    match d.len() {
+        0 => Shape4::new(1, 1, 1, 1),
+        1 => Shape4::new(1, d[0], 1, 1),
+        2 => Shape4::new(d[0], d[1], 1, 1),
+        3 => Shape4::new(d[0], d[1], d[2], 1),
+        _ => Shape4::new(d[0], d[1], d[2], tail(3)),
+    }
+}
+
+/// Whether a layer may join a group.
+fn groupable(l: &TxLayer) -> bool {
+    match l.work {
+        Work::Matmul { weight, .. } => weight,
+        Work::Vector { .. } => !matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax"),
+        Work::Move => matches!(l.op_type.as_str(), "Cast" | "Slice" | "Split" | "Concat"),
+        Work::Free => false,
+    }
+}
+
+/// Plan `g` on `chip` in `dtype`: the cheapest runs of layers, each a group or a global
+/// layer.
+pub fn plan_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<NdPlan> {
+    let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
+    let ctx = Ctx::new(&layers, chip, dtype)?;
+    let n = layers.len();
+    // best[i]: cheapest cycles of layers 0..i, and the run that ends there
+    let mut best: Vec<(u64, Option<NdGroup>)> = vec![(0, None); n + 1];
+    for end in 1..=n {
+        let single = ctx.global(end - 1);
+        let mut pick = (best[end - 1].0.saturating_add(single.cycles), single);
+        for start in (end.saturating_sub(MAX_ND_GROUP_LAYERS)..end.saturating_sub(1)).rev() {
+            if !groupable(&layers[start]) {
+                break;
+            }
+            let Some(grp) = ctx.group(start, end) else {
+                continue;
+            };
+            let total = best[start].0.saturating_add(grp.cycles);
+            if total < pick.0 {
+                pick = (total, grp);
+            }
+        }
+        best[end] = (pick.0, Some(pick.1));
+    }
+    let mut groups = Vec::new();
+    let mut end = n;
+    while end > 0 {
+        let Some(grp) = best[end].1.clone() else {
+            return Err(PlanError::Invalid(format!(
+                "transformer plan: no run ends at layer {end}"
+            )));
+        };
+        end = grp.start;
+        groups.push(grp);
+    }
+    groups.reverse();
+    finish(&ctx, chip, groups)
+}
+
+fn finish(ctx: &Ctx, chip: &NpuChip, groups: Vec<NdGroup>) -> Result<NdPlan> {
+    let timed = crate::nd_global::timed_layers(ctx.layers, &ctx.costs);
+    let sum = |it: &mut dyn Iterator<Item = u64>| it.fold(0u64, u64::saturating_add);
+    let cycles = sum(&mut groups.iter().map(|g| g.cycles));
+    let ungrouped = sum(&mut ctx.costs.iter().map(|c| c.cycles));
+    Ok(NdPlan {
+        chip: chip.geometry.name.clone(),
+        dtype_bits: ctx.bits,
+        clock_hz: ctx.t.used.clock_hz,
+        lane_bytes: ctx.lane_bytes,
+        layers: timed,
+        groups,
+        cycles,
+        ungrouped_cycles: ungrouped,
+        seconds: cycles as f64 / ctx.t.used.clock_hz.max(1.0),
+    })
+}
+
+/// [`plan_nd_graph`], then [`verify_nd_plan`] on what it made (what `tpusim plan` and
+/// `report` on an NPU, and Python's `tpusim.plan`, run).
+pub fn plan_verified(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<NdPlan> {
+    let plan = plan_nd_graph(g, chip, dtype)?;
+    verify_nd_plan(g, chip, dtype, &plan)?;
+    Ok(plan)
+}
+
+/// The JSON document of a planned transformer: the graph's name, its bound inputs, its
+/// parameters and the plan.
+pub fn plan_document(g: &NdGraph, plan: &NdPlan) -> serde_json::Value {
+    serde_json::json!({
+        "model": g.name,
+        "inputs": g.inputs,
+        "parameters": g.parameters,
+        "plan": plan,
+    })
+}
+
+/// Check `plan` against `g` on `chip` in `dtype` from scratch: its runs cover every
+/// layer of the graph's TPU-MLIR form once and in order, each group holds only layers
+/// that may be grouped and fits a lane, and every run's cycles and the total are what
+/// the model gives. The first thing wrong, named.
+pub fn verify_nd_plan(
+    g: &NdGraph,
+    chip: &NpuChip,
+    dtype: ElementType,
+    plan: &NdPlan,
+) -> Result<()> {
+    let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
+    let ctx = Ctx::new(&layers, chip, dtype)?;
+    let bad = |what: String| Err(PlanError::Invalid(format!("transformer plan: {what}")));
+    if plan.layers.len() != layers.len() {
+        return bad(format!(
+            "{} layers, the graph has {}",
+            plan.layers.len(),
+            layers.len()
+        ));
+    }
+    let mut next = 0;
+    let mut total = 0u64;
+    for (k, grp) in plan.groups.iter().enumerate() {
+        if grp.start != next || grp.end <= grp.start || grp.end > layers.len() {
+            return bad(format!(
+                "run {k} covers layers {}..{}, expected to start at {next}",
+                grp.start, grp.end
+            ));
+        }
+        let expect = if grp.end - grp.start == 1 {
+            Some(ctx.global(grp.start))
+        } else {
+            ctx.group(grp.start, grp.end)
+        };
+        match expect {
+            None => {
+                let l = &layers[grp.start..grp.end];
+                return match l.iter().find(|l| !groupable(l)) {
+                    Some(x) => bad(format!(
+                        "group {k} holds {} ({}), which runs only as a global layer",
+                        x.name, x.op_type
+                    )),
+                    None => bad(format!(
+                        "group {k} (layers {}..{}) does not fit a lane of {} bytes",
+                        grp.start, grp.end, ctx.lane_bytes
+                    )),
+                };
+            }
+            Some(e) if e != *grp => {
+                return bad(format!("run {k}: {grp:?}, the model gives {e:?}"));
+            }
+            Some(_) => {}
+        }
+        total = total.saturating_add(grp.cycles);
+        next = grp.end;
+    }
+    if next != layers.len() {
+        return bad(format!("the runs end at layer {next} of {}", layers.len()));
+    }
+    if total != plan.cycles {
+        return bad(format!(
+            "{} cycles in all, the runs add up to {total}",
+            plan.cycles
+        ));
+    }
+    Ok(())
+}
