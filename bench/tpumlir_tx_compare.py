@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """tpusim's NPU timing of the transformer zoo against TPU-MLIR 1.30.2's compiled cycles.
 
-    python3 bench/tpumlir_tx_compare.py ZOO_DIR [--chip bm1684x] [--out FILE.jsonl]
+    python3 bench/tpumlir_tx_compare.py ZOO_DIR [--chip bm1684x] [--out FILE.jsonl] [--compile]
 
 ZOO_DIR is the folder of bench/tpumlir_tx_zoo.py, compiled by bench/tpumlir_zoo_run.sh
 (ONNX_SUFFIX=_static CHIPS=bm1684x). For each network, `tpusim report <net>.onnx --chip
 CHIP --batch B --seq S --json` of the static graph TPU-MLIR compiled (--graph dynamic:
-the exporter's graph) is set beside codegen's total_cycle. Prints one line per network and the median and worst
+the exporter's graph) is set beside codegen's total_cycle. With --compile (TPUMLIR_VENV
+set to TPU-MLIR 1.30.2's venv), our plan's groups are exported (`plan --export-tpu-mlir`)
+and compiled by TPU-MLIR with LOAD_TPU_GROUP=1, beside its own cache compiled the same
+way (bench/tpumlir_zoo_compare.py's flow). Prints one line per network and the median and worst
 absolute error of the held-out part; --out keeps the rows.
 TPUSIM: the binary (default target/release/tpusim).
 """
@@ -16,6 +19,7 @@ import os
 import re
 import statistics
 import subprocess
+import sys
 
 R = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,10 +29,16 @@ def main():
     ap.add_argument("zoo")
     ap.add_argument("--chip", default="bm1684x")
     ap.add_argument("--out")
+    ap.add_argument("--compile", action="store_true", help="compile our exported grouping and TPU-MLIR's own cache")
     ap.add_argument("--graph", choices=["static", "dynamic"], default="static",
                     help="plan <net>_static.onnx, the graph TPU-MLIR compiles (default), or the exporter's <net>.onnx")
     a = ap.parse_args()
     tpusim = os.environ.get("TPUSIM", os.path.join(R, "target", "release", "tpusim"))
+    zc = None
+    if a.compile:
+        os.environ["TPUMLIR_WORK"] = os.path.abspath(a.zoo)
+        sys.path.insert(0, os.path.join(R, "bench"))
+        import tpumlir_zoo_compare as zc  # needs TPUMLIR_VENV
     zoo = json.load(open(os.path.join(a.zoo, "zoo.json")))
     rows = []
     for net, info in zoo.items():
@@ -37,18 +47,37 @@ def main():
             print(f"{net}: no TPU-MLIR run")
             continue
         theirs = int(re.search(r"total_cycle:(\d+)", open(prof).read()).group(1))
-        out = subprocess.run([tpusim, "report", os.path.join(a.zoo, net + ("_static" if a.graph == "static" else "") + ".onnx"), "--chip", a.chip,
-                              "--batch", str(info["batch"]), "--seq", str(info["seq"]), "--json"],
+        cache = os.path.join(a.zoo, net, f"{a.chip}_ours.layer_group_cache.json")
+        out = subprocess.run([tpusim, "plan", os.path.join(a.zoo, net + ("_static" if a.graph == "static" else "") + ".onnx"), "--chip", a.chip,
+                              "--batch", str(info["batch"]), "--seq", str(info["seq"]), "--json", "--export-tpu-mlir", cache],
                              capture_output=True, text=True, check=True)
         npu = json.loads(out.stdout)["plan"]
         row = {"net": net, "held_out": info["held_out"], "chip": a.chip, "tpumlir_cycles": theirs,
                "tpusim_cycles": npu["cycles"], "ratio": round(npu["cycles"] / theirs, 4)}
+        line = f"{net:20s} {'held out' if info['held_out'] else 'tuned   '} TPU-MLIR {theirs:9d}  tpusim {npu['cycles']:9d}  ratio {row['ratio']:.3f}"
+        if zc:
+            own = os.path.join(a.zoo, net, f"{a.chip}_lg", f"{net}_{a.chip}_f16.layer_group_cache.json")
+            row["theirs_reload"] = zc.compile_with_cache(net, a.chip, "theirs_reload", open(own).read())
+            row["ours_compiled"] = zc.compile_with_cache(net, a.chip, "ours", open(cache).read())
+            ours, base = row["ours_compiled"].get("cycles"), row["theirs_reload"].get("cycles")
+            if ours and base:
+                row["ours_vs_theirs"] = round(ours / base, 4)
+                row["predicted_vs_compiled"] = round(npu["cycles"] / ours, 4)
+                line += f" | compiled: ours {ours} theirs {base} ({row['ours_vs_theirs']:.3f}), predicted/compiled {row['predicted_vs_compiled']:.3f}"
+            else:
+                line += f" | compiled: ours {row['ours_compiled']} theirs {row['theirs_reload']}"
         rows.append(row)
-        print(f"{net:20s} {'held out' if info['held_out'] else 'tuned   '} TPU-MLIR {theirs:9d}  tpusim {npu['cycles']:9d}  ratio {row['ratio']:.3f}")
+        print(line)
     for part, keep in (("held out", True), ("tuned", False)):
         errs = [abs(r["ratio"] - 1) for r in rows if r["held_out"] == keep]
         if errs:
-            print(f"{part}: {len(errs)} networks, median |error| {100 * statistics.median(errs):.1f} %, worst {100 * max(errs):.1f} %")
+            print(f"{part}: {len(errs)} networks, predicted against TPU-MLIR's own: median |error| {100 * statistics.median(errs):.1f} %, worst {100 * max(errs):.1f} %")
+        comp = [r for r in rows if r["held_out"] == keep and "ours_vs_theirs" in r]
+        if comp:
+            errs = [abs(r["predicted_vs_compiled"] - 1) for r in comp]
+            print(f"  compiled: {len(comp)} of {sum(r['held_out'] == keep for r in rows)} compile, "
+                  f"{sum(r['ours_vs_theirs'] <= 1 for r in comp)} as fast as TPU-MLIR's own or faster; "
+                  f"predicted against our compiled: median |error| {100 * statistics.median(errs):.1f} %, worst {100 * max(errs):.1f} %")
     if a.out:
         with open(a.out, "w") as f:
             for r in rows:

@@ -59,6 +59,7 @@ fn node(op_type: &str, work: Work, elements_in: f64, weights: f64, out: &Value) 
         nodes: vec![0],
         reads: Vec::new(),
         writes: Vec::new(),
+        locs: Vec::new(),
     }
 }
 

@@ -158,3 +158,61 @@ fn the_verifier_names_what_is_wrong_with_a_transformer_plan() {
         .to_string();
     assert!(e.contains("transformer plan"), "{e}");
 }
+
+/// TPU-MLIR's own cache of a zoo network: its groups' names, and every name it lists.
+fn tpu_mlir_cache(net: &str) -> (Vec<Vec<String>>, std::collections::HashSet<String>) {
+    let text = std::fs::read_to_string(format!("{DATA}/{net}_bm1684x.tpumlir_cache.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let names = |x: &Value| -> Vec<String> {
+        x.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let groups: Vec<Vec<String>> = v["subfunc_0"]["GroupLayer"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| names(&g["locs"]))
+        .collect();
+    let mut all: std::collections::HashSet<String> = groups.iter().flatten().cloned().collect();
+    for g in v["subfunc_0"]["GlobalLayer"].as_array().unwrap() {
+        all.insert(g["loc"].as_str().unwrap().to_string());
+    }
+    (groups, all)
+}
+
+#[test]
+fn exported_groups_name_tpu_mlir_ops_in_its_order() {
+    use tpusim_planner::tpumlir::nd_export::export_nd;
+    for (net, _, _) in tpu_mlir_totals() {
+        let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
+        let p = planned(&g);
+        let cache = export_nd(&g, &chip(), ElementType::F16, &p);
+        let (theirs, known) = tpu_mlir_cache(&net);
+        assert!(!cache.group_layer.is_empty(), "{net}");
+        for grp in &cache.group_layer {
+            // every name is one TPU-MLIR gives an op of this graph, but the scale after
+            // GPT-2's attention matmul, which it renames (`div_47_0_Div_matmul_45_0_MatMul`)
+            // when it moves it before the matmul's permute: a known gap (RESULTS-plan.md)
+            for loc in &grp.locs {
+                assert!(
+                    known.contains(loc) || (net.starts_with("gpt2") && loc.ends_with("_Div")),
+                    "{net}: {loc} unknown to TPU-MLIR"
+                );
+            }
+            // what this group shares with TPU-MLIR's own group of most overlap comes in
+            // the same order (TPU-MLIR refuses a group listed out of its op order)
+            let Some(best) = theirs
+                .iter()
+                .max_by_key(|t| t.iter().filter(|l| grp.locs.contains(l)).count())
+            else {
+                continue;
+            };
+            let ours: Vec<&String> = grp.locs.iter().filter(|l| best.contains(l)).collect();
+            let same: Vec<&String> = best.iter().filter(|l| grp.locs.contains(l)).collect();
+            assert_eq!(ours, same, "{net}");
+        }
+    }
+}

@@ -268,8 +268,8 @@ fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
 /// A transformer ONNX: its TPU-MLIR form planned in layer groups, as `tpusim report` does
 /// on an NPU.
 fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
-    if args.svg.is_some() || args.export_tpu_mlir.is_some() || args.import_tpu_mlir.is_some() {
-        bail!("--svg, --export-tpu-mlir and --import-tpu-mlir cover CNN plans so far; '{model}' is a transformer");
+    if args.svg.is_some() || args.import_tpu_mlir.is_some() {
+        bail!("--svg and --import-tpu-mlir cover CNN plans so far; '{model}' is a transformer");
     }
     let onnx_args = super::llm::onnx::OnnxArgs {
         path: model.to_string(),
@@ -282,7 +282,20 @@ fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
         summary: false,
         json: args.json,
     };
-    super::llm::onnx_npu::run(&onnx_args, bytes, &load_chip(args)?)
+    let chip = load_chip(args)?;
+    let planned = super::llm::onnx_npu::plan(&onnx_args, bytes, &chip)?;
+    if let Some(path) = &args.export_tpu_mlir {
+        let cache = tpusim_planner::tpumlir::nd_export::export_nd(
+            &planned.graph,
+            &chip,
+            planned.dtype,
+            &planned.plan,
+        );
+        let mut outputs = Outputs::default();
+        outputs.add(path, tpusim_planner::tpumlir::to_text(&cache).into_bytes());
+        outputs.commit()?;
+    }
+    super::llm::onnx_npu::print(&onnx_args, &planned)
 }
 
 fn load_chip(args: &PlanArgs) -> Result<NpuChip> {

@@ -50,6 +50,7 @@ pub mod cache;
 pub mod calib;
 mod export;
 pub mod lowering;
+pub mod nd_export;
 pub mod nd_form;
 pub(crate) mod placer;
 pub mod precision;

@@ -45,6 +45,11 @@ pub struct TxLayer {
     pub reads: Vec<TxValue>,
     /// The values it writes.
     pub writes: Vec<TxValue>,
+    /// The names TPU-MLIR gives the ops it stands for (`<ONNX output>_<ONNX type>`, a
+    /// Split one per output, a fused pattern its last node's, a cast its producer's and
+    /// reader's joined with `_f32` or `_f16`, a lowered Pow's parts `_abs`, `_log`,
+    /// `_mul_const`, `_exp`).
+    pub locs: Vec<String>,
 }
 
 /// A value a layer reads or writes.
@@ -67,6 +72,16 @@ impl TxValue {
     }
 }
 
+/// TPU-MLIR's names of the ops node `n` becomes: `<first output>_<type>`, and a Split
+/// one Slice per output.
+fn locs_of(n: &NdNode) -> Vec<String> {
+    let named = |o: &String| format!("{o}_{}", n.op_type);
+    if n.op_type == "Split" {
+        return n.outputs.iter().map(named).collect();
+    }
+    n.outputs.first().map(named).into_iter().collect()
+}
+
 /// What `n` reads: its activations and weights.
 fn reads_of(n: &NdNode) -> Vec<TxValue> {
     n.inputs
@@ -81,24 +96,35 @@ fn reads_of(n: &NdNode) -> Vec<TxValue> {
         .collect()
 }
 
-/// What `n` writes: its outputs, the first of its first output's dims and the others
-/// sharing what is left of its elements.
+/// What `n` writes: its outputs, the first of its first output's dims, each other one
+/// the same dims but for the last, which takes its share of the elements left (a Split's
+/// pieces).
 fn writes_of(n: &NdNode) -> Vec<TxValue> {
     let first: f64 = n.out_dims.iter().map(|&d| d as f64).product();
     let rest = (n.elements_out - first).max(0.0);
     let others = n.outputs.len().saturating_sub(1).max(1) as f64;
+    let lead: f64 = n
+        .out_dims
+        .split_last()
+        .map_or(1.0, |(_, r)| r.iter().map(|&d| d as f64).product());
     n.outputs
         .iter()
         .enumerate()
-        .map(|(i, o)| TxValue {
-            name: o.clone(),
-            dims: if i == 0 {
-                n.out_dims.clone()
-            } else {
-                vec![(rest / others).round() as u64]
-            },
-            weight: false,
-            wide: false,
+        .map(|(i, o)| {
+            let mut dims = n.out_dims.clone();
+            if i > 0 {
+                let last = (rest / others / lead.max(1.0)).round() as u64;
+                match dims.last_mut() {
+                    Some(d) => *d = last,
+                    None => dims.push(last),
+                }
+            }
+            TxValue {
+                name: o.clone(),
+                dims,
+                weight: false,
+                wide: false,
+            }
         })
         .collect()
 }
@@ -117,6 +143,7 @@ impl TxLayer {
             nodes: vec![i],
             reads: reads_of(n),
             writes: writes_of(n),
+            locs: locs_of(n),
         }
     }
 
@@ -156,6 +183,7 @@ impl TxLayer {
             nodes: Vec::new(),
             reads,
             writes,
+            locs: Vec::new(),
             ..base.clone()
         }
     }
@@ -285,6 +313,7 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                         nodes: nodes.clone(),
                         reads,
                         writes: writes_of(last),
+                        locs: locs_of(last),
                         ..layer
                     };
                     nodes.iter().for_each(|&j| form.taken[j] = true);
@@ -297,9 +326,19 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                     layer.op_type = "SiLU".into();
                     layer.nodes.push(mul);
                     layer.writes = writes_of(&g.nodes[mul]);
+                    layer.locs = locs_of(&g.nodes[mul]);
                 }
             }
             "MatMul" if matches!(n.work, Work::Matmul { weight: true, .. }) => {
+                if let Some(split) = form
+                    .sole_reader(i, "Split")
+                    .filter(|&j| splits_columns(n, &g.nodes[j]))
+                {
+                    form.taken[i] = true;
+                    form.taken[split] = true;
+                    layers.extend(matmuls_per_split(&layer, i, split, &g.nodes[split]));
+                    continue;
+                }
                 if let Some(add) = form.bias(i) {
                     form.taken[add] = true;
                     layer.weight_elements += g.nodes[add].weight_elements;
@@ -308,6 +347,7 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                         .reads
                         .extend(reads_of(&g.nodes[add]).into_iter().filter(|v| v.weight));
                     layer.writes = writes_of(&g.nodes[add]);
+                    layer.locs.extend(locs_of(&g.nodes[add]));
                 }
             }
             "Transpose" if form.folds_into_attention(i) => continue,
@@ -322,7 +362,228 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
             layers.push(layer);
         }
     }
+    let mut layers = tpu_mlir_order(g, layers);
+    name_casts(&mut layers);
     layers
+}
+
+/// Whether TPU-MLIR can run a layer in local memory (for its op order; which of those
+/// our plans group is `nd_plan`'s choice): all but gathers, transposes, expands and
+/// the other copies.
+fn runs_local(l: &TxLayer) -> bool {
+    l.work != Work::Move || matches!(l.op_type.as_str(), "Cast" | "Slice" | "Split" | "Concat")
+}
+
+/// The layers in TPU-MLIR's topological order (its `--topo-sort`, as
+/// `tpusim_graph::order::tpu_mlir_order` gives it for CNNs): ops that can run in local
+/// memory and ops that cannot taken in turns, local first, and within a turn the ready
+/// layer latest in graph order first. So three projections of one norm run last to
+/// first, as TPU-MLIR lists them (`matmul_35`, `matmul_34`, `matmul_33`), and a group
+/// exported to it must be consecutive in this order ("operand does not dominate this
+/// use" otherwise).
+fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<TxLayer> {
+    use std::collections::BinaryHeap;
+    // the output of a node no layer stands for (a view, a folded transpose) stands for
+    // its input
+    let in_layer: std::collections::HashSet<usize> = layers
+        .iter()
+        .flat_map(|l| l.nodes.iter().copied())
+        .collect();
+    let mut alias: HashMap<&'g str, &'g str> = HashMap::new();
+    for (_, n) in g
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !in_layer.contains(i))
+    {
+        if let Some(e) = n.inputs.iter().find(|e| e.kind == NdInputKind::Activation) {
+            for o in &n.outputs {
+                alias.insert(o.as_str(), e.name.as_str());
+            }
+        }
+    }
+    let root = |name: &str| {
+        let mut name = name.to_string();
+        for _ in 0..g.nodes.len() {
+            match alias.get(name.as_str()) {
+                Some(&up) => name = up.to_string(),
+                None => break,
+            }
+        }
+        name
+    };
+    let n = layers.len();
+    let mut writer: HashMap<String, usize> = HashMap::new();
+    for (i, l) in layers.iter().enumerate() {
+        for v in &l.writes {
+            writer.insert(root(&v.name), i);
+        }
+    }
+    let mut waiting = vec![0usize; n];
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (j, l) in layers.iter().enumerate() {
+        let mut from: Vec<usize> = l
+            .reads
+            .iter()
+            .filter_map(|v| writer.get(&root(&v.name)).copied())
+            .filter(|&i| i != j)
+            .collect();
+        from.sort_unstable();
+        from.dedup();
+        for i in from {
+            waiting[j] += 1;
+            users[i].push(j);
+        }
+    }
+    let mut ready: [BinaryHeap<usize>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+    for i in (0..n).filter(|&i| waiting[i] == 0) {
+        ready[runs_local(&layers[i]) as usize].push(i);
+    }
+    let mut turn = 1usize;
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let Some(i) = ready[turn].pop() else {
+            if ready[1 - turn].is_empty() {
+                break;
+            }
+            turn = 1 - turn;
+            continue;
+        };
+        order.push(i);
+        for &u in &users[i] {
+            waiting[u] -= 1;
+            if waiting[u] == 0 {
+                ready[runs_local(&layers[u]) as usize].push(u);
+            }
+        }
+    }
+    if order.len() != n {
+        return layers;
+    }
+    let mut slots: Vec<Option<TxLayer>> = layers.into_iter().map(Some).collect();
+    order.iter().filter_map(|&i| slots[i].take()).collect()
+}
+
+/// TPU-MLIR's names of the casts a lowering added: the producer's name and the
+/// reader's joined, then `_f32` for a cast up, `_f16` for a cast down (`_v_209_Gemm` +
+/// `pow_70_0_Pow_abs` + `_f32`; `tanh_78_0_Tanh` + `add_80_0_Add` + `_f16`).
+fn name_casts(layers: &mut [TxLayer]) {
+    let first_loc = |l: &TxLayer| l.locs.first().cloned().unwrap_or_default();
+    for i in 0..layers.len() {
+        if layers[i].op_type != "Cast" || !layers[i].locs.is_empty() {
+            continue;
+        }
+        let read = layers[i]
+            .reads
+            .first()
+            .map(|v| v.name.clone())
+            .unwrap_or_default();
+        let wrote = layers[i]
+            .writes
+            .first()
+            .map(|v| v.name.clone())
+            .unwrap_or_default();
+        let producer = layers[..i]
+            .iter()
+            .rev()
+            .find(|l| l.writes.iter().any(|v| v.name == read))
+            .map(first_loc)
+            .unwrap_or_default();
+        let reader = layers[i + 1..]
+            .iter()
+            .find(|l| l.reads.iter().any(|v| v.name == wrote))
+            .map(first_loc)
+            .unwrap_or_default();
+        let up = layers[i].wide_out;
+        layers[i].locs = vec![format!(
+            "{producer}{reader}{}",
+            if up { "_f32" } else { "_f16" }
+        )];
+    }
+}
+
+/// Whether `split` cuts `matmul`'s output along its last dim (its first output is as
+/// long in every other dim).
+fn splits_columns(matmul: &NdNode, split: &NdNode) -> bool {
+    let (a, b) = (&matmul.out_dims, &split.out_dims);
+    a.len() == b.len()
+        && !a.is_empty()
+        && a[..a.len() - 1] == b[..b.len() - 1]
+        && b[b.len() - 1] < a[a.len() - 1]
+}
+
+/// A weight MatMul whose output a Split cuts into columns, as TPU-MLIR runs it: one
+/// MatMul per piece, each on its columns of the weight, named `<piece>_Split`
+/// (llama_d320_s256's merged QKV: `_v_163_Split`, `_v_164_Split`, `_v_165_Split`, which
+/// TPU-MLIR runs first to last: they are listed last to first here, so that its order,
+/// which takes the latest ready layer first, puts them back).
+fn matmuls_per_split(
+    whole: &TxLayer,
+    matmul: usize,
+    split_at: usize,
+    split: &NdNode,
+) -> Vec<TxLayer> {
+    let Work::Matmul {
+        batch,
+        m,
+        k,
+        n,
+        weight,
+    } = whole.work
+    else {
+        return vec![whole.clone()];
+    };
+    let pieces = writes_of(split);
+    let count = pieces.len();
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(j, piece)| {
+            let cols = piece.dims.last().copied().unwrap_or(0);
+            let share = cols as f64 / n.max(1) as f64;
+            let reads = whole
+                .reads
+                .iter()
+                .map(|v| {
+                    if v.weight {
+                        let mut dims = v.dims.clone();
+                        if let Some(last) = dims.last_mut() {
+                            *last = cols;
+                        }
+                        TxValue {
+                            name: format!("{}#{j}", v.name),
+                            dims,
+                            ..v.clone()
+                        }
+                    } else {
+                        v.clone()
+                    }
+                })
+                .collect();
+            TxLayer {
+                name: format!("{}#{j}", whole.name),
+                work: Work::Matmul {
+                    batch,
+                    m,
+                    k,
+                    n: cols,
+                    weight,
+                },
+                weight_elements: whole.weight_elements * share,
+                elements_out: piece.elements(),
+                nodes: match j {
+                    0 => vec![matmul],
+                    _ if j + 1 == count => vec![split_at],
+                    _ => Vec::new(),
+                },
+                reads,
+                locs: vec![format!("{}_Split", piece.name)],
+                writes: vec![piece],
+                ..whole.clone()
+            }
+        })
+        .rev()
+        .collect()
 }
 
 fn runs_in_f32(f32_ops: F32Ops, op_type: &str) -> bool {

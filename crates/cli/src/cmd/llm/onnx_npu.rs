@@ -10,21 +10,42 @@ use tpusim_planner::nd_global::NdLayer;
 use tpusim_planner::nd_plan::{plan_document, plan_verified, NdGroup, NdPlan};
 use tpusim_planner::NpuChip;
 
-/// Import, plan, verify and print it on `chip`.
-pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
+/// A transformer graph planned on an NPU.
+pub struct Planned {
+    /// The imported graph.
+    pub graph: NdGraph,
+    /// Its element type.
+    pub dtype: tpusim_layout::ElementType,
+    /// Its plan, verified.
+    pub plan: NdPlan,
+}
+
+/// Import, plan and verify it on `chip`.
+pub fn plan(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<Planned> {
     let bind = bind(a)?;
     let dtype_name = a.dtype.as_deref().unwrap_or("f16");
     let dtype: tpusim_layout::ElementType = dtype_name
         .parse()
         .map_err(|_| anyhow!("unknown --dtype '{dtype_name}' (try f16, bf16, f32, int8)"))?;
-    let g = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
-    let plan = plan_verified(&g, chip, dtype)?;
+    let graph = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
+    let plan = plan_verified(&graph, chip, dtype)?;
+    Ok(Planned { graph, dtype, plan })
+}
+
+/// Import, plan, verify and print it on `chip`.
+pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
+    print(a, &plan(a, onnx, chip)?)
+}
+
+/// Print a planned graph as `a` asks (`--json`, `--summary`).
+pub fn print(a: &OnnxArgs, p: &Planned) -> Result<()> {
+    let (g, plan) = (&p.graph, &p.plan);
     if a.json {
-        return print_json(&plan_document(&g, &plan));
+        return print_json(&plan_document(g, plan));
     }
-    let mut out = summary(&g, &plan);
+    let mut out = summary(g, plan);
     if !a.summary {
-        out += &run_table(&plan);
+        out += &run_table(plan);
     }
     print!("{}", crate::util::shown_text(&out));
     Ok(())
