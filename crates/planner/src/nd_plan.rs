@@ -48,6 +48,10 @@ pub struct NdGroup {
     pub start: usize,
     /// One past the last layer.
     pub end: usize,
+    /// Slices along C (the group's values' second NCHW dim: the sequence of [b, s, d]).
+    pub csecs: u64,
+    /// Slices along H (the third: the query rows of attention scores [b, heads, s, s]).
+    pub hsecs: u64,
     /// Bytes a lane holds for the group's tensors (0 for a global layer).
     pub lane_bytes: u64,
     /// Bytes loaded from global memory.
@@ -158,14 +162,14 @@ impl<'a> Ctx<'a> {
     /// Compute cycles of layer `i` in a group: a matmul its MACs at the chip's rate,
     /// element-wise work its output's positions a lane, EU_NUM a cycle, per FLOP an
     /// element.
-    fn local_compute(&self, i: usize) -> f64 {
+    fn local_compute(&self, i: usize, cut: Slicing) -> f64 {
         let l = &self.layers[i];
         let Some(out) = l.writes.first() else {
             return 0.0;
         };
         match l.work {
             Work::Vector { flops } => {
-                let s = nchw(out);
+                let s = nchw(&cut.part(out));
                 let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
                 let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
                 let per_element = flops / out.elements().max(1.0);
@@ -178,12 +182,47 @@ impl<'a> Ctx<'a> {
     }
 
     /// The group of layers `start..end`, or `None` when one may not join a group or its
-    /// tensors do not fit a lane.
+    /// tensors fit a lane in no slicing. Unsliced if it fits so; else the cheapest of the
+    /// fewest C slices and the fewest H slices that fit, where every layer allows that
+    /// axis ([`slices_along`]).
     fn group(&self, start: usize, end: usize) -> Option<NdGroup> {
         let members = &self.layers[start..end];
         if members.len() < 2 || !members.iter().all(groupable) {
             return None;
         }
+        if let Some(g) = self.sliced(start, end, Slicing::WHOLE) {
+            return Some(g);
+        }
+        [Axis::C, Axis::H]
+            .into_iter()
+            .filter(|&axis| members.iter().all(|l| slices_along(l, axis)))
+            .filter_map(|axis| self.fewest_slices(start, end, axis))
+            .min_by_key(|g| g.cycles)
+    }
+
+    /// The group `start..end` cut in the fewest slices along `axis` that fit (a binary
+    /// search: more slices never need more room), or `None` when even
+    /// [`MAX_ND_SLICES`] do not.
+    fn fewest_slices(&self, start: usize, end: usize, axis: Axis) -> Option<NdGroup> {
+        let at = |secs| self.sliced(start, end, Slicing { axis, secs });
+        let (mut lo, mut hi) = (2, MAX_ND_SLICES);
+        let mut best = at(hi)?;
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match at(mid) {
+                Some(g) => {
+                    best = g;
+                    hi = mid;
+                }
+                None => lo = mid + 1,
+            }
+        }
+        Some(best)
+    }
+
+    /// The group `start..end` cut in `cut`'s slices, or `None` when it does not fit.
+    fn sliced(&self, start: usize, end: usize, cut: Slicing) -> Option<NdGroup> {
+        let members = &self.layers[start..end];
         let written: HashSet<&str> = members
             .iter()
             .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
@@ -195,7 +234,10 @@ impl<'a> Ctx<'a> {
         for l in members {
             for v in l.reads.iter().chain(&l.writes) {
                 if held.insert(v.name.as_str()) {
-                    lane = lane.saturating_add(self.lane_bytes_of(v));
+                    lane = lane.saturating_add(
+                        self.lane_bytes_of(&cut.part(v))
+                            .saturating_mul(cut.buffers(v)),
+                    );
                 }
             }
             for v in l
@@ -205,7 +247,7 @@ impl<'a> Ctx<'a> {
             {
                 if loaded.insert(v.name.as_str()) {
                     load = load.saturating_add(self.value_bytes(v));
-                    dma += self.transfer(Dir::Load, v);
+                    dma += cut.count(v) as f64 * self.transfer(Dir::Load, &cut.part(v));
                 }
             }
             for v in &l.writes {
@@ -215,18 +257,20 @@ impl<'a> Ctx<'a> {
                     .map_or(true, |r| r.iter().any(|&j| j < start || j >= end));
                 if leaves {
                     store = store.saturating_add(self.value_bytes(v));
-                    dma += self.transfer(Dir::Store, v);
+                    dma += cut.count(v) as f64 * self.transfer(Dir::Store, &cut.part(v));
                 }
             }
         }
         if lane > self.lane_bytes {
             return None;
         }
-        let compute: f64 = (start..end).map(|i| self.local_compute(i)).sum();
+        let compute: f64 = (start..end).map(|i| self.local_compute(i, cut)).sum();
         let cycles = dma.max(compute) + self.t.used.global_exposed_fraction * dma.min(compute);
         Some(NdGroup {
             start,
             end,
+            csecs: if cut.axis == Axis::C { cut.secs } else { 1 },
+            hsecs: if cut.axis == Axis::H { cut.secs } else { 1 },
             lane_bytes: lane,
             load_bytes: load,
             store_bytes: store,
@@ -241,6 +285,8 @@ impl<'a> Ctx<'a> {
         NdGroup {
             start: i,
             end: i + 1,
+            csecs: 1,
+            hsecs: 1,
             lane_bytes: 0,
             load_bytes: 0,
             store_bytes: 0,
@@ -275,6 +321,107 @@ fn nchw(v: &TxValue) -> Shape4 {
     }
 }
 
+/// Most slices a group is cut into along one axis.
+pub const MAX_ND_SLICES: u64 = 64;
+
+/// The NCHW axis a group's values are cut along.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Axis {
+    C,
+    H,
+}
+
+/// How a group is cut: `secs` slices along `axis` (1: whole).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slicing {
+    axis: Axis,
+    secs: u64,
+}
+
+impl Slicing {
+    const WHOLE: Slicing = Slicing {
+        axis: Axis::C,
+        secs: 1,
+    };
+
+    /// Whether `v` is cut (weights are held whole; values of fewer than 3 dims too).
+    fn cuts(&self, v: &TxValue) -> bool {
+        self.secs > 1 && !v.weight && v.dims.len() >= 3
+    }
+
+    /// One slice of `v`: its axis' dim divided by the slices, rounded up.
+    fn part(&self, v: &TxValue) -> TxValue {
+        if !self.cuts(v) {
+            return v.clone();
+        }
+        let mut dims = v.dims.clone();
+        let at = match self.axis {
+            Axis::C => 1,
+            Axis::H => 2,
+        };
+        dims[at] = dims[at].div_ceil(self.secs);
+        TxValue { dims, ..v.clone() }
+    }
+
+    /// Transfers of `v`: one per slice when it is cut.
+    fn count(&self, v: &TxValue) -> u64 {
+        if self.cuts(v) {
+            self.secs
+        } else {
+            1
+        }
+    }
+
+    /// Room a lane keeps for `v`: two slices when it is cut (one moving while the other
+    /// is worked on), else one.
+    fn buffers(&self, v: &TxValue) -> u64 {
+        if self.cuts(v) {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// Whether `l`'s values can be cut along `axis` and each slice computed alone: every
+/// element-wise layer; a layer that reduces or moves along the last dim (a norm, a
+/// softmax, a slice or concat of rotary halves) along an axis that is not the last dim's
+/// (of [b, s, d]: C only; of 4-D values: C and H); a weight matmul along its rows.
+fn slices_along(l: &TxLayer, axis: Axis) -> bool {
+    let Some(out) = l.writes.first() else {
+        return false;
+    };
+    let rank = out.dims.len();
+    if rank < 3 {
+        return false;
+    }
+    // an activation broadcast against another (rotary's cos/sin tables over the heads):
+    // TPU-MLIR compiles such a group whole, but cut in H slices it refuses it
+    // (llama_d320_s256's rotary: "load_gather_11_0_2_f16 does not dominate this use")
+    let lead = |v: &TxValue| v.dims[..v.dims.len().saturating_sub(1)].to_vec();
+    let broadcast = l.reads.iter().filter(|v| !v.weight).any(|v| match l.work {
+        Work::Matmul { .. } => lead(v) != lead(out),
+        _ => v.dims != out.dims,
+    });
+    if broadcast {
+        return false;
+    }
+    let along_rows = match axis {
+        Axis::C => true,
+        Axis::H => rank >= 4,
+    };
+    match (l.work, l.op_type.as_str()) {
+        (Work::Matmul { weight: true, .. }, _) => along_rows,
+        (Work::Matmul { .. }, _) => false,
+        (
+            _,
+            "Add" | "Sub" | "Mul" | "Div" | "Where" | "Neg" | "Cast" | "SiLU" | "Sigmoid" | "Tanh"
+            | "Relu" | "Erf" | "Abs" | "Log" | "Exp" | "MulConst" | "Pow" | "Sqrt" | "Reciprocal",
+        ) => true,
+        _ => along_rows,
+    }
+}
+
 /// Whether a layer may join a group.
 fn groupable(l: &TxLayer) -> bool {
     match l.work {
@@ -300,8 +447,9 @@ pub fn plan_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
             if !groupable(&layers[start]) {
                 break;
             }
+            // a run that fits no slicing only grows by reaching further back
             let Some(grp) = ctx.group(start, end) else {
-                continue;
+                break;
             };
             let total = best[start].0.saturating_add(grp.cycles);
             if total < pick.0 {

@@ -7,7 +7,7 @@ use crate::error::{GraphError, Result};
 use crate::onnx::proto::{const_data, value_info_dims, Dim};
 use onnx_protobuf::{ModelProto, NodeProto};
 use protobuf::Message;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How dynamic axes are bound: an axis named like a batch takes `batch`, one named
 /// like a past (cache) length takes `past`, any other named or unknown axis `seq`
@@ -175,9 +175,16 @@ pub fn import_onnx(bytes: &[u8], bind: &Bind) -> Result<NdGraph> {
             },
         );
     }
+    let stored: HashSet<&str> = graph.initializer.iter().map(|t| t.name.as_str()).collect();
     let mut nodes = Vec::with_capacity(graph.node.len());
     for node in &graph.node {
-        nodes.push(import_node(node, opset, &mut values, &mut producer)?);
+        nodes.push(import_node(
+            node,
+            opset,
+            &mut values,
+            &mut producer,
+            &stored,
+        )?);
     }
     Ok(NdGraph {
         name: if graph.name.is_empty() {
@@ -197,6 +204,7 @@ fn import_node(
     opset: i64,
     values: &mut HashMap<String, Val>,
     producer: &mut HashMap<String, String>,
+    stored: &HashSet<&str>,
 ) -> Result<NdNode> {
     let name = node_name(node);
     let wrong = |reason: String| GraphError::Onnx {
@@ -274,7 +282,8 @@ fn import_node(
         .map(|(n, v)| NdEdge {
             name: n.to_string(),
             dims: v.dims.clone(),
-            kind: if v.weight {
+            // a large integer table (a mask buffer) is stored data, read as a weight is
+            kind: if v.weight || (v.konst.is_none() && stored.contains(n.as_str())) {
                 NdInputKind::Weight
             } else if v.konst.is_some() {
                 NdInputKind::Constant

@@ -44,7 +44,7 @@ pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan)
             group_cost: run.cycles.min(i64::MAX as u64) as i64,
             index: run.start as i64,
             locs,
-            shape_secs: vec![1; 5],
+            shape_secs: vec![1, run.csecs as i64, 1, run.hsecs as i64, 1],
         });
     }
     Cache {

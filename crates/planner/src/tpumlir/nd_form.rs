@@ -12,7 +12,10 @@
 //!   and a product with x, between a cast in and a cast out; the chip's f32 ops
 //!   (`tpu_mlir_f32_ops`: tanh, sigmoid, …) run between two casts.
 //!
-//! Nodes that do no work (views, folded shape arithmetic) make no layer.
+//! Nodes that do no work (views, folded shape arithmetic) make no layer, and neither do
+//! nodes of weights and constants alone: TPU-MLIR folds them into weights (GPT-2's
+//! position embedding becomes the Add's weight `gather_12_0_f16`; a causal mask sliced
+//! from its buffer the Where's).
 
 use super::F32Ops;
 use std::collections::HashMap;
@@ -289,8 +292,19 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
     };
     let narrow = bits < 32 && !f32_ops.is_empty();
     let mut layers = Vec::new();
+    let mut folded: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, n) in g.nodes.iter().enumerate() {
         if form.taken[i] || n.work == Work::Free {
+            continue;
+        }
+        // a node of weights and constants alone (a Slice of the causal-mask buffer, the
+        // position embedding's Gather) is folded into a weight, as TPU-MLIR does
+        let live = n
+            .inputs
+            .iter()
+            .any(|e| e.kind == NdInputKind::Activation && !folded.contains(e.name.as_str()));
+        if !live {
+            folded.extend(n.outputs.iter().map(String::as_str));
             continue;
         }
         let mut layer = TxLayer::of(i, n);
@@ -360,6 +374,11 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
             layers.extend(between_casts(layer));
         } else {
             layers.push(layer);
+        }
+    }
+    for v in layers.iter_mut().flat_map(|l| l.reads.iter_mut()) {
+        if folded.contains(v.name.as_str()) {
+            v.weight = true;
         }
     }
     let mut layers = tpu_mlir_order(g, layers);
