@@ -37,16 +37,21 @@ fn edges(g: &Graph) -> (Vec<usize>, Vec<Vec<OpId>>) {
     (waiting, users)
 }
 
-/// `g` with its ops in TPU-MLIR's topological order (see the module docs); `local(op)`
-/// says whether an op can run in a layer group. Tensor ids are unchanged; the result
-/// is a valid topological order of the same ops.
-pub fn tpu_mlir_order(g: &Graph, local: impl Fn(&crate::ir::Op) -> bool) -> Graph {
-    let n = g.ops.len();
-    let (mut waiting, users) = edges(g);
-    // ready ops of each kind (local / not), latest in the original order first
-    let mut ready: [BinaryHeap<OpId>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+/// TPU-MLIR's topological order of `waiting.len()` nodes, node `i` waiting on
+/// `waiting[i]` others and `users[i]` the nodes waiting on it: ready nodes that can run in
+/// local memory (`local(i)`) and ready ones that cannot are taken in turns, local first,
+/// and within a turn the ready node latest in the original order first. `None` when the
+/// nodes have a cycle.
+pub fn ping_pong(
+    mut waiting: Vec<usize>,
+    users: &[Vec<usize>],
+    local: impl Fn(usize) -> bool,
+) -> Option<Vec<usize>> {
+    let n = waiting.len();
+    // ready nodes of each kind (local / not), latest in the original order first
+    let mut ready: [BinaryHeap<usize>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
     for i in (0..n).filter(|&i| waiting[i] == 0) {
-        ready[local(&g.ops[i]) as usize].push(i);
+        ready[local(i) as usize].push(i);
     }
     let mut turn = 1usize; // TPU-MLIR starts with the local ops
     let mut order = Vec::with_capacity(n);
@@ -59,16 +64,24 @@ pub fn tpu_mlir_order(g: &Graph, local: impl Fn(&crate::ir::Op) -> bool) -> Grap
             continue;
         };
         order.push(i);
-        for &u in &users[i] {
+        for &u in users.get(i).map_or(&[][..], Vec::as_slice) {
             waiting[u] -= 1;
             if waiting[u] == 0 {
-                ready[local(&g.ops[u]) as usize].push(u);
+                ready[local(u) as usize].push(u);
             }
         }
     }
-    if order.len() != n {
+    (order.len() == n).then_some(order)
+}
+
+/// `g` with its ops in TPU-MLIR's topological order (see the module docs); `local(op)`
+/// says whether an op can run in a layer group. Tensor ids are unchanged; the result
+/// is a valid topological order of the same ops.
+pub fn tpu_mlir_order(g: &Graph, local: impl Fn(&crate::ir::Op) -> bool) -> Graph {
+    let (waiting, users) = edges(g);
+    let Some(order) = ping_pong(waiting, &users, |i| local(&g.ops[i])) else {
         return g.clone();
-    }
+    };
     Graph {
         ops: order.iter().map(|&i| g.ops[i].clone()).collect(),
         ..g.clone()

@@ -401,7 +401,6 @@ fn runs_local(l: &TxLayer) -> bool {
 /// exported to it must be consecutive in this order ("operand does not dominate this
 /// use" otherwise).
 fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<TxLayer> {
-    use std::collections::BinaryHeap;
     // the output of a node no layer stands for (a view, a folded transpose) stands for
     // its input
     let in_layer: std::collections::HashSet<usize> = layers
@@ -454,31 +453,10 @@ fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<TxLayer> {
             users[i].push(j);
         }
     }
-    let mut ready: [BinaryHeap<usize>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
-    for i in (0..n).filter(|&i| waiting[i] == 0) {
-        ready[runs_local(&layers[i]) as usize].push(i);
-    }
-    let mut turn = 1usize;
-    let mut order = Vec::with_capacity(n);
-    while order.len() < n {
-        let Some(i) = ready[turn].pop() else {
-            if ready[1 - turn].is_empty() {
-                break;
-            }
-            turn = 1 - turn;
-            continue;
-        };
-        order.push(i);
-        for &u in &users[i] {
-            waiting[u] -= 1;
-            if waiting[u] == 0 {
-                ready[runs_local(&layers[u]) as usize].push(u);
-            }
-        }
-    }
-    if order.len() != n {
+    let Some(order) = tpusim_graph::order::ping_pong(waiting, &users, |i| runs_local(&layers[i]))
+    else {
         return layers;
-    }
+    };
     let mut slots: Vec<Option<TxLayer>> = layers.into_iter().map(Some).collect();
     order.iter().filter_map(|&i| slots[i].take()).collect()
 }
