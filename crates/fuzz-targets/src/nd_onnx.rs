@@ -1,6 +1,6 @@
 //! An ONNX transformer through the N-D importer (and its weightless re-encoding) (`tpusim report MODEL.onnx` when
-//! MODEL is a transformer): import with bound axes, then time on a v5e; neither may
-//! panic (errors are fine).
+//! MODEL is a transformer): import with bound axes, then time on a v5e, and plan and
+//! export on a bm1684x (`tpusim plan MODEL.onnx`); none may panic (errors are fine).
 use tpusim_graph::nd::{import_onnx, is_transformer_onnx, slim_onnx, Bind};
 
 /// One input, as the fuzzer gives it.
@@ -29,4 +29,11 @@ pub fn run(data: &[u8]) {
     };
     let chip = tpusim_chip::lookup("v5e").expect("built-in chip");
     let _ = tpusim_llm::tpu::graph_report(&g, &chip, tpusim_llm::Precision::Bf16);
+    // and on an NPU: TPU-MLIR's form planned in layer groups, verified, exported
+    // (`tpusim plan MODEL.onnx --export-tpu-mlir`)
+    let npu = tpusim_planner::NpuChip::preset("bm1684x").expect("built-in preset");
+    let dtype = tpusim_layout::ElementType::F16;
+    if let Ok(plan) = tpusim_planner::nd_plan::plan_verified(&g, &npu, dtype) {
+        let _ = tpusim_planner::tpumlir::nd_export::export_nd(&g, &npu, dtype, &plan);
+    }
 }

@@ -119,3 +119,21 @@ fn slim_bytes_import_to_the_same_graph() {
     }
     assert!(tpusim_graph::nd::slim_onnx(&[0x0a, 0xff]).is_none());
 }
+
+#[test]
+fn a_matmul_of_a_scalar_is_refused_not_a_panic() {
+    // fuzz/regressions/nd_onnx/matmul_of_a_scalar: MatMul(x [2, 3], s []); the shape
+    // arithmetic took the last two dims of a scalar (a subtraction overflow)
+    let path = format!(
+        "{}/../../fuzz/regressions/nd_onnx/matmul_of_a_scalar",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let bind = Bind {
+        batch: 1,
+        seq: 8,
+        past: 0,
+    };
+    let e = import_onnx(&bytes, &bind).unwrap_err().to_string();
+    assert!(e.contains("MatMul") && e.contains("scalar"), "{e}");
+}

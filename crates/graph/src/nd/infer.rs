@@ -610,6 +610,11 @@ fn split(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
 
 fn matmul(a: &Val, b: &Val) -> R<Out> {
     let (ad, bd) = (a.dims.clone(), b.dims.clone());
+    if ad.is_empty() || bd.is_empty() {
+        return bad(format!(
+            "MatMul of {ad:?} and {bd:?}: an operand is a scalar (ONNX MatMul needs at least 1-D operands)"
+        ));
+    }
     let a2 = if ad.len() == 1 {
         vec![1, ad[0]]
     } else {
