@@ -1,9 +1,12 @@
 //! Layer groups of a transformer graph (`tpusim_graph::nd`) on an NPU: runs of
 //! consecutive layers of its TPU-MLIR form (`tpumlir::nd_form`) that keep the tensors
 //! passed between them in local memory, so only what enters a group is loaded and only
-//! what leaves it is stored. A dynamic program over the layers picks the runs; each run
-//! holds all of its tensors whole (unsliced, as TPU-MLIR 1.30.2 groups the transformer
-//! zoo's blocks on bm1684x: every group's `shape_secs` is 1).
+//! what leaves it is stored. A dynamic program over the layers picks the runs. A group
+//! holds its values whole where they fit a lane (as TPU-MLIR 1.30.2 holds all but one
+//! of the transformer zoo's groups on bm1684x), else it is cut along the sequence: in C
+//! slices of [b, s, d] values or in H slices of [b, heads, s, s] scores (TPU-MLIR cuts
+//! llama_d320_s256's scaled and masked scores in 4 H slices), each cut value taking two
+//! slices' room, weights resident whole.
 //!
 //! In local memory a value is laid out as TPU-MLIR lays it (its `getNCHW`): [a, b] as
 //! a×b planes of one element (N = a, C = b), [a, b, c] as N = a, C = b, H = c, higher ranks
@@ -159,9 +162,9 @@ impl<'a> Ctx<'a> {
         act_dma_cycles(&self.t, dir, s, [0, s.n], [0, s.h], self.bits_of(v), 1)
     }
 
-    /// Compute cycles of layer `i` in a group: a matmul its MACs at the chip's rate,
-    /// element-wise work its output's positions a lane, EU_NUM a cycle, per FLOP an
-    /// element.
+    /// Compute cycles of layer `i` in a group cut by `cut`: a matmul its MACs at the
+    /// chip's rate, element-wise work its output slice's positions a lane, EU_NUM a
+    /// cycle, per FLOP an element, once per slice.
     fn local_compute(&self, i: usize, cut: Slicing) -> f64 {
         let l = &self.layers[i];
         let Some(out) = l.writes.first() else {
@@ -175,7 +178,7 @@ impl<'a> Ctx<'a> {
                 let per_element = flops / out.elements().max(1.0);
                 let positions =
                     (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
-                per_element * positions * wide
+                per_element * positions * wide * cut.count(out) as f64
             }
             _ => self.costs[i].compute_cycles as f64,
         }
