@@ -52,6 +52,7 @@ mod export;
 pub mod lowering;
 pub mod nd_export;
 pub mod nd_form;
+mod nd_order;
 pub(crate) mod placer;
 pub mod precision;
 pub mod steps;
