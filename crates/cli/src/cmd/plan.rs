@@ -255,7 +255,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
 
 /// A verifier rejection of a plan we just made is our bug (exit 1), not bad input; the
 /// planner's error is kept as the cause.
-fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
+pub(crate) fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
     if e.is_internal() {
         anyhow::Error::new(e).context(Internal(
             "internal error: the planner made an invalid plan".into(),

@@ -28,7 +28,7 @@ pub fn plan(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<Planned> {
         .parse()
         .map_err(|_| anyhow!("unknown --dtype '{dtype_name}' (try f16, bf16, f32, int8)"))?;
     let graph = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
-    let plan = plan_verified(&graph, chip, dtype)?;
+    let plan = plan_verified(&graph, chip, dtype).map_err(crate::cmd::plan::planner_error)?;
     Ok(Planned { graph, dtype, plan })
 }
 
