@@ -12,8 +12,8 @@
 //! does not dominate this use"). A view from or to a 2-D value is left to run outside
 //! the group, as TPU-MLIR's own GPT-2 groups leave `_v_199_Reshape` and `add_64_0_Reshape`:
 //! inside, the group would move the 2-D value one element a plane (a 128×128 store in
-//! 102,353 cycles, a load in 77,647, where its own group's take 800 and 605). A name TPU-MLIR does not know is ignored, so listing a view
-//! it folded away is harmless.
+//! 102,353 cycles, a load in 77,647, where its own group's take 800 and 605). A name
+//! TPU-MLIR does not know is ignored, so listing a view it folded away is harmless.
 
 use super::cache::{Cache, CacheGroup};
 use super::nd_form::{lower, TxLayer};
