@@ -1,9 +1,8 @@
-//! A transformer graph (`tpusim_graph::nd`) timed on an NPU with every layer of its
-//! TPU-MLIR form (`tpumlir::nd_form`: fused norms, SiLU and biases, f32 parts) run as a
-//! global layer: its activations and weights loaded from global memory, computed, its
-//! output stored, one layer after another. This is how TPU-MLIR runs the ops it does not
-//! put in a layer group, so the total is an upper bound on a grouped plan's (grouping
-//! keeps tensors in local memory between ops). The transfer model is the planner's own
+//! A layer of a transformer's TPU-MLIR form (`tpumlir::nd_form`: fused norms, SiLU and
+//! biases, f32 parts) timed as a global layer: its activations and weights loaded from
+//! global memory, computed, its output stored. This is how TPU-MLIR runs the ops it does
+//! not put in a layer group; `nd_plan` prices its global runs so, and their sum with every
+//! layer global is the plan's `ungrouped_cycles`. The transfer model is the planner's own
 //! (flat byte ranges at the chip's load and store rates, `cost::flat_dma_cycles`), fitted
 //! on CNN layers; TPU-MLIR's global transformer layers on bm1684x check it
 //! (`tests/nd_global.rs`).
@@ -18,13 +17,10 @@
 //! - a cast is its transfers too (f16 in, f32 out).
 
 use crate::cost::{flat_dma_cycles, Dir, GlobalOpCost};
-use crate::error::Result;
 use crate::timing::Timing;
-use crate::tpumlir::nd_form::{lower, TxLayer};
-use crate::NpuChip;
+use crate::tpumlir::nd_form::TxLayer;
 use serde::Serialize;
-use tpusim_graph::nd::{NdGraph, Work};
-use tpusim_layout::ElementType;
+use tpusim_graph::nd::Work;
 
 /// One layer of the graph's TPU-MLIR form (`tpumlir::nd_form`) as a global layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -47,55 +43,6 @@ pub struct NdLayer {
     pub dma_cycles: u64,
     /// Cycles of the layer.
     pub cycles: u64,
-}
-
-/// A transformer graph timed layer by layer on an NPU.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NdNpuTime {
-    /// The chip.
-    pub chip: String,
-    /// Bits of the activations and weights.
-    pub dtype_bits: u32,
-    /// The chip's clock, Hz.
-    pub clock_hz: f64,
-    /// Every layer, in graph order.
-    pub layers: Vec<NdLayer>,
-    /// Cycles of all layers, one after another.
-    pub cycles: u64,
-    /// Their compute cycles.
-    pub compute_cycles: u64,
-    /// Their transfer cycles.
-    pub dma_cycles: u64,
-    /// Global-memory bytes moved.
-    pub bytes: u64,
-    /// `cycles` at the chip's clock.
-    pub seconds: f64,
-}
-
-/// Time `g` on `chip` in `dtype`, every layer of its TPU-MLIR form a global layer.
-pub fn time_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<NdNpuTime> {
-    let t = chip.timing_at(dtype)?;
-    let lanes = chip.geometry.npu_num.max(1);
-    let bits = dtype.bits();
-    let layers = lower(g, chip.f32_ops_at(dtype), bits);
-    let costs: Vec<GlobalOpCost> = layers
-        .iter()
-        .map(|l| layer_cost(l, bits, lanes, &t))
-        .collect();
-    let layers = timed_layers(&layers, &costs);
-    let sum = |f: fn(&NdLayer) -> u64| layers.iter().fold(0u64, |a, l| a.saturating_add(f(l)));
-    let cycles = sum(|l| l.cycles);
-    Ok(NdNpuTime {
-        chip: chip.geometry.name.clone(),
-        dtype_bits: bits,
-        clock_hz: t.used.clock_hz,
-        cycles,
-        compute_cycles: sum(|l| l.compute_cycles),
-        dma_cycles: sum(|l| l.dma_cycles),
-        bytes: sum(|l| l.bytes),
-        seconds: cycles as f64 / t.used.clock_hz.max(1.0),
-        layers,
-    })
 }
 
 /// The layers with their costs as global layers.
