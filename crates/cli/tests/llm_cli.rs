@@ -688,8 +688,15 @@ fn report_plans_an_onnx_transformer_on_an_npu_in_layer_groups() {
     // two casts, its cube as five f32 layers between two more
     let biased = layers
         .iter()
-        .filter(|l| l["op_type"] == "MatMul" && l["nodes"] == 2);
+        .filter(|l| l["op_type"] == "MatMul" && l["nodes"] == 2 && l["heads_as_batch"] == false);
     assert_eq!(biased.count(), 2 * 4);
+    // the attention's two matmuls read the heads as a batch, with a permute each
+    let heads = layers.iter().filter(|l| l["heads_as_batch"] == true);
+    assert_eq!(heads.count(), 2 * 2);
+    assert_eq!(
+        layers.iter().filter(|l| l["op_type"] == "Permute").count(),
+        2 * 2
+    );
     assert!(layers
         .iter()
         .all(|l| l["op_type"] != "Add" || l["nodes"] == 1));
@@ -702,8 +709,8 @@ fn report_plans_an_onnx_transformer_on_an_npu_in_layer_groups() {
     let casts = layers.iter().filter(|l| l["op_type"] == "Cast").count();
     assert_eq!(
         casts,
-        2 * 4,
-        "two layers, each with a tanh and a cube between casts"
+        2 * 4 + 1,
+        "two layers, each with a tanh and a cube between casts, and the logits' cast to f32"
     );
     // twice the tokens, more cycles; f32 data, more still
     let long = json(&[

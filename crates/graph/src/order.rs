@@ -4,14 +4,13 @@
 //! [`tpu_mlir_order`] is the order TPU-MLIR's `--topo-sort` pass gives the ops before
 //! its layer-group pass (read from its final MLIR and its cache JSONs for ResNet-18 and
 //! ResNet-50): ops that can run in local memory and ops that cannot are taken in turns
-//! ("ping-pong"), and within a turn the ready op *latest* in the original order goes
-//! first. In a ResNet-50 bottleneck that runs the shortcut conv before the 1×1 reduce
+//! ("ping-pong"), and within a turn the op made ready *last* goes first (ops made ready
+//! together: the latest in the original order first). In a ResNet-50 bottleneck that runs the shortcut conv before the 1×1 reduce
 //! conv even when the shortcut is the heavier; a plan exported to TPU-MLIR must group
 //! ops in runs that are consecutive in this order, or TPU-MLIR rejects it ("operand
 //! does not dominate this use").
 
 use crate::ir::{Graph, OpId};
-use std::collections::BinaryHeap;
 
 /// Producer op of every tensor, and the users (consumer ops) of every op.
 fn edges(g: &Graph) -> (Vec<usize>, Vec<Vec<OpId>>) {
@@ -40,16 +39,19 @@ fn edges(g: &Graph) -> (Vec<usize>, Vec<Vec<OpId>>) {
 /// TPU-MLIR's topological order of `waiting.len()` nodes, node `i` waiting on
 /// `waiting[i]` others and `users[i]` the nodes waiting on it: ready nodes that can run in
 /// local memory (`local(i)`) and ready ones that cannot are taken in turns, local first,
-/// and within a turn the ready node latest in the original order first. `None` when the
-/// nodes have a cycle.
+/// and within a turn the node made ready last first (a stack: nodes made ready together
+/// go latest in the original order first). So of two rotary embeddings whose transposes
+/// run K's then Q's, Q's runs first (TPU-MLIR's llama_d320_s256; llama_d128_s64, whose
+/// transposes run Q's then K's, runs K's first), and a ResNet-50 bottleneck runs its
+/// shortcut conv first. `None` when the nodes have a cycle.
 pub fn ping_pong(
     mut waiting: Vec<usize>,
     users: &[Vec<usize>],
     local: impl Fn(usize) -> bool,
 ) -> Option<Vec<usize>> {
     let n = waiting.len();
-    // ready nodes of each kind (local / not), latest in the original order first
-    let mut ready: [BinaryHeap<usize>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+    // ready nodes of each kind (local / not), the last made ready first
+    let mut ready: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     for i in (0..n).filter(|&i| waiting[i] == 0) {
         ready[local(i) as usize].push(i);
     }
@@ -91,6 +93,16 @@ pub fn tpu_mlir_order(g: &Graph, local: impl Fn(&crate::ir::Op) -> bool) -> Grap
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn within_a_turn_the_node_made_ready_last_goes_first() {
+        // 0: local; 1, 2: global, after 0; 3 after 1 and 4 after 2, both local. The
+        // global turn runs 2 then 1, so 3 is made ready last and runs before 4
+        let users = vec![vec![1, 2], vec![3], vec![4], vec![], vec![]];
+        let waiting = vec![0, 1, 1, 1, 1];
+        let order = ping_pong(waiting, &users, |i| ![1, 2].contains(&i));
+        assert_eq!(order, Some(vec![0, 2, 1, 3, 4]));
+    }
     use crate::builder::GraphBuilder;
     use crate::ir::{OpKind, Shape4};
 

@@ -16,11 +16,12 @@
 //!   tensors);
 //! - a cast is its transfers too (f16 in, f32 out).
 
-use crate::cost::{flat_dma_cycles, Dir, GlobalOpCost};
+use crate::cost::{act_dma_cycles, flat_dma_cycles, Dir, GlobalOpCost};
 use crate::timing::Timing;
-use crate::tpumlir::nd_form::TxLayer;
+use crate::tpumlir::nd_form::{TxLayer, TxValue};
 use serde::Serialize;
 use tpusim_graph::nd::Work;
+use tpusim_graph::Shape4;
 
 /// One layer of the graph's TPU-MLIR form (`tpumlir::nd_form`) as a global layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,6 +34,8 @@ pub struct NdLayer {
     pub work: Work,
     /// Computed in f32 (the chip's `tpu_mlir_f32_ops`, a lowered Pow).
     pub f32: bool,
+    /// An attention matmul reading the heads as a batch (`tpumlir::nd_attention`).
+    pub heads_as_batch: bool,
     /// How many graph nodes it stands for (a matmul and its bias add: 2).
     pub nodes: usize,
     /// Global-memory bytes moved.
@@ -55,6 +58,7 @@ pub(crate) fn timed_layers(layers: &[TxLayer], costs: &[GlobalOpCost]) -> Vec<Nd
             op_type: l.op_type.clone(),
             work: l.work,
             f32: l.wide_in || l.wide_out,
+            heads_as_batch: l.heads_as_batch,
             nodes: l.nodes.len(),
             bytes: c.bytes,
             compute_cycles: c.compute_cycles,
@@ -62,6 +66,60 @@ pub(crate) fn timed_layers(layers: &[TxLayer], costs: &[GlobalOpCost]) -> Vec<Nd
             cycles: c.cycles,
         })
         .collect()
+}
+
+/// A permute TPU-MLIR adds around an attention matmul (`tpumlir::nd_attention`) moves
+/// its value one row of the last dim at a time, in and out: each row a plane of the
+/// transfer model, paying its per-plane floor. TPU-MLIR's own on bm1684x take 9.8
+/// cycles a row whatever the row's length (64 to 128 elements): [1, 4, 64, 64] 2,513
+/// cycles, [1, 4, 128, 128] 5,026, [2, 8, 64, 64] 10,052, [3, 6, 96, 96] 16,963.
+fn permute_dma_cycles(l: &TxLayer, bits: u32, t: &Timing) -> f64 {
+    let Some(out) = l.writes.first() else {
+        return 0.0;
+    };
+    [Dir::Load, Dir::Store]
+        .into_iter()
+        .map(|dir| row_dma_cycles(t, dir, out, bits))
+        .sum()
+}
+
+/// One transfer of `v` a row of its last dim at a time: each row a plane of the
+/// transfer model. How a permute moves, alone or fused into the load or store of the
+/// layer group next to it.
+pub(crate) fn row_dma_cycles(t: &Timing, dir: Dir, v: &TxValue, bits: u32) -> f64 {
+    let inner = v.dims.last().copied().unwrap_or(1).max(1);
+    let rows = (v.elements() / inner as f64).ceil() as u64;
+    act_dma_cycles(
+        t,
+        dir,
+        Shape4::new(1, rows, 1, inner),
+        [0, 1],
+        [0, 1],
+        bits,
+        1,
+    )
+}
+
+/// Cycles of a softmax row of up to this many elements as a global layer (TPU-MLIR's
+/// bm1684x kernel: [1, 4, 64, 64] and [2, 8, 64, 64] scores, gpt2_d64_s64 and
+/// gpt2_d256_s64_b2, 13.1 a row).
+pub const SOFTMAX_ROW_CYCLES: f64 = 13.1;
+/// Cycles an element of a longer softmax row (llama_d256_s128's [1, 8, 128, 128]:
+/// 14,211 cycles, 0.108 an element).
+pub const SOFTMAX_ELEMENT_CYCLES: f64 = 0.108;
+
+/// A softmax along the last dim as a global layer: each row at least
+/// [`SOFTMAX_ROW_CYCLES`], a long one [`SOFTMAX_ELEMENT_CYCLES`] an element. Held out
+/// (`tests/nd_global.rs`): [3, 6, 96, 96] 23,305 cycles (this: 22,637), [1, 5, 256, 256]
+/// 33,905 (35,389), [4, 8, 32, 32] 12,978 (13,414). The transfer model alone gives a
+/// fifth to a half of these.
+fn softmax_global_cycles(l: &TxLayer) -> f64 {
+    let Some(out) = l.writes.first() else {
+        return 0.0;
+    };
+    let row = out.dims.last().copied().unwrap_or(1).max(1) as f64;
+    let rows = out.elements() / row;
+    rows * SOFTMAX_ROW_CYCLES.max(row * SOFTMAX_ELEMENT_CYCLES)
 }
 
 /// One layer's cost as a global layer in a plan of `bits`-bit data (its wide parts in
@@ -75,7 +133,20 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lanes: u64, t: &Timing) -> GlobalOpCos
     );
     let load = bytes(l.elements_in, in_bits).saturating_add(bytes(l.weight_elements, bits));
     let store = bytes(l.elements_out, out_bits);
-    let dma = flat_dma_cycles(t, Dir::Load, load) + flat_dma_cycles(t, Dir::Store, store);
+    let dma = if l.op_type == "Permute" {
+        permute_dma_cycles(l, out_bits, t)
+    } else {
+        flat_dma_cycles(t, Dir::Load, load) + flat_dma_cycles(t, Dir::Store, store)
+    };
+    if matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax") {
+        let cycles = softmax_global_cycles(l).max(dma);
+        return GlobalOpCost {
+            bytes: load.saturating_add(store),
+            cycles: cycles.ceil() as u64,
+            compute_cycles: cycles.round() as u64,
+            dma_cycles: dma.round() as u64,
+        };
+    }
     let lanes = lanes as f64;
     let (compute, serial) = match l.work {
         Work::Matmul { batch, m, k, n, .. } => {

@@ -17,17 +17,21 @@
 //! same bytes flat in 2,427. Grouping such values is what the model must refuse to want.
 //!
 //! A group's time: its loads and stores (each a transfer of its planes, at the chip's
-//! rates and per-plane floors, `cost::act_dma_cycles`), against the sum of its layers'
-//! compute (element-wise work EU_NUM positions a lane a cycle over that layout), the
-//! smaller exposed by the chip's `global_exposed_fraction`. TPU-MLIR's own groups of the
-//! zoo show that shape: a group of an RMSNorm and three projections (llama_d320_s256)
-//! spans 26,447 cycles, its transfers come to 26,412 and its TIU work to 10,606.
+//! rates and per-plane floors, `cost::act_dma_cycles`) and its layers' compute
+//! (element-wise work EU_NUM positions a lane a cycle over that layout). Held whole, a
+//! group runs its loads in order as early as they can go, each member computing once
+//! its loads are in, then its stores ([`whole_group_cycles`]): TPU-MLIR's group of an
+//! RMSNorm and three projections (llama_d320_s256) spans 26,447 cycles, its transfers
+//! come to 26,412 and its TIU work to 10,606, and this gives 26,412. Cut in slices, one
+//! slice's transfers overlap another's compute, the smaller exposed by the chip's
+//! `global_exposed_fraction`.
 //!
-//! What may join a group: weight matmuls, element-wise and normalising work, casts,
-//! slices, splits and concats. The attention's two matmuls (of two activations, over the
-//! heads) and its softmax, gathers (the embedding), transposes, expands and tiles stay
-//! global: TPU-MLIR 1.30.2 runs every one of them as a global layer in the zoo, grouped
-//! chains around them included.
+//! What may join a group: weight matmuls and the attention's matmuls TPU-MLIR runs with
+//! the heads as a batch (`tpumlir::nd_attention`), element-wise and normalising work
+//! (softmax included), casts, slices, splits and concats, and a permute at the group's
+//! edge, fused into its load or store. Gathers (the embedding), transposes, expands,
+//! tiles and the other attention matmuls stay global: TPU-MLIR 1.30.2 runs every one of
+//! them as a global layer in the zoo.
 
 use crate::cost::{act_dma_cycles, Dir};
 use crate::error::{PlanError, Result};
@@ -56,7 +60,9 @@ pub struct NdGroup {
     pub csecs: u64,
     /// Slices along H (the third: the query rows of attention scores [b, heads, s, s]).
     pub hsecs: u64,
-    /// Bytes a lane holds for the group's tensors (0 for a global layer).
+    /// Bytes a lane holds at the group's peak: held whole, the values live across a
+    /// member (from the first member touching each to the last) and its own buffers;
+    /// cut in slices, every value at once (0 for a global layer).
     pub lane_bytes: u64,
     /// Bytes loaded from global memory.
     pub load_bytes: u64,
@@ -157,6 +163,40 @@ impl<'a> Ctx<'a> {
             .saturating_mul(plane.div_ceil(self.eu_bytes) * self.eu_bytes)
     }
 
+    /// Bytes a lane keeps for layer `l`'s own work in a group cut by `cut`: TPU-MLIR's
+    /// softmax (bm1684x, `SoftmaxOp::getBufferSize_bm1684x`, along the last dim) keeps
+    /// two f32 copies of its input slice's planes, its rows' maxima, and a 224-word
+    /// table. Without it a group of [1, 4, 128, 128] scores and their softmax fits our
+    /// count (98,816 B of 256 KiB) and TPU-MLIR refuses it ("local memory allocate
+    /// failed"). Held while the softmax runs.
+    fn buffer_bytes(&self, l: &TxLayer, cut: Slicing) -> u64 {
+        let Some(x) = l.reads.first().filter(|_| l.op_type == "Softmax") else {
+            return 0;
+        };
+        let s = nchw(&cut.part(x));
+        let align = |bytes: u64| bytes.div_ceil(self.eu_bytes) * self.eu_bytes;
+        let per_lane = s.c.div_ceil(self.lanes);
+        let planes = per_lane.saturating_mul(align(s.h.saturating_mul(s.w).saturating_mul(4)));
+        let maxima = per_lane.saturating_mul(align(s.h.saturating_mul(u64::from(self.bits) / 8)));
+        planes
+            .saturating_mul(2)
+            .saturating_add(maxima)
+            .saturating_add(align(32 * 4) + align(192 * 4))
+    }
+
+    /// Cycles of layer `l`'s transfer of `v`: a permute's (at a group's edge) moves `v`
+    /// a row at a time, the permute done by the transfer (TPU-MLIR's profiles show no
+    /// permute layer next to a group: gpt2_d64_s64's scores, [1, 64, 4, 64] stored
+    /// permuted by Q·Kᵀ's group in 1,598 cycles, 6.2 a row); any other layer's as
+    /// [`Self::transfer`].
+    fn transfer_for(&self, l: &TxLayer, dir: Dir, v: &TxValue) -> f64 {
+        if l.op_type == "Permute" {
+            crate::nd_global::row_dma_cycles(&self.t, dir, v, self.bits_of(v))
+        } else {
+            self.transfer(dir, v)
+        }
+    }
+
     /// Cycles to move `v` between global and local memory in one transfer.
     fn transfer(&self, dir: Dir, v: &TxValue) -> f64 {
         let s = nchw(v);
@@ -165,7 +205,7 @@ impl<'a> Ctx<'a> {
 
     /// Compute cycles of layer `i` in a group cut by `cut`: a matmul its MACs at the
     /// chip's rate, element-wise work its output slice's positions a lane, EU_NUM a
-    /// cycle, per FLOP an element, once per slice.
+    /// cycle, per FLOP an element (a softmax [`SOFTMAX_LOCAL_OPS`]), once per slice.
     fn local_compute(&self, i: usize, cut: Slicing) -> f64 {
         let l = &self.layers[i];
         let Some(out) = l.writes.first() else {
@@ -176,7 +216,11 @@ impl<'a> Ctx<'a> {
                 let s = nchw(&cut.part(out));
                 let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
                 let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
-                let per_element = flops / out.elements().max(1.0);
+                let per_element = if l.op_type == "Softmax" {
+                    SOFTMAX_LOCAL_OPS
+                } else {
+                    flops / out.elements().max(1.0)
+                };
                 let positions =
                     (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
                 per_element * positions * wide * cut.count(out) as f64
@@ -192,6 +236,11 @@ impl<'a> Ctx<'a> {
     fn group(&self, start: usize, end: usize) -> Option<NdGroup> {
         let members = &self.layers[start..end];
         if members.len() < 2 || !members.iter().all(groupable) {
+            return None;
+        }
+        // a permute joins a group only at its edge, fused into the group's load or store
+        let inner = &members[1..members.len() - 1];
+        if inner.iter().any(|l| l.op_type == "Permute") || too_few(members) {
             return None;
         }
         if let Some(g) = self.sliced(start, end, Slicing::WHOLE) {
@@ -231,18 +280,28 @@ impl<'a> Ctx<'a> {
             .iter()
             .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
             .collect();
-        let mut held: HashSet<&str> = HashSet::new();
+        let mut spans: HashMap<&str, Span> = HashMap::new();
         let mut loaded: HashSet<&str> = HashSet::new();
-        let (mut lane, mut load, mut store) = (0u64, 0u64, 0u64);
+        let (mut load, mut store) = (0u64, 0u64);
         let mut dma = 0f64;
+        // each member's loads and stores, in cycles
+        let mut steps: Vec<Step> = Vec::with_capacity(members.len());
         for l in members {
+            let before = dma;
+            let mut step = Step::default();
             for v in l.reads.iter().chain(&l.writes) {
-                if held.insert(v.name.as_str()) {
-                    lane = lane.saturating_add(
-                        self.lane_bytes_of(&cut.part(v))
-                            .saturating_mul(cut.buffers(v)),
-                    );
-                }
+                let bytes = self
+                    .lane_bytes_of(&cut.part(v))
+                    .saturating_mul(cut.buffers(v));
+                let k = steps.len();
+                spans
+                    .entry(v.name.as_str())
+                    .and_modify(|s| s.last = k)
+                    .or_insert(Span {
+                        first: k,
+                        last: k,
+                        bytes,
+                    });
             }
             for v in l
                 .reads
@@ -251,9 +310,10 @@ impl<'a> Ctx<'a> {
             {
                 if loaded.insert(v.name.as_str()) {
                     load = load.saturating_add(self.value_bytes(v));
-                    dma += cut.count(v) as f64 * self.transfer(Dir::Load, &cut.part(v));
+                    dma += cut.count(v) as f64 * self.transfer_for(l, Dir::Load, &cut.part(v));
                 }
             }
+            step.load = dma - before;
             for v in &l.writes {
                 let leaves = self
                     .readers
@@ -261,15 +321,39 @@ impl<'a> Ctx<'a> {
                     .map_or(true, |r| r.iter().any(|&j| j < start || j >= end));
                 if leaves {
                     store = store.saturating_add(self.value_bytes(v));
-                    dma += cut.count(v) as f64 * self.transfer(Dir::Store, &cut.part(v));
+                    dma += cut.count(v) as f64 * self.transfer_for(l, Dir::Store, &cut.part(v));
                 }
             }
+            step.store = dma - before - step.load;
+            steps.push(step);
         }
+        // cut in slices, the slices are pipelined (one loading while another computes
+        // and another stores), so every value's lifetime wraps around the group: all are
+        // held at once (TPU-MLIR allocates llama_d320_s256's scores in 4 H slices, not 3)
+        let wraps = cut.secs > 1;
+        let lane = (0..members.len())
+            .map(|k| {
+                let live = spans
+                    .values()
+                    .filter(|s| wraps || (s.first <= k && k <= s.last));
+                live.fold(self.buffer_bytes(&members[k], cut), |sum, s| {
+                    sum.saturating_add(s.bytes)
+                })
+            })
+            .max()
+            .unwrap_or(0);
         if lane > self.lane_bytes {
             return None;
         }
-        let compute: f64 = (start..end).map(|i| self.local_compute(i, cut)).sum();
-        let cycles = dma.max(compute) + self.t.used.global_exposed_fraction * dma.min(compute);
+        for (step, i) in steps.iter_mut().zip(start..end) {
+            step.compute = self.local_compute(i, cut);
+        }
+        let compute: f64 = steps.iter().map(|s| s.compute).sum();
+        let cycles = if cut.secs == 1 {
+            whole_group_cycles(&steps)
+        } else {
+            dma.max(compute) + self.t.used.global_exposed_fraction * dma.min(compute)
+        };
         Some(NdGroup {
             start,
             end,
@@ -301,6 +385,46 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// When a value is held in a group's local memory: from the first member that touches
+/// it to the last, and the bytes of a lane it takes.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    first: usize,
+    last: usize,
+    bytes: u64,
+}
+
+/// One member of a group: its loads, compute and stores, in cycles.
+#[derive(Debug, Clone, Copy, Default)]
+struct Step {
+    load: f64,
+    compute: f64,
+    store: f64,
+}
+
+/// Cycles of a group held whole (one slice, so no slice's transfers hide behind
+/// another's compute): its loads in order on the transfer engine, as early as they can
+/// go; each member computing once its loads are in and the member before it is done;
+/// the stores after the loads, each once its member is done. So a norm and three
+/// projections (llama_d320_s256) compute while the projections' weights load (TPU-MLIR:
+/// 26,447 cycles; transfers 26,412, compute 10,606), and a softmax waits for the
+/// scores it reads (gpt2_d64_s64: loads 1,817, then 7,043 of compute).
+fn whole_group_cycles(steps: &[Step]) -> f64 {
+    let (mut dma, mut tiu) = (0f64, 0f64);
+    let mut done = Vec::with_capacity(steps.len());
+    for s in steps {
+        dma += s.load;
+        tiu = tiu.max(dma) + s.compute;
+        done.push(tiu);
+    }
+    for (s, &ready) in steps.iter().zip(&done) {
+        if s.store > 0.0 {
+            dma = dma.max(ready) + s.store;
+        }
+    }
+    dma.max(tiu)
+}
+
 /// TPU-MLIR's NCHW view of a value in local memory: a weight [.., K, N] as C = K planes
 /// of N; an activation [a, b] as N = a, C = b; [a, b, c] as N = a, C = b, H = c; higher
 /// ranks with the rest folded into W.
@@ -324,6 +448,13 @@ fn nchw(v: &TxValue) -> Shape4 {
         _ => Shape4::new(d[0], d[1], d[2], tail(3)),
     }
 }
+
+/// Element-wise operations a local softmax costs per element, over the layout's
+/// positions as any element-wise layer: TPU-MLIR's bm1684x kernel (max and sum as
+/// pooling passes, exp on the SFU, in f32) took 6,788 cycles for [1, 4, 64, 64] scores
+/// in a group of llama_d128_s64 (tuned), where a MulConst of the same value takes 127.
+/// Held out, gpt2_d512_s32_b4's [4, 8, 32, 32] took 9,867 (this gives 6,784).
+pub const SOFTMAX_LOCAL_OPS: f64 = 53.0;
 
 /// Most slices a group is cut into along one axis.
 pub const MAX_ND_SLICES: u64 = 64;
@@ -415,6 +546,7 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         Axis::H => rank >= 4,
     };
     match (l.work, l.op_type.as_str()) {
+        (_, "Permute") => false,
         (Work::Matmul { weight: true, .. }, _) => along_rows,
         (Work::Matmul { .. }, _) => false,
         (
@@ -426,12 +558,22 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
     }
 }
 
+/// Whether `members` hold fewer than two layers besides the permutes at their edges (a
+/// permute fused into the load or store of a group of one layer would export a group
+/// of one op).
+fn too_few(members: &[TxLayer]) -> bool {
+    members.iter().filter(|l| l.op_type != "Permute").count() < 2
+}
+
 /// Whether a layer may join a group.
 fn groupable(l: &TxLayer) -> bool {
     match l.work {
-        Work::Matmul { weight, .. } => weight,
-        Work::Vector { .. } => !matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax"),
-        Work::Move => matches!(l.op_type.as_str(), "Cast" | "Slice" | "Split" | "Concat"),
+        Work::Matmul { weight, .. } => weight || l.heads_as_batch,
+        Work::Vector { .. } => true,
+        Work::Move => matches!(
+            l.op_type.as_str(),
+            "Cast" | "Slice" | "Split" | "Concat" | "Permute"
+        ),
         Work::Free => false,
     }
 }
@@ -453,6 +595,9 @@ pub fn plan_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
             }
             // a run that fits no slicing only grows by reaching further back
             let Some(grp) = ctx.group(start, end) else {
+                if too_few(&layers[start..end]) {
+                    continue;
+                }
                 break;
             };
             let total = best[start].0.saturating_add(grp.cycles);

@@ -56,6 +56,7 @@ fn node(op_type: &str, work: Work, elements_in: f64, weights: f64, out: &Value) 
         elements_out: elements(out),
         wide_in: false,
         wide_out: false,
+        heads_as_batch: false,
         nodes: vec![0],
         reads: Vec::new(),
         writes: Vec::new(),
@@ -181,6 +182,73 @@ fn a_tanh_runs_in_f32_between_two_casts_as_the_chip_says() {
     assert!(wide > 4 * narrow, "{wide} vs {narrow}");
 }
 
+/// `l` writing one value of the profile tensor `out`'s shape.
+fn writing(mut l: TxLayer, out: &Value) -> TxLayer {
+    l.writes = vec![tpusim_planner::tpumlir::nd_form::TxValue {
+        name: "out".into(),
+        dims: dims(out),
+        weight: false,
+        wide: false,
+    }];
+    l
+}
+
+/// Whether the profile's layer belongs to a network held out of every fit.
+fn held_out(l: &Value) -> bool {
+    ["gpt2_d192_s96_b3", "llama_d320_s256", "gpt2_d512_s32_b4"]
+        .contains(&l["net"].as_str().unwrap())
+}
+
+#[test]
+fn the_permutes_tpu_mlir_adds_around_attention_move_a_row_at_a_time() {
+    let chip = NpuChip::preset("bm1684x").unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
+    let mut checked = 0;
+    for l in layers().iter().filter(|l| l["type"] == "Permute") {
+        let out = &l["outputs"][0];
+        let n = elements(out);
+        let layer = writing(node("Permute", Work::Move, n, 0.0, out), out);
+        let c = layer_cost(&layer, 16, 64, &t).cycles as f64;
+        let measured = l["cycles"].as_f64().unwrap();
+        // nothing fitted: each row a plane at the CNN per-plane floor, in and out, comes
+        // 12 % over TPU-MLIR's 9.8 cycles a row (its flat transfer would be 40 % under)
+        assert!(
+            (1.0..1.15).contains(&(c / measured)),
+            "{} {:?}: {c} vs {measured}",
+            l["net"],
+            dims(out)
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}");
+}
+
+#[test]
+fn a_global_softmax_costs_its_rows() {
+    let chip = NpuChip::preset("bm1684x").unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
+    let mut checked = [0, 0];
+    for l in layers().iter().filter(|l| l["type"] == "Softmax") {
+        let out = &l["outputs"][0];
+        let n = elements(out);
+        let work = Work::Vector { flops: 5.0 * n };
+        let layer = writing(node("Softmax", work, n, 0.0, out), out);
+        let c = layer_cost(&layer, 16, 64, &t).cycles as f64;
+        let measured = l["cycles"].as_f64().unwrap();
+        // fitted on the tuned networks' rows of 64 and 128; held out, rows of 32, 96 and
+        // 256 come within 4.4 %
+        let tolerance = if held_out(l) { 0.05 } else { 0.01 };
+        assert!(
+            (c / measured - 1.0).abs() < tolerance,
+            "{} {:?}: {c} vs {measured}",
+            l["net"],
+            dims(out)
+        );
+        checked[usize::from(held_out(l))] += 1;
+    }
+    assert!(checked[0] >= 5 && checked[1] >= 3, "{checked:?}");
+}
+
 fn tiny(name: &str, seq: u64) -> tpusim_graph::nd::NdGraph {
     let path = format!(
         "{}/../graph/tests/data/nd/{name}.onnx",
@@ -209,10 +277,11 @@ fn count(layers: &[TxLayer], op_type: &str) -> usize {
 fn tpu_mlir_fuses_rms_norms_and_silus_and_folds_the_attention_transposes() {
     let g = tiny("llama_tiny", 16);
     let layers = lowered(&g);
-    // two blocks of two norms, and the final one; one SiLU a block, in f32 between casts
+    // two blocks of two norms, and the final one; one SiLU a block, in f32 between casts;
+    // the logits cast to f32
     assert_eq!(count(&layers, "RMSNorm"), 5);
     assert_eq!(count(&layers, "SiLU"), 2);
-    assert_eq!(count(&layers, "Cast"), 4);
+    assert_eq!(count(&layers, "Cast"), 2 * 2 + 1);
     for gone in ["Pow", "ReduceMean", "Sqrt", "Reciprocal", "Sigmoid"] {
         assert_eq!(count(&layers, gone), 0, "{gone}");
     }
@@ -256,10 +325,11 @@ fn tpu_mlir_fuses_rms_norms_and_silus_and_folds_the_attention_transposes() {
 #[test]
 fn tpu_mlir_lowers_a_cube_to_f32_and_takes_biases_into_matmuls() {
     let layers = lowered(&tiny("gpt2_tiny", 16));
-    // GELU's x³ in each of two blocks: cast, |x|, ln, ×2, exp, ×x, cast; its tanh between casts
+    // GELU's x³ in each of two blocks: cast, |x|, ln, ×2, exp, ×x, cast; its tanh between
+    // casts; the logits cast to f32
     assert_eq!(count(&layers, "Exp"), 2);
     assert_eq!(count(&layers, "Log"), 2);
-    assert_eq!(count(&layers, "Cast"), 2 * 4);
+    assert_eq!(count(&layers, "Cast"), 2 * 4 + 1);
     assert!(layers
         .iter()
         .filter(|l| l.op_type == "Exp")
@@ -267,8 +337,13 @@ fn tpu_mlir_lowers_a_cube_to_f32_and_takes_biases_into_matmuls() {
     // QKV, the projection and the two FFN matmuls take their bias adds
     let biased = layers
         .iter()
-        .filter(|l| l.op_type == "MatMul" && l.nodes.len() == 2);
+        .filter(|l| l.op_type == "MatMul" && l.nodes.len() == 2 && !l.heads_as_batch);
     assert_eq!(biased.count(), 2 * 4);
+    // both attention matmuls read the heads where they lie, with one permute each: after
+    // Q·Kᵀ's scale, and before P·V
+    let heads = layers.iter().filter(|l| l.heads_as_batch);
+    assert_eq!(heads.count(), 2 * 2);
+    assert_eq!(count(&layers, "Permute"), 2 * 2);
     // on a chip without TPU-MLIR's f32 ops the cube stays one layer
     let plain =
         tpusim_planner::tpumlir::nd_form::lower(&tiny("gpt2_tiny", 16), Default::default(), 16);

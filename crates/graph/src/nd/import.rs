@@ -4,7 +4,7 @@ use super::fold::{count, Val, MAX_ELEMENTS};
 use super::infer::{infer, Fail};
 use super::{NdEdge, NdGraph, NdInput, NdInputKind, NdNode, Work};
 use crate::error::{GraphError, Result};
-use crate::onnx::proto::{const_data, value_info_dims, Dim};
+use crate::onnx::proto::{attr_ints, const_data, value_info_dims, Dim};
 use onnx_protobuf::{ModelProto, NodeProto};
 use protobuf::Message;
 use std::collections::{HashMap, HashSet};
@@ -308,5 +308,22 @@ fn import_node(
             .filter(|o| !o.is_empty())
             .cloned()
             .collect(),
+        perm: transpose_perm(node, ins.first().map_or(0, |v| v.dims.len())),
     })
+}
+
+/// A Transpose's permutation over `rank` dims (its `perm`, else the dims reversed, as
+/// ONNX defines it), negative axes counted from the end; empty for other ops. Inference
+/// has already refused a permutation that does not fit the rank.
+fn transpose_perm(node: &NodeProto, rank: usize) -> Vec<usize> {
+    if node.op_type != "Transpose" {
+        return Vec::new();
+    }
+    let perm = attr_ints(node, "perm");
+    if perm.is_empty() {
+        return (0..rank).rev().collect();
+    }
+    perm.iter()
+        .map(|&a| a.rem_euclid(rank.max(1) as i64) as usize)
+        .collect()
 }

@@ -94,6 +94,10 @@ pub struct NdNode {
     pub inputs: Vec<NdEdge>,
     /// The names of the values it writes.
     pub outputs: Vec<String>,
+    /// A Transpose's permutation (output dim i is input dim `perm[i]`); empty for every
+    /// other op.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub perm: Vec<usize>,
 }
 
 /// A graph input with its bound dimensions.

@@ -16,6 +16,7 @@
 //! TPU-MLIR does not know is ignored, so listing a view it folded away is harmless.
 
 use super::cache::{Cache, CacheGroup};
+use super::nd_attention::VIEWS;
 use super::nd_form::{lower, TxLayer};
 use crate::nd_plan::NdPlan;
 use crate::NpuChip;
@@ -23,18 +24,17 @@ use std::collections::HashSet;
 use tpusim_graph::nd::{NdGraph, NdInputKind, Work};
 use tpusim_layout::ElementType;
 
-/// The ONNX op types that only view their input.
-const VIEWS: [&str; 4] = ["Reshape", "Flatten", "Squeeze", "Unsqueeze"];
-
 /// `plan`'s groups of `g` (planned on `chip` in `dtype`) as a TPU-MLIR cache.
 pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan) -> Cache {
     let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
     let mut groups = Vec::new();
+    let all = views(g);
+    let mut listed: HashSet<&str> = HashSet::new();
     for run in plan.groups.iter().filter(|r| r.end - r.start > 1) {
         let Some(members) = layers.get(run.start..run.end) else {
             continue;
         };
-        let locs = group_locs(g, members);
+        let locs = group_locs(&all, members, &mut listed);
         groups.push(CacheGroup {
             base_group_idx: groups.len() as i64,
             start_idx: run.start as i64,
@@ -87,23 +87,30 @@ fn views(g: &NdGraph) -> Vec<View<'_>> {
 
 /// The names to list for a group of `members`, in TPU-MLIR's order: each layer's own,
 /// the views that only the group reads just before the layer that reads them, and the
-/// views of what a layer writes (and views of those) right after it.
-fn group_locs(g: &NdGraph, members: &[TxLayer]) -> Vec<String> {
-    let all = views(g);
+/// views of what a layer writes (and views of those) right after it; each view once in
+/// all the groups (`listed`: TPU-MLIR refuses a cache naming an op in two groups).
+fn group_locs<'g>(
+    all: &[View<'g>],
+    members: &[TxLayer],
+    listed: &mut HashSet<&'g str>,
+) -> Vec<String> {
     let read: HashSet<&str> = members
         .iter()
         .flat_map(|l| l.reads.iter().map(|v| v.name.as_str()))
         .collect();
-    let mut listed: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
     for l in members {
-        for v in &all {
+        for v in all {
             let reads_it = l.reads.iter().any(|r| r.name == v.output);
             if reads_it && !v.flat && read.contains(v.output) && listed.insert(v.output) {
                 out.push(v.loc.clone());
             }
         }
-        out.extend(l.locs.iter().cloned());
+        // a permute at the group's edge is fused into its load or store, and TPU-MLIR
+        // lists it as a global layer
+        if l.op_type != "Permute" {
+            out.extend(l.locs.iter().cloned());
+        }
         let mut from: Vec<&str> = l.writes.iter().map(|v| v.name.as_str()).collect();
         while let Some(name) = from.pop() {
             for v in all.iter().filter(|v| v.input == name && !v.flat) {

@@ -6,8 +6,11 @@
 //! - RMSNorm written out (Pow 2, ReduceMean, Add ε, Sqrt, Reciprocal, Mul by x, Mul by the
 //!   weight) is one `RMSNorm` layer.
 //! - x·Sigmoid(x) is one SiLU activation.
-//! - The transposes into and out of the attention's two matmuls are folded into them
-//!   (TPU-MLIR's `hdim_is_batch` MatMul reads the heads where they lie).
+//! - The attention's two matmuls read the heads where they lie, with the permutes TPU-MLIR
+//!   adds around them ([`super::nd_attention`]); the other transposes next to an
+//!   attention matmul make no layer.
+//! - A Split is one slice per piece (`split_28_0_Split`, …).
+//! - Under a 16-bit type the graph's outputs are cast to f32 (`matmul_158_0_MatMul_f32`).
 //! - Under a 16-bit type, `Pow(x, c)` for any other c runs in f32 as |x|, ln, ×(c − 1), exp
 //!   and a product with x, between a cast in and a cast out; the chip's f32 ops
 //!   (`tpu_mlir_f32_ops`: tanh, sigmoid, …) run between two casts.
@@ -45,6 +48,9 @@ pub struct TxLayer {
     pub wide_in: bool,
     /// Bits of what it writes, where wider than the plan's type.
     pub wide_out: bool,
+    /// An attention matmul that reads the heads where they lie (TPU-MLIR's
+    /// `hdim_is_batch`, [`super::nd_attention`]): it may join a layer group.
+    pub heads_as_batch: bool,
     /// Indices of the graph nodes it stands for (none for the casts and the other parts
     /// a lowering adds).
     pub nodes: Vec<usize>,
@@ -81,7 +87,7 @@ impl TxValue {
 
 /// TPU-MLIR's names of the ops node `n` becomes: `<first output>_<type>`, and a Split
 /// one Slice per output.
-fn locs_of(n: &NdNode) -> Vec<String> {
+pub(super) fn locs_of(n: &NdNode) -> Vec<String> {
     let named = |o: &String| format!("{o}_{}", n.op_type);
     if n.op_type == "Split" {
         return n.outputs.iter().map(named).collect();
@@ -106,7 +112,7 @@ fn reads_of(n: &NdNode) -> Vec<TxValue> {
 /// What `n` writes: its outputs, the first of its first output's dims, each other one
 /// the same dims but for the last, which takes its share of the elements left (a Split's
 /// pieces).
-fn writes_of(n: &NdNode) -> Vec<TxValue> {
+pub(super) fn writes_of(n: &NdNode) -> Vec<TxValue> {
     let first: f64 = n.out_dims.iter().map(|&d| d as f64).product();
     let rest = (n.elements_out - first).max(0.0);
     let others = n.outputs.len().saturating_sub(1).max(1) as f64;
@@ -137,7 +143,7 @@ fn writes_of(n: &NdNode) -> Vec<TxValue> {
 }
 
 impl TxLayer {
-    fn of(i: usize, n: &NdNode) -> TxLayer {
+    pub(super) fn of(i: usize, n: &NdNode) -> TxLayer {
         TxLayer {
             name: n.name.clone(),
             op_type: n.op_type.clone(),
@@ -147,6 +153,7 @@ impl TxLayer {
             elements_out: n.elements_out,
             wide_in: false,
             wide_out: false,
+            heads_as_batch: false,
             nodes: vec![i],
             reads: reads_of(n),
             writes: writes_of(n),
@@ -294,11 +301,12 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
         readers: consumers(g),
         taken: vec![false; g.nodes.len()],
     };
+    let attention = super::nd_attention::attention(g, &form.readers);
     let narrow = bits < 32 && !f32_ops.is_empty();
     let mut layers = Vec::new();
     let mut folded: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, n) in g.nodes.iter().enumerate() {
-        if form.taken[i] || n.work == Work::Free {
+        if form.taken[i] || n.work == Work::Free || attention.absorbed.contains(&i) {
             continue;
         }
         // a node of weights and constants alone (a Slice of the causal-mask buffer, the
@@ -312,6 +320,11 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
             continue;
         }
         let mut layer = TxLayer::of(i, n);
+        if let Some(&rewrite) = attention.rewrites.get(&i) {
+            form.taken[i] = true;
+            layers.extend(super::nd_attention::rewritten(g, i, rewrite, layer));
+            continue;
+        }
         match n.op_type.as_str() {
             "Pow" if form.scalar(i) == Some(2.0) => {
                 if let Some(nodes) = form.rms_norm(i) {
@@ -369,6 +382,11 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                 }
             }
             "Transpose" if form.folds_into_attention(i) => continue,
+            "Split" => {
+                form.taken[i] = true;
+                layers.extend(split_pieces(&layer));
+                continue;
+            }
             _ => {}
         }
         form.taken[i] = true;
@@ -385,9 +403,46 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
             v.weight = true;
         }
     }
+    if narrow {
+        let casts = output_casts(&layers, &form.readers);
+        layers.extend(casts);
+    }
     let mut layers = super::nd_order::tpu_mlir_order(g, layers);
     super::nd_order::name_casts(&mut layers);
     layers
+}
+
+/// The casts to f32 of the graph's outputs (what no node reads), as TPU-MLIR adds them
+/// under a 16-bit type, named `<producer>_f32` (`matmul_158_0_MatMul_f32`, which its own
+/// caches group with the matmul).
+fn output_casts(layers: &[TxLayer], readers: &HashMap<&str, Vec<usize>>) -> Vec<TxLayer> {
+    let read: std::collections::HashSet<&str> = layers
+        .iter()
+        .flat_map(|l| l.reads.iter().map(|v| v.name.as_str()))
+        .chain(readers.keys().copied())
+        .collect();
+    let mut casts = Vec::new();
+    for l in layers {
+        for v in l.writes.iter().filter(|v| !v.wide) {
+            if read.contains(v.name.as_str()) {
+                continue;
+            }
+            let wide = TxValue {
+                name: format!("{}#f32", v.name),
+                wide: true,
+                ..v.clone()
+            };
+            let producer = l.locs.last().cloned().unwrap_or_default();
+            casts.push(TxLayer {
+                name: l.name.clone(),
+                locs: vec![format!("{producer}_f32")],
+                elements_in: v.elements(),
+                elements_out: v.elements(),
+                ..TxLayer::part(l, "Cast", vec![v.clone()], vec![wide])
+            });
+        }
+    }
+    casts
 }
 
 /// Whether `split` cuts `matmul`'s output along its last dim (its first output is as
@@ -474,6 +529,31 @@ fn matmuls_per_split(
         .collect()
 }
 
+/// A Split as TPU-MLIR runs it: one slice per piece (`split_28_0_Split`, …), each its
+/// own op, so that a group may take some pieces and leave others global (GPT-2's Q and K
+/// slices join Q·Kᵀ's group, V's runs alone).
+fn split_pieces(split: &TxLayer) -> Vec<TxLayer> {
+    split
+        .writes
+        .iter()
+        .zip(&split.locs)
+        .enumerate()
+        .map(|(j, (piece, loc))| TxLayer {
+            name: format!("{}#{j}", split.name),
+            elements_in: piece.elements(),
+            elements_out: piece.elements(),
+            nodes: if j == 0 {
+                split.nodes.clone()
+            } else {
+                Vec::new()
+            },
+            writes: vec![piece.clone()],
+            locs: vec![loc.clone()],
+            ..split.clone()
+        })
+        .collect()
+}
+
 fn runs_in_f32(f32_ops: F32Ops, op_type: &str) -> bool {
     let onnx = if op_type == "SiLU" {
         "Sigmoid"
@@ -512,15 +592,25 @@ fn pow_in_f32(layer: &TxLayer) -> Vec<TxLayer> {
     let v = |part: &str| layer.own_value(part, true);
     let part =
         |t: &str, reads: Vec<TxValue>, writes: Vec<TxValue>| TxLayer::part(layer, t, reads, writes);
+    // TPU-MLIR names the parts after the Pow: `pow_70_0_Pow_abs`, …, the product
+    // `pow_70_0_Pow` itself
+    let pow = layer.locs.first().cloned().unwrap_or_default();
+    let named = |l: TxLayer, suffix: &str| TxLayer {
+        locs: vec![format!("{pow}{suffix}")],
+        ..l
+    };
     vec![
         part("Cast", x, vec![v("x")]),
-        part("Abs", vec![v("x")], vec![v("abs")]),
-        part("Log", vec![v("abs")], vec![v("log")]),
-        part("MulConst", vec![v("log")], vec![v("scaled")]),
-        part("Exp", vec![v("scaled")], vec![v("exp")]),
+        named(part("Abs", vec![v("x")], vec![v("abs")]), "_abs"),
+        named(part("Log", vec![v("abs")], vec![v("log")]), "_log"),
+        named(
+            part("MulConst", vec![v("log")], vec![v("scaled")]),
+            "_mul_const",
+        ),
+        named(part("Exp", vec![v("scaled")], vec![v("exp")]), "_exp"),
         TxLayer {
             nodes: layer.nodes.clone(),
-            ..part("Mul", vec![v("x"), v("exp")], vec![v("pow")])
+            ..named(part("Mul", vec![v("x"), v("exp")], vec![v("pow")]), "")
         },
         part("Cast", vec![v("pow")], layer.writes.clone()),
     ]

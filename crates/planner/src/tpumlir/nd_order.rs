@@ -14,11 +14,11 @@ fn runs_local(l: &TxLayer) -> bool {
 
 /// The layers in TPU-MLIR's topological order (its `--topo-sort`, as
 /// `tpusim_graph::order::tpu_mlir_order` gives it for CNNs): ops that can run in local
-/// memory and ops that cannot taken in turns, local first, and within a turn the ready
-/// layer latest in graph order first. So three projections of one norm run last to
-/// first, as TPU-MLIR lists them (`matmul_35`, `matmul_34`, `matmul_33`), and a group
-/// exported to it must be consecutive in this order ("operand does not dominate this
-/// use" otherwise).
+/// memory and ops that cannot taken in turns, local first, and within a turn the layer
+/// made ready last first (those made ready together: latest in graph order first). So
+/// three projections of one norm run last to first, as TPU-MLIR lists them
+/// (`matmul_35`, `matmul_34`, `matmul_33`), and a group exported to it must be
+/// consecutive in this order ("operand does not dominate this use" otherwise).
 pub(crate) fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<TxLayer> {
     // the output of a node no layer stands for (a view, a folded transpose) stands for
     // its input

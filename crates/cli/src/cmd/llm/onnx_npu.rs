@@ -88,6 +88,7 @@ fn cut(s: &str, n: usize) -> String {
 
 fn kind(l: &NdLayer) -> String {
     match (l.f32, l.nodes, l.work) {
+        _ if l.heads_as_batch => format!("{} (heads)", l.op_type),
         (true, _, _) => format!("{} (f32)", l.op_type),
         (_, 2.., _) => format!("{} ({} nodes)", l.op_type, l.nodes),
         (_, _, Work::Matmul { .. }) => format!("{} (MAC)", l.op_type),

@@ -1,0 +1,315 @@
+//! TPU-MLIR 1.30.2's form of the attention's two matmuls (of two activations, over the
+//! heads), read off its caches and profiles of the transformer zoo on bm1684x and its
+//! `MatMulHdimBatchPattern`:
+//!
+//! - **Both operands permuted** (`Transpose` (0, 2, ·, ·) of [b, s, h, d] each, each read
+//!   only by the matmul: GPT-2's Q·Kᵀ). The matmul reads the heads where they lie, as
+//!   `<matmul>_hdim_is_batch` writing [b, s, h, s′], and a permute (0, 2, 1, 3) named
+//!   after the matmul brings the scores to [b, h, s, s′]. A scale (Div or Mul by a
+//!   scalar) right after moves before that permute, named `<scale>_<matmul>`, and the
+//!   permute becomes `<matmul>_<scale>` (`div_47_0_Div_matmul_45_0_MatMul`, then
+//!   `matmul_45_0_MatMul_div_47_0_Div`).
+//! - **The right operand and the output permuted** (0, 2, 1, 3) (P·V, then the heads
+//!   put back: GPT-2 and llama_d320_s256). The left operand is permuted instead
+//!   (`<its producer>_permute`) and the matmul, `<matmul>_hdim_is_batch`, writes
+//!   [b, s, h, d] where the output's transpose did. Where V is repeated over groups of
+//!   heads first (llama_d128_s64's Unsqueeze/Expand/Reshape) this does not apply, and
+//!   the matmul and its transposes stay as written.
+//!
+//! The permutes these rewrites add run as global layers, and they take time (2,513
+//! cycles for [1, 4, 64, 64] on bm1684x); the transposes they replace make no layer.
+//! The other transposes next to an attention matmul (Kᵀ, which the matmul reads as it
+//! lies, and llama_d128_s64's) make none either (`nd_form`): TPU-MLIR's profiles show
+//! no time for them.
+//! The matmuls may join layer groups (TPU-MLIR groups GPT-2's Q and K slices with
+//! Q·Kᵀ and its scale, and llama_d320_s256's P·V with the output projection and FFN).
+
+use super::nd_form::{locs_of, writes_of, TxLayer, TxValue};
+use std::collections::{HashMap, HashSet};
+use tpusim_graph::nd::{NdGraph, NdInputKind, NdNode, Work};
+
+/// How TPU-MLIR rewrites one attention matmul.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rewrite {
+    /// Both operands permuted (0, 2, ·, ·) (`left` and `right`: the transposes reading
+    /// the operands as they lie); the scale node after it, if any.
+    BothPermuted {
+        left: usize,
+        right: usize,
+        scale: Option<usize>,
+    },
+    /// The right operand and the output permuted (0, 2, 1, 3).
+    RightAndOutputPermuted { right: usize, output: usize },
+}
+
+/// What TPU-MLIR makes of a graph's attention matmuls.
+#[derive(Debug, Default)]
+pub(super) struct Attention {
+    /// Matmul node → its rewrite.
+    pub rewrites: HashMap<usize, Rewrite>,
+    /// Nodes that make no layer of their own: transposes folded into a matmul, and the
+    /// scales a rewrite took.
+    pub absorbed: HashSet<usize>,
+}
+
+/// Who writes and who reads each value of `g`.
+struct Wiring<'g> {
+    g: &'g NdGraph,
+    writer: HashMap<&'g str, usize>,
+    readers: &'g HashMap<&'g str, Vec<usize>>,
+}
+
+impl<'g> Wiring<'g> {
+    /// The node writing input `k` of node `i`, if it is a transpose read by node `i`
+    /// alone.
+    fn sole_transpose(&self, i: usize, k: usize) -> Option<usize> {
+        let e = self.g.nodes[i].inputs.get(k)?;
+        let t = *self.writer.get(e.name.as_str())?;
+        let only =
+            matches!(self.readers.get(e.name.as_str()).map(Vec::as_slice), Some([j]) if *j == i);
+        (self.g.nodes[t].op_type == "Transpose" && only).then_some(t)
+    }
+
+    /// The transposes into input `k` of node `i`, each read only by the next (an
+    /// exporter writes Kᵀ as (0, 2, 1, 3) then (0, 1, 3, 2); onnxsim and TPU-MLIR make
+    /// them one): the chain from the matmul back, and the permutation they make
+    /// together. `None` when no transpose writes that input.
+    fn transposes_into(&self, i: usize, k: usize) -> Option<(Vec<usize>, Vec<usize>)> {
+        let mut t = self.sole_transpose(i, k)?;
+        let mut chain = vec![t];
+        let mut perm = self.g.nodes[t].perm.clone();
+        while let Some(up) = self.sole_transpose(t, 0) {
+            let inner = &self.g.nodes[up].perm;
+            if inner.len() != perm.len() || chain.len() >= self.g.nodes.len() {
+                break;
+            }
+            // out dim d is the outer transpose's input dim perm[d], the inner's input
+            // dim inner[perm[d]]
+            perm = perm
+                .iter()
+                .map(|&d| inner.get(d).copied().unwrap_or(d))
+                .collect();
+            chain.push(up);
+            t = up;
+        }
+        Some((chain, perm))
+    }
+
+    /// The one node reading node `i`'s output.
+    fn sole_reader(&self, i: usize) -> Option<usize> {
+        let out = self.g.nodes[i].outputs.first()?;
+        match self.readers.get(out.as_str()).map(Vec::as_slice) {
+            Some(&[j]) => Some(j),
+            _ => None,
+        }
+    }
+
+    /// Node `d` when it scales node `i`'s output by a scalar (Div or Mul by a constant).
+    fn scale_of(&self, i: usize) -> Option<usize> {
+        let d = self.sole_reader(i)?;
+        let n = &self.g.nodes[d];
+        let by_scalar = n
+            .inputs
+            .iter()
+            .any(|e| e.kind == NdInputKind::Constant && e.scalar.is_some());
+        (matches!(n.op_type.as_str(), "Div" | "Mul") && by_scalar && n.inputs.len() == 2)
+            .then_some(d)
+    }
+
+    fn rewrite_of(&self, i: usize) -> Option<(Rewrite, Vec<usize>)> {
+        const HEADS_FIRST: [usize; 4] = [0, 2, 1, 3];
+        let starts_heads = |p: &[usize]| p.len() == 4 && p[..2] == [0, 2];
+        let l = self.transposes_into(i, 0);
+        let r = self.transposes_into(i, 1);
+        if let (Some((lc, lp)), Some((rc, rp))) = (&l, &r) {
+            if starts_heads(lp) && starts_heads(rp) {
+                let scale = self.scale_of(i);
+                let (left, right) = (*lc.last()?, *rc.last()?);
+                let mut absorbed: Vec<usize> = lc.iter().chain(rc).copied().collect();
+                absorbed.extend(scale);
+                return Some((Rewrite::BothPermuted { left, right, scale }, absorbed));
+            }
+        }
+        let (rc, rp) = r?;
+        let output = self.sole_reader(i)?;
+        let o = &self.g.nodes[output];
+        (rp == HEADS_FIRST && o.op_type == "Transpose" && o.perm == HEADS_FIRST).then(|| {
+            let right = rc.last().copied().unwrap_or(output);
+            let rewrite = Rewrite::RightAndOutputPermuted { right, output };
+            let mut absorbed = rc.clone();
+            absorbed.push(output);
+            (rewrite, absorbed)
+        })
+    }
+}
+
+/// TPU-MLIR's rewrites of `g`'s attention matmuls (`readers`: value → nodes reading it).
+pub(super) fn attention(g: &NdGraph, readers: &HashMap<&str, Vec<usize>>) -> Attention {
+    let mut writer = HashMap::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        for o in &n.outputs {
+            writer.insert(o.as_str(), i);
+        }
+    }
+    let w = Wiring { g, writer, readers };
+    let mut out = Attention::default();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let act_by_act = matches!(n.work, Work::Matmul { weight: false, .. });
+        if !act_by_act || n.out_dims.len() != 4 {
+            continue;
+        }
+        if let Some((rewrite, absorbed)) = w.rewrite_of(i) {
+            out.rewrites.insert(i, rewrite);
+            out.absorbed.extend(absorbed);
+        }
+    }
+    out
+}
+
+/// The ONNX op types that only view their input.
+pub(super) const VIEWS: [&str; 4] = ["Reshape", "Flatten", "Squeeze", "Unsqueeze"];
+
+/// The value behind `name` in memory, read with `dims`: through the views (of values of
+/// three dims or more: a view from or to a 2-D value moves it, `nd_export`) to the value
+/// they view.
+fn held(g: &NdGraph, name: &str, dims: &[u64]) -> TxValue {
+    let mut at = name;
+    for _ in 0..g.nodes.len() {
+        let Some(n) = g
+            .nodes
+            .iter()
+            .find(|n| n.outputs.first().is_some_and(|o| o == at))
+        else {
+            break;
+        };
+        let input = n.inputs.iter().find(|e| e.kind == NdInputKind::Activation);
+        let view = n.work == Work::Free && VIEWS.contains(&n.op_type.as_str());
+        match input {
+            Some(e) if view && e.dims.len() > 2 && n.out_dims.len() > 2 => at = &e.name,
+            _ => break,
+        }
+    }
+    TxValue {
+        name: at.to_string(),
+        dims: dims.to_vec(),
+        weight: false,
+        wide: false,
+    }
+}
+
+/// `dims` with the second and third swapped (a permute (0, 2, 1, 3)).
+fn heads_swapped(dims: &[u64]) -> Vec<u64> {
+    let mut d = dims.to_vec();
+    if d.len() >= 3 {
+        d.swap(1, 2);
+    }
+    d
+}
+
+/// What node `t` (a transpose) reads, held as [`held`] finds it.
+fn operand_of(g: &NdGraph, t: usize) -> Option<TxValue> {
+    let e = g.nodes[t].inputs.first()?;
+    Some(held(g, &e.name, &e.dims))
+}
+
+/// A permute TPU-MLIR adds, named `loc`: a global layer moving what it reads.
+fn permute(base: &TxLayer, read: TxValue, write: TxValue, loc: String) -> TxLayer {
+    let elements = write.elements();
+    TxLayer {
+        op_type: "Permute".into(),
+        work: Work::Move,
+        elements_in: elements,
+        weight_elements: 0.0,
+        elements_out: elements,
+        wide_in: false,
+        wide_out: false,
+        heads_as_batch: false,
+        nodes: Vec::new(),
+        reads: vec![read],
+        writes: vec![write],
+        locs: vec![loc],
+        ..base.clone()
+    }
+}
+
+/// The first name TPU-MLIR gives node `n`'s ops.
+fn loc_of(n: &NdNode) -> String {
+    locs_of(n).into_iter().next().unwrap_or_default()
+}
+
+/// The layers TPU-MLIR makes of matmul node `i` under `rewrite` (`layer`: the matmul as
+/// written).
+pub(super) fn rewritten(g: &NdGraph, i: usize, rewrite: Rewrite, layer: TxLayer) -> Vec<TxLayer> {
+    let m = &g.nodes[i];
+    let mloc = loc_of(m);
+    let hdim_loc = format!("{mloc}_hdim_is_batch");
+    match rewrite {
+        Rewrite::BothPermuted { left, right, scale } => {
+            let out = m.outputs.first().cloned().unwrap_or_default();
+            let scores = TxValue {
+                name: format!("{out}#hdim"),
+                dims: heads_swapped(&m.out_dims),
+                weight: false,
+                wide: false,
+            };
+            let matmul = TxLayer {
+                reads: [left, right]
+                    .into_iter()
+                    .filter_map(|t| operand_of(g, t))
+                    .collect(),
+                writes: vec![scores.clone()],
+                locs: vec![hdim_loc],
+                heads_as_batch: true,
+                ..layer.clone()
+            };
+            let Some(d) = scale else {
+                let back = writes_of(m).into_iter().next().unwrap_or(scores.clone());
+                return vec![matmul, permute(&layer, scores, back, mloc)];
+            };
+            let dn = &g.nodes[d];
+            let dloc = loc_of(dn);
+            let scaled = TxValue {
+                name: format!("{}#hdim", dn.outputs.first().cloned().unwrap_or_default()),
+                ..scores.clone()
+            };
+            let scale = TxLayer {
+                reads: vec![scores],
+                writes: vec![scaled.clone()],
+                locs: vec![format!("{dloc}_{mloc}")],
+                ..TxLayer::of(d, dn)
+            };
+            let back = writes_of(dn).into_iter().next().unwrap_or(scaled.clone());
+            let moved = permute(&scale, scaled, back, format!("{mloc}_{dloc}"));
+            vec![matmul, scale, moved]
+        }
+        Rewrite::RightAndOutputPermuted { right, output } => {
+            let Some(x) = m.inputs.first() else {
+                return vec![layer];
+            };
+            let producer = g
+                .nodes
+                .iter()
+                .find(|n| n.outputs.contains(&x.name))
+                .map(loc_of)
+                .unwrap_or_else(|| x.name.clone());
+            let lhs = held(g, &x.name, &x.dims);
+            let permuted = TxValue {
+                name: format!("{}#permute", lhs.name),
+                dims: heads_swapped(&x.dims),
+                ..lhs.clone()
+            };
+            let before = permute(&layer, lhs, permuted.clone(), format!("{producer}_permute"));
+            let mut reads = vec![permuted];
+            reads.extend(operand_of(g, right));
+            let matmul = TxLayer {
+                reads,
+                writes: writes_of(&g.nodes[output]),
+                locs: vec![hdim_loc],
+                nodes: vec![i, output],
+                heads_as_batch: true,
+                ..layer
+            };
+            vec![before, matmul]
+        }
+    }
+}
