@@ -2,7 +2,8 @@
 """The zoo of generated transformer ONNX graphs that tpusim's NPU timing of transformers is
 checked on against TPU-MLIR 1.30.2 (issue 20, item 5).
 
-GPT-2-style (LayerNorm, fused QKV, GELU in its tanh form, causal mask by Where) and
+GPT-2-style (LayerNorm, fused QKV, GELU in its tanh form, causal mask by Where),
+BERT-style (GELU in its erf form, Hugging Face's padding mask as a second input) and
 LLaMA-style (RMSNorm as Pow/ReduceMean/Sqrt, rotary embedding, grouped-query attention,
 SiLU gating) blocks at different widths, heads, sequence lengths and batches, written by
 crates/graph/tests/data/nd/make_transformers.py the way torch.onnx.export writes them.
@@ -32,7 +33,7 @@ import onnx
 import onnxsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HELD_OUT = {"gpt2_d192_s96_b3", "llama_d320_s256", "gpt2_d512_s32_b4"}
+HELD_OUT = {"gpt2_d192_s96_b3", "llama_d320_s256", "gpt2_d512_s32_b4", "bert_d256_s96_b2"}
 
 # name: (family, builder arguments, batch, seq)
 ZOO = {
@@ -44,6 +45,11 @@ ZOO = {
     "gpt2_d192_s96_b3": ("gpt2", dict(d=192, heads=6), 3, 96),
     "llama_d320_s256": ("llama", dict(d=320, heads=5, kv_heads=5, ff=864), 1, 256),
     "gpt2_d512_s32_b4": ("gpt2", dict(d=512, heads=8), 4, 32),
+    # BERT-style with Hugging Face's padding mask (a second input, attention_mask), added
+    # in the nineteenth session: bert_d128_s64 compiled first and TPU-MLIR's rules read
+    # off it; bert_d256_s96_b2 held out, chosen before it was compiled
+    "bert_d128_s64": ("bert", dict(d=128, heads=4, padding_mask=True), 1, 64),
+    "bert_d256_s96_b2": ("bert", dict(d=256, heads=8, padding_mask=True), 2, 96),
 }
 
 
@@ -87,12 +93,16 @@ def main():
         common = dict(layers=2, vocab=512, positions=seq)
         if family == "gpt2":
             mt.gpt2(path=path, **common, **args)
+        elif family == "bert":
+            mt.bert(path=path, **common, **args)
         else:
             mt.llama(path, **common, **args)
         static(path, os.path.join(out, name + "_static.onnx"), batch, seq, stripped)
         if stripped:
             os.remove(path)
-        index[name] = {"input_shape": [batch, seq], "batch": batch, "seq": seq, "held_out": name in HELD_OUT}
+        inputs = 2 if args.get("padding_mask") else 1
+        shape = [batch, seq] if inputs == 1 else [[batch, seq]] * inputs
+        index[name] = {"input_shape": shape, "batch": batch, "seq": seq, "held_out": name in HELD_OUT}
     with open(os.path.join(out, "zoo.json"), "w") as f:
         json.dump(index, f, indent=1)
     print(f"{len(index)} networks in {out}")

@@ -17,7 +17,9 @@ for m in $NETS; do
   shape=$(python3 -c "import json; print(json.load(open('zoo.json'))['$m']['input_shape'])")
   mkdir -p "$m"
   ( cd "$m"
-    [ -f "$m.mlir" ] || model_transform.py --model_name "$m" --model_def "../$m${ONNX_SUFFIX:-}.onnx" --input_shapes "[$shape]" --mlir "$m.mlir" > transform.log 2>&1 \
+    # one input's shape [n, c, …], or every input's [[…], […]] as it is
+    case "$shape" in "[["*) shapes=$shape ;; *) shapes="[$shape]" ;; esac
+    [ -f "$m.mlir" ] || model_transform.py --model_name "$m" --model_def "../$m${ONNX_SUFFIX:-}.onnx" --input_shapes "$shapes" --mlir "$m.mlir" > transform.log 2>&1 \
       || { echo "$m: model_transform failed"; exit 0; }
     for c in ${CHIPS:-bm1684x bm1688}; do
       [ -f "${c}_lg/compiler_profile_0.txt" ] && continue

@@ -51,12 +51,12 @@ fn tpu_mlir_totals() -> Vec<(String, bool, f64)> {
 #[test]
 fn planned_cycles_of_the_zoo_stay_near_what_tpu_mlir_compiles() {
     let totals = tpu_mlir_totals();
-    assert_eq!(totals.len(), 8);
+    assert_eq!(totals.len(), 10);
     for (net, held_out, theirs) in totals {
         let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
         let p = planned(&g);
         let ratio = p.cycles as f64 / theirs;
-        // measured (bench/RESULTS-plan.md): tuned 0.64–1.02, held out 1.007–1.13
+        // measured (bench/RESULTS-plan.md): tuned 0.71–1.05, held out 0.91–1.04
         assert!(
             (0.6..=1.2).contains(&ratio),
             "{net} (held out: {held_out}): {} cycles, TPU-MLIR {theirs}",
@@ -241,9 +241,16 @@ fn exported_groups_name_tpu_mlir_ops_in_its_order() {
         for grp in &cache.group_layer {
             // every name is one TPU-MLIR gives an op of this graph (GPT-2's scale too, which
             // it renames `div_47_0_Div_matmul_45_0_MatMul` when it moves it before the
-            // permute after Q·Kᵀ)
+            // permute after Q·Kᵀ), but views it folded away (BERT's reshape of P·V's
+            // output), which it ignores
             for loc in &grp.locs {
-                assert!(known.contains(loc), "{net}: {loc} unknown to TPU-MLIR");
+                let view = ["_Reshape", "_Unsqueeze", "_Squeeze", "_Flatten"]
+                    .iter()
+                    .any(|v| loc.ends_with(v));
+                assert!(
+                    known.contains(loc) || view,
+                    "{net}: {loc} unknown to TPU-MLIR"
+                );
             }
             // what this group shares with TPU-MLIR's own group of most overlap comes in
             // the same order (TPU-MLIR refuses a group listed out of its op order)

@@ -29,17 +29,25 @@ use std::collections::{HashMap, HashSet};
 use tpusim_graph::nd::{NdGraph, NdInputKind, NdNode, Work};
 
 /// How TPU-MLIR rewrites one attention matmul.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Rewrite {
     /// Both operands permuted (0, 2, ·, ·) (`left` and `right`: the transposes reading
-    /// the operands as they lie); the scale node after it, if any.
+    /// the operands as they lie); the scale node after it, if any; `through`: the nodes
+    /// after the scale that run on the scores as they lie, up to the softmax that P·V
+    /// reads, when the permute back cancels P·V's (empty: the permute stays).
     BothPermuted {
         left: usize,
         right: usize,
         scale: Option<usize>,
+        through: Vec<usize>,
     },
-    /// The right operand and the output permuted (0, 2, 1, 3).
-    RightAndOutputPermuted { right: usize, output: usize },
+    /// The right operand and the output permuted (0, 2, 1, 3); `permute_left`: whether
+    /// the left operand is permuted first (not when Q·Kᵀ's permute cancels it).
+    RightAndOutputPermuted {
+        right: usize,
+        output: usize,
+        permute_left: bool,
+    },
 }
 
 /// What TPU-MLIR makes of a graph's attention matmuls.
@@ -127,7 +135,14 @@ impl<'g> Wiring<'g> {
                 let (left, right) = (*lc.last()?, *rc.last()?);
                 let mut absorbed: Vec<usize> = lc.iter().chain(rc).copied().collect();
                 absorbed.extend(scale);
-                return Some((Rewrite::BothPermuted { left, right, scale }, absorbed));
+                let through = Vec::new();
+                let rewrite = Rewrite::BothPermuted {
+                    left,
+                    right,
+                    scale,
+                    through,
+                };
+                return Some((rewrite, absorbed));
             }
         }
         let (rc, rp) = r?;
@@ -135,7 +150,11 @@ impl<'g> Wiring<'g> {
         let o = &self.g.nodes[output];
         (rp == HEADS_FIRST && o.op_type == "Transpose" && o.perm == HEADS_FIRST).then(|| {
             let right = rc.last().copied().unwrap_or(output);
-            let rewrite = Rewrite::RightAndOutputPermuted { right, output };
+            let rewrite = Rewrite::RightAndOutputPermuted {
+                right,
+                output,
+                permute_left: true,
+            };
             let mut absorbed = rc.clone();
             absorbed.push(output);
             (rewrite, absorbed)
@@ -163,7 +182,62 @@ pub(super) fn attention(g: &NdGraph, readers: &HashMap<&str, Vec<usize>>) -> Att
             out.absorbed.extend(absorbed);
         }
     }
+    cancel_permutes(&w, &mut out);
     out
+}
+
+/// Where the scores of a rewritten Q·Kᵀ go, after its scale, through element-wise work
+/// with a mask broadcast over the heads and the query rows ([b, 1, 1, s], BERT's padding
+/// mask) and a softmax straight into a rewritten P·V, TPU-MLIR runs them all on the
+/// scores as they lie and drops both permutes (its BERT on bm1684x: the mask's Add and
+/// the softmax in Q·Kᵀ's group, no permute left). A Where (GPT-2's causal mask over
+/// [1, 1, s, s]) stops it.
+fn cancel_permutes(w: &Wiring, out: &mut Attention) {
+    let broadcast = |n: &NdNode| {
+        n.inputs.len() == 2
+            && n.inputs.iter().any(|e| {
+                e.dims.len() == 4 && e.dims[1] == 1 && e.dims[2] == 1 && e.dims != n.out_dims
+            })
+    };
+    let starts: Vec<(usize, usize)> = out
+        .rewrites
+        .iter()
+        .filter_map(|(&m, r)| match r {
+            Rewrite::BothPermuted { scale: Some(d), .. } => Some((m, *d)),
+            _ => None,
+        })
+        .collect();
+    for (m, d) in starts {
+        let mut chain = Vec::new();
+        let mut at = d;
+        while let Some(r) = w.sole_reader(at) {
+            let n = &w.g.nodes[r];
+            let element_wise = matches!(n.op_type.as_str(), "Add" | "Sub" | "Mul") && broadcast(n);
+            if !(element_wise || n.op_type == "Softmax") || chain.len() >= w.g.nodes.len() {
+                break;
+            }
+            chain.push(r);
+            at = r;
+            if n.op_type == "Softmax" {
+                break;
+            }
+        }
+        let ends_in_softmax = chain
+            .last()
+            .is_some_and(|&j| w.g.nodes[j].op_type == "Softmax");
+        let Some(pv) = w.sole_reader(at).filter(|_| ends_in_softmax) else {
+            continue;
+        };
+        let Some(Rewrite::RightAndOutputPermuted { permute_left, .. }) = out.rewrites.get_mut(&pv)
+        else {
+            continue;
+        };
+        *permute_left = false;
+        out.absorbed.extend(chain.iter().copied());
+        if let Some(Rewrite::BothPermuted { through, .. }) = out.rewrites.get_mut(&m) {
+            *through = chain;
+        }
+    }
 }
 
 /// The ONNX op types that only view their input.
@@ -232,6 +306,33 @@ fn permute(base: &TxLayer, read: TxValue, write: TxValue, loc: String) -> TxLaye
     }
 }
 
+/// Node `j` (after a rewritten Q·Kᵀ's scale) run on the scores as they lie: reading
+/// `prev` for the scores, writing `<output>#hdim` of the swapped dims, its name as
+/// TPU-MLIR leaves it (`add_57_0_Add`, `softmax_58_0_Softmax`).
+fn as_they_lie(g: &NdGraph, j: usize, prev: &TxValue) -> TxLayer {
+    let n = &g.nodes[j];
+    let mut layer = TxLayer::of(j, n);
+    // the scores as written, [b, h, s, s]
+    let scores = heads_swapped(&prev.dims);
+    for v in layer
+        .reads
+        .iter_mut()
+        .filter(|v| !v.weight && v.dims == scores)
+    {
+        *v = prev.clone();
+    }
+    if !layer.reads.iter().any(|v| v.name == prev.name) {
+        layer.reads.insert(0, prev.clone());
+    }
+    layer.writes = vec![TxValue {
+        name: format!("{}#hdim", n.outputs.first().cloned().unwrap_or_default()),
+        dims: heads_swapped(&n.out_dims),
+        weight: false,
+        wide: false,
+    }];
+    layer
+}
+
 /// The first name TPU-MLIR gives node `n`'s ops.
 fn loc_of(n: &NdNode) -> String {
     locs_of(n).into_iter().next().unwrap_or_default()
@@ -244,7 +345,12 @@ pub(super) fn rewritten(g: &NdGraph, i: usize, rewrite: Rewrite, layer: TxLayer)
     let mloc = loc_of(m);
     let hdim_loc = format!("{mloc}_hdim_is_batch");
     match rewrite {
-        Rewrite::BothPermuted { left, right, scale } => {
+        Rewrite::BothPermuted {
+            left,
+            right,
+            scale,
+            through,
+        } => {
             let out = m.outputs.first().cloned().unwrap_or_default();
             let scores = TxValue {
                 name: format!("{out}#hdim"),
@@ -278,14 +384,45 @@ pub(super) fn rewritten(g: &NdGraph, i: usize, rewrite: Rewrite, layer: TxLayer)
                 locs: vec![format!("{dloc}_{mloc}")],
                 ..TxLayer::of(d, dn)
             };
-            let back = writes_of(dn).into_iter().next().unwrap_or(scaled.clone());
-            let moved = permute(&scale, scaled, back, format!("{mloc}_{dloc}"));
-            vec![matmul, scale, moved]
+            if through.is_empty() {
+                let back = writes_of(dn).into_iter().next().unwrap_or(scaled.clone());
+                let moved = permute(&scale, scaled, back, format!("{mloc}_{dloc}"));
+                return vec![matmul, scale, moved];
+            }
+            let mut layers = vec![matmul, scale];
+            let mut prev = scaled;
+            for &j in &through {
+                let layer = as_they_lie(g, j, &prev);
+                prev = layer.writes[0].clone();
+                layers.push(layer);
+            }
+            layers
         }
-        Rewrite::RightAndOutputPermuted { right, output } => {
+        Rewrite::RightAndOutputPermuted {
+            right,
+            output,
+            permute_left,
+        } => {
             let Some(x) = m.inputs.first() else {
                 return vec![layer];
             };
+            if !permute_left {
+                let mut reads = vec![TxValue {
+                    name: format!("{}#hdim", x.name),
+                    dims: heads_swapped(&x.dims),
+                    weight: false,
+                    wide: false,
+                }];
+                reads.extend(operand_of(g, right));
+                return vec![TxLayer {
+                    reads,
+                    writes: writes_of(&g.nodes[output]),
+                    locs: vec![hdim_loc],
+                    nodes: vec![i, output],
+                    heads_as_batch: true,
+                    ..layer
+                }];
+            }
             let producer = g
                 .nodes
                 .iter()

@@ -26,7 +26,7 @@
 
 use super::F32Ops;
 use std::collections::HashMap;
-use tpusim_graph::nd::{NdGraph, NdInputKind, NdNode, Work};
+use tpusim_graph::nd::{NdGraph, NdInput, NdInputKind, NdNode, Work};
 
 /// One layer of TPU-MLIR's form.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,6 +264,104 @@ impl<'a> Form<'a> {
             .filter(|&m| self.input_named(m, x))
     }
 
+    /// GELU in its erf form from its first node, x/√2 (or x·(1/√2)): Erf, + 1, × x,
+    /// × 0.5, as an exporter writes `x·0.5·(1 + erf(x/√2))`. The five nodes, or `None`.
+    fn gelu_erf(&self, scale: usize) -> Option<Vec<usize>> {
+        let by = self.scalar(scale)?;
+        let root2 = match self.g.nodes[scale].op_type.as_str() {
+            "Div" => by,
+            "Mul" => 1.0 / by,
+            _ => return None,
+        };
+        if (root2 - std::f64::consts::SQRT_2).abs() > 1e-3 {
+            return None;
+        }
+        let x = &self.g.nodes[scale]
+            .inputs
+            .iter()
+            .find(|e| e.kind == NdInputKind::Activation)?
+            .name;
+        let erf = self.sole_reader(scale, "Erf")?;
+        let one = self
+            .sole_reader(erf, "Add")
+            .filter(|&a| self.scalar(a) == Some(1.0))?;
+        let by_x = self
+            .sole_reader(one, "Mul")
+            .filter(|&m| self.input_named(m, x))?;
+        let half = self
+            .sole_reader(by_x, "Mul")
+            .filter(|&m| self.scalar(m) == Some(0.5))?;
+        Some(vec![scale, erf, one, by_x, half])
+    }
+
+    /// The graph input node `i` reads, through views (Hugging Face's `attention_mask`
+    /// under an Unsqueeze), if any.
+    fn graph_input_behind(&self, i: usize) -> Option<&'a NdInput> {
+        let mut at = &self.g.nodes[i].inputs.first()?.name;
+        for _ in 0..self.g.nodes.len() {
+            if let Some(input) = self.g.inputs.iter().find(|x| &x.name == at) {
+                return Some(input);
+            }
+            let view = self.g.nodes.iter().find(|n| {
+                n.work == Work::Free && n.outputs.first() == Some(at) && n.op_type != "Constant"
+            })?;
+            at = &view
+                .inputs
+                .iter()
+                .find(|e| e.kind == NdInputKind::Activation)?
+                .name;
+        }
+        None
+    }
+
+    /// A Cast of graph input `input` (an integer mask to a float) as TPU-MLIR runs it
+    /// under a 16-bit type: the input cast to f32 where it enters (`attention_mask_f32`),
+    /// then to 16 bits before the cast's reader (`cast_8_0_Castsub_10_0_Sub_f16`).
+    fn input_cast(&self, i: usize, input: &NdInput, cast: &TxLayer) -> Vec<TxLayer> {
+        let wide = |dims: &[u64]| TxValue {
+            name: format!("{}#f32", input.name),
+            dims: dims.to_vec(),
+            weight: false,
+            wide: true,
+        };
+        let entering = TxValue {
+            name: input.name.clone(),
+            dims: input.dims.clone(),
+            weight: false,
+            wide: false,
+        };
+        let read_dims = cast
+            .reads
+            .first()
+            .map_or(input.dims.clone(), |v| v.dims.clone());
+        let reader = self.g.nodes[i]
+            .outputs
+            .first()
+            .and_then(|o| self.readers.get(o.as_str()))
+            .and_then(|r| r.first())
+            .and_then(|&j| locs_of(&self.g.nodes[j]).into_iter().next())
+            .unwrap_or_default();
+        let own = cast.locs.first().cloned().unwrap_or_default();
+        let to_f32 = TxLayer {
+            locs: vec![format!("{}_f32", input.name)],
+            elements_in: entering.elements(),
+            elements_out: entering.elements(),
+            nodes: Vec::new(),
+            ..TxLayer::part(
+                cast,
+                "Cast",
+                vec![entering.clone()],
+                vec![wide(&input.dims)],
+            )
+        };
+        let to_16 = TxLayer {
+            locs: vec![format!("{own}{reader}_f16")],
+            nodes: cast.nodes.clone(),
+            ..TxLayer::part(cast, "Cast", vec![wide(&read_dims)], cast.writes.clone())
+        };
+        vec![to_f32, to_16]
+    }
+
     /// The bias Add right after a weight MatMul, or `None`.
     fn bias(&self, matmul: usize) -> Option<usize> {
         let add = self.sole_reader(matmul, "Add")?;
@@ -320,7 +418,7 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
             continue;
         }
         let mut layer = TxLayer::of(i, n);
-        if let Some(&rewrite) = attention.rewrites.get(&i) {
+        if let Some(rewrite) = attention.rewrites.get(&i).cloned() {
             form.taken[i] = true;
             layers.extend(super::nd_attention::rewritten(g, i, rewrite, layer));
             continue;
@@ -347,6 +445,12 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                         locs: locs_of(last),
                         ..layer
                     };
+                    nodes.iter().for_each(|&j| form.taken[j] = true);
+                }
+            }
+            "Div" | "Mul" => {
+                if let Some(nodes) = form.gelu_erf(i) {
+                    layer = fused(g, &nodes, layer, "Gelu", "GELU");
                     nodes.iter().for_each(|&j| form.taken[j] = true);
                 }
             }
@@ -379,6 +483,13 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                         .extend(reads_of(&g.nodes[add]).into_iter().filter(|v| v.weight));
                     layer.writes = writes_of(&g.nodes[add]);
                     layer.locs.extend(locs_of(&g.nodes[add]));
+                }
+            }
+            "Cast" if narrow => {
+                if let Some(input) = form.graph_input_behind(i) {
+                    form.taken[i] = true;
+                    layers.extend(form.input_cast(i, input, &layer));
+                    continue;
                 }
             }
             "Transpose" if form.folds_into_attention(i) => continue,
@@ -443,6 +554,33 @@ fn output_casts(layers: &[TxLayer], readers: &HashMap<&str, Vec<usize>>) -> Vec<
         }
     }
     casts
+}
+
+/// `nodes` (a pattern from `first`, its layer) as one `op_type` layer, named and written as
+/// its last node, its ops named `<last output>_<loc_type>` (TPU-MLIR's fused GELU:
+/// `mul_77_0_GELU`).
+fn fused(g: &NdGraph, nodes: &[usize], first: TxLayer, op_type: &str, loc_type: &str) -> TxLayer {
+    let last = &g.nodes[nodes[nodes.len() - 1]];
+    let flops = nodes.iter().map(|&j| match g.nodes[j].work {
+        Work::Vector { flops } => flops,
+        _ => 0.0,
+    });
+    TxLayer {
+        name: last.name.clone(),
+        op_type: op_type.into(),
+        work: Work::Vector { flops: flops.sum() },
+        elements_out: last.elements_out,
+        nodes: nodes.to_vec(),
+        reads: first.reads.iter().filter(|v| !v.weight).cloned().collect(),
+        writes: writes_of(last),
+        locs: last
+            .outputs
+            .first()
+            .map(|o| format!("{o}_{loc_type}"))
+            .into_iter()
+            .collect(),
+        ..first
+    }
 }
 
 /// Whether `split` cuts `matmul`'s output along its last dim (its first output is as

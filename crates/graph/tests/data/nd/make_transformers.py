@@ -71,7 +71,7 @@ def ids_input():
     return helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"])
 
 
-def attention(g, x, p, d, heads, kv_heads, causal, rotary=None, mask_side=None):
+def attention(g, x, p, d, heads, kv_heads, causal, rotary=None, mask_side=None, additive=None):
     hd = d // heads
     b, s = g.dim(x, 0), g.dim(x, 1)
     if kv_heads == heads and rotary is None:
@@ -106,6 +106,8 @@ def attention(g, x, p, d, heads, kv_heads, causal, rotary=None, mask_side=None):
         mask = g.op("Slice", [mask_buf, g.c([0]), s, g.c([2])])
         mask = g.op("Slice", [mask, g.c([0]), s, g.c([3])])
         scores = g.op("Where", [mask, scores, g.c(-1e9, np.float32)])
+    if additive is not None:
+        scores = g.op("Add", [scores, additive])
     probs = g.op("Softmax", [scores], axis=-1)
     o = g.op("Transpose", [g.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
     o = g.reshape(o, [b, s, g.c([d])])
@@ -137,16 +139,23 @@ def gpt2(layers=2, d=32, heads=4, vocab=64, positions=64, path=None):
     g.save([ids_input()], logits, path or os.path.join(HERE, "gpt2_tiny.onnx"))
 
 
-def bert(layers=2, d=32, heads=4, vocab=64, positions=64):
-    g = G("bert_tiny")
+def bert(layers=2, d=32, heads=4, vocab=64, positions=64, path=None, padding_mask=False):
+    """BERT-style encoder; with `padding_mask`, Hugging Face's second input
+    `attention_mask` [batch, seq] (1 keep, 0 pad), added to the scores as
+    (1 − mask)·−10000 over [batch, 1, 1, seq]."""
+    g = G("bert_tiny" if path is None else "bert")
     ids = "input_ids"
     s = g.dim(ids, 1)
+    additive = None
+    if padding_mask:
+        m = g.op("Cast", [g.op("Unsqueeze", ["attention_mask", g.c([1, 2])])], to=TensorProto.FLOAT)
+        additive = g.op("Mul", [g.op("Sub", [g.c(1.0, np.float32), m]), g.c(-10000.0, np.float32)])
     pos = g.op("Unsqueeze", [g.op("Range", [g.c(0), g.op("Squeeze", [s, g.c([0])]), g.c(1)]), g.c([0])])
     x = g.op("Add", [g.op("Gather", [g.w("word", (vocab, d)), ids]), g.op("Gather", [g.w("position", (positions, d)), pos])])
     x = g.op("LayerNormalization", [x, g.w("emb_ln.g", (d,)), g.w("emb_ln.b", (d,))], axis=-1)
     for i in range(layers):
         p = f"layer.{i}."
-        a = attention(g, x, p, d, heads, heads, causal=False)
+        a = attention(g, x, p, d, heads, heads, causal=False, additive=additive)
         a = g.op("Add", [g.op("MatMul", [a, g.w(p + "o.w", (d, d))]), g.w(p + "o.b", (d,))])
         x = g.op("LayerNormalization", [g.op("Add", [x, a]), g.w(p + "ln1.g", (d,)), g.w(p + "ln1.b", (d,))], axis=-1)
         h = g.op("Add", [g.op("MatMul", [x, g.w(p + "fc.w", (d, 4 * d))]), g.w(p + "fc.b", (4 * d,))])
@@ -154,7 +163,10 @@ def bert(layers=2, d=32, heads=4, vocab=64, positions=64):
         h = g.op("Mul", [g.op("Mul", [h, g.op("Add", [erf, g.c(1.0, np.float32)])]), g.c(0.5, np.float32)])
         h = g.op("Add", [g.op("MatMul", [h, g.w(p + "proj.w", (4 * d, d))]), g.w(p + "proj.b", (d,))])
         x = g.op("LayerNormalization", [g.op("Add", [x, h]), g.w(p + "ln2.g", (d,)), g.w(p + "ln2.b", (d,))], axis=-1)
-    g.save([ids_input()], x, os.path.join(HERE, "bert_tiny.onnx"))
+    inputs = [ids_input()]
+    if padding_mask:
+        inputs.append(helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch_size", "sequence_length"]))
+    g.save(inputs, x, path or os.path.join(HERE, "bert_tiny.onnx"))
 
 
 def llama(path, layers=2, d=32, heads=4, kv_heads=2, ff=80, vocab=64, external=False, positions=64):
