@@ -362,6 +362,27 @@ impl<'a> Form<'a> {
         vec![to_f32, to_16]
     }
 
+    /// What an attention matmul reads for `v` when a transpose of the last two dims (Kᵀ)
+    /// wrote it, which TPU-MLIR folds into the matmul (its `right_transpose`): the
+    /// transpose's input, as it lies; `None` otherwise.
+    fn folded_transpose_of(&self, v: &TxValue) -> Option<TxValue> {
+        let t = self
+            .g
+            .nodes
+            .iter()
+            .find(|n| n.op_type == "Transpose" && n.outputs.first() == Some(&v.name))?;
+        let r = t.perm.len();
+        let swaps_last_two = r >= 2
+            && t.perm[..r - 2].iter().enumerate().all(|(k, &a)| a == k)
+            && t.perm[r - 2..] == [r - 1, r - 2];
+        let input = t.inputs.first().filter(|_| swaps_last_two)?;
+        Some(TxValue {
+            name: input.name.clone(),
+            dims: input.dims.clone(),
+            ..v.clone()
+        })
+    }
+
     /// The bias Add right after a weight MatMul, or `None`.
     fn bias(&self, matmul: usize) -> Option<usize> {
         let add = self.sole_reader(matmul, "Add")?;
@@ -512,6 +533,16 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
     for v in layers.iter_mut().flat_map(|l| l.reads.iter_mut()) {
         if folded.contains(v.name.as_str()) {
             v.weight = true;
+        }
+    }
+    for l in layers
+        .iter_mut()
+        .filter(|l| l.op_type == "MatMul" && !l.heads_as_batch)
+    {
+        for v in l.reads.iter_mut().filter(|v| !v.weight) {
+            if let Some(kt) = form.folded_transpose_of(v) {
+                *v = kt;
+            }
         }
     }
     if narrow {
