@@ -108,3 +108,17 @@ def test_plan_takes_a_transformer_onnx_as_the_cli_does(cli, repo):
         tpusim.plan(gpt2, seq=0)
     with pytest.raises(tpusim.BadInput, match="do not broadcast"):
         tpusim.plan(gpt2, seq=128)
+
+
+def test_plan_groups_a_berts_whole_attention_as_tpu_mlir_does(repo):
+    zoo = repo / "crates" / "planner" / "tests" / "data" / "tx_zoo"
+    d = tpusim.plan(str(zoo / "bert_d128_s64_static.onnx")).to_dict()["plan"]
+    layers = d["layers"]
+    kinds = [[layers[i]["op_type"] for i in range(r["start"], r["end"])] for r in d["groups"]]
+    # TPU-MLIR's own group: the Q and K slices, Q·Kᵀ with the heads as a batch, its scale,
+    # the padding mask's Add, the softmax and P·V, with no permute left
+    attention = [k for k in kinds if "Softmax" in k]
+    assert attention and all(k.count("MatMul") == 2 for k in attention)
+    assert not any(l["op_type"] == "Permute" for l in layers)
+    assert sum(l["heads_as_batch"] for l in layers) == 4
+    assert any(l["op_type"] == "Gelu" and l["f32"] for l in layers)
