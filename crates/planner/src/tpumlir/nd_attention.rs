@@ -341,112 +341,132 @@ fn loc_of(n: &NdNode) -> String {
 /// The layers TPU-MLIR makes of matmul node `i` under `rewrite` (`layer`: the matmul as
 /// written).
 pub(super) fn rewritten(g: &NdGraph, i: usize, rewrite: Rewrite, layer: TxLayer) -> Vec<TxLayer> {
-    let m = &g.nodes[i];
-    let mloc = loc_of(m);
-    let hdim_loc = format!("{mloc}_hdim_is_batch");
     match rewrite {
         Rewrite::BothPermuted {
             left,
             right,
             scale,
             through,
-        } => {
-            let out = m.outputs.first().cloned().unwrap_or_default();
-            let scores = TxValue {
-                name: format!("{out}#hdim"),
-                dims: heads_swapped(&m.out_dims),
-                weight: false,
-                wide: false,
-            };
-            let matmul = TxLayer {
-                reads: [left, right]
-                    .into_iter()
-                    .filter_map(|t| operand_of(g, t))
-                    .collect(),
-                writes: vec![scores.clone()],
-                locs: vec![hdim_loc],
-                heads_as_batch: true,
-                ..layer.clone()
-            };
-            let Some(d) = scale else {
-                let back = writes_of(m).into_iter().next().unwrap_or(scores.clone());
-                return vec![matmul, permute(&layer, scores, back, mloc)];
-            };
-            let dn = &g.nodes[d];
-            let dloc = loc_of(dn);
-            let scaled = TxValue {
-                name: format!("{}#hdim", dn.outputs.first().cloned().unwrap_or_default()),
-                ..scores.clone()
-            };
-            let scale = TxLayer {
-                reads: vec![scores],
-                writes: vec![scaled.clone()],
-                locs: vec![format!("{dloc}_{mloc}")],
-                ..TxLayer::of(d, dn)
-            };
-            if through.is_empty() {
-                let back = writes_of(dn).into_iter().next().unwrap_or(scaled.clone());
-                let moved = permute(&scale, scaled, back, format!("{mloc}_{dloc}"));
-                return vec![matmul, scale, moved];
-            }
-            let mut layers = vec![matmul, scale];
-            let mut prev = scaled;
-            for &j in &through {
-                let layer = as_they_lie(g, j, &prev);
-                prev = layer.writes[0].clone();
-                layers.push(layer);
-            }
-            layers
-        }
+        } => both_permuted(g, i, [left, right], scale, &through, layer),
         Rewrite::RightAndOutputPermuted {
             right,
             output,
             permute_left,
-        } => {
-            let Some(x) = m.inputs.first() else {
-                return vec![layer];
-            };
-            if !permute_left {
-                let mut reads = vec![TxValue {
-                    name: format!("{}#hdim", x.name),
-                    dims: heads_swapped(&x.dims),
-                    weight: false,
-                    wide: false,
-                }];
-                reads.extend(operand_of(g, right));
-                return vec![TxLayer {
-                    reads,
-                    writes: writes_of(&g.nodes[output]),
-                    locs: vec![hdim_loc],
-                    nodes: vec![i, output],
-                    heads_as_batch: true,
-                    ..layer
-                }];
-            }
-            let producer = g
-                .nodes
-                .iter()
-                .find(|n| n.outputs.contains(&x.name))
-                .map(loc_of)
-                .unwrap_or_else(|| x.name.clone());
-            let lhs = held(g, &x.name, &x.dims);
-            let permuted = TxValue {
-                name: format!("{}#permute", lhs.name),
-                dims: heads_swapped(&x.dims),
-                ..lhs.clone()
-            };
-            let before = permute(&layer, lhs, permuted.clone(), format!("{producer}_permute"));
-            let mut reads = vec![permuted];
-            reads.extend(operand_of(g, right));
-            let matmul = TxLayer {
-                reads,
-                writes: writes_of(&g.nodes[output]),
-                locs: vec![hdim_loc],
-                nodes: vec![i, output],
-                heads_as_batch: true,
-                ..layer
-            };
-            vec![before, matmul]
-        }
+        } => right_and_output_permuted(g, i, right, output, permute_left, layer),
     }
+}
+
+/// Q·Kᵀ reading both operands as they lie (`operands`: the transposes reading them),
+/// then its scale, then the permute back or the nodes `through` to the softmax.
+fn both_permuted(
+    g: &NdGraph,
+    i: usize,
+    operands: [usize; 2],
+    scale: Option<usize>,
+    through: &[usize],
+    layer: TxLayer,
+) -> Vec<TxLayer> {
+    let m = &g.nodes[i];
+    let mloc = loc_of(m);
+    let hdim_loc = format!("{mloc}_hdim_is_batch");
+    let out = m.outputs.first().cloned().unwrap_or_default();
+    let scores = TxValue {
+        name: format!("{out}#hdim"),
+        dims: heads_swapped(&m.out_dims),
+        weight: false,
+        wide: false,
+    };
+    let matmul = TxLayer {
+        reads: operands
+            .into_iter()
+            .filter_map(|t| operand_of(g, t))
+            .collect(),
+        writes: vec![scores.clone()],
+        locs: vec![hdim_loc],
+        heads_as_batch: true,
+        ..layer.clone()
+    };
+    let Some(d) = scale else {
+        let back = writes_of(m).into_iter().next().unwrap_or(scores.clone());
+        return vec![matmul, permute(&layer, scores, back, mloc)];
+    };
+    let dn = &g.nodes[d];
+    let dloc = loc_of(dn);
+    let scaled = TxValue {
+        name: format!("{}#hdim", dn.outputs.first().cloned().unwrap_or_default()),
+        ..scores.clone()
+    };
+    let scale = TxLayer {
+        reads: vec![scores],
+        writes: vec![scaled.clone()],
+        locs: vec![format!("{dloc}_{mloc}")],
+        ..TxLayer::of(d, dn)
+    };
+    if through.is_empty() {
+        let back = writes_of(dn).into_iter().next().unwrap_or(scaled.clone());
+        let moved = permute(&scale, scaled, back, format!("{mloc}_{dloc}"));
+        return vec![matmul, scale, moved];
+    }
+    let mut layers = vec![matmul, scale];
+    let mut prev = scaled;
+    for &j in through {
+        let layer = as_they_lie(g, j, &prev);
+        prev = layer.writes[0].clone();
+        layers.push(layer);
+    }
+    layers
+}
+
+/// P·V with the heads as a batch, its left operand permuted first unless Q·Kᵀ's chain
+/// left it as it lies.
+fn right_and_output_permuted(
+    g: &NdGraph,
+    i: usize,
+    right: usize,
+    output: usize,
+    permute_left: bool,
+    layer: TxLayer,
+) -> Vec<TxLayer> {
+    let m = &g.nodes[i];
+    let hdim_loc = format!("{}_hdim_is_batch", loc_of(m));
+    let Some(x) = m.inputs.first() else {
+        return vec![layer];
+    };
+    let mut layers = Vec::new();
+    // P reads as Q·Kᵀ's chain left the scores, or permuted before it
+    let lhs = if permute_left {
+        let producer = g
+            .nodes
+            .iter()
+            .find(|n| n.outputs.contains(&x.name))
+            .map(loc_of)
+            .unwrap_or_else(|| x.name.clone());
+        let held = held(g, &x.name, &x.dims);
+        let permuted = TxValue {
+            name: format!("{}#permute", held.name),
+            dims: heads_swapped(&x.dims),
+            ..held.clone()
+        };
+        let loc = format!("{producer}_permute");
+        layers.push(permute(&layer, held, permuted.clone(), loc));
+        permuted
+    } else {
+        TxValue {
+            name: format!("{}#hdim", x.name),
+            dims: heads_swapped(&x.dims),
+            weight: false,
+            wide: false,
+        }
+    };
+    let mut reads = vec![lhs];
+    reads.extend(operand_of(g, right));
+    layers.push(TxLayer {
+        reads,
+        writes: writes_of(&g.nodes[output]),
+        locs: vec![hdim_loc],
+        nodes: vec![i, output],
+        heads_as_batch: true,
+        ..layer
+    });
+    layers
 }
