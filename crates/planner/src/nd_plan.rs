@@ -61,8 +61,9 @@ pub struct NdGroup {
     /// Slices along H (the third: the query rows of attention scores [b, heads, s, s]).
     pub hsecs: u64,
     /// Bytes a lane holds at the group's peak: held whole, the values live across a
-    /// member (from the first member touching each to the last) and its own buffers;
-    /// cut in slices, every value at once (0 for a global layer).
+    /// member (from its writer, or the group's start for what it loads, to its last
+    /// reader) and its own buffers; cut in slices, every value at once (0 for a global
+    /// layer).
     pub lane_bytes: u64,
     /// Bytes loaded from global memory.
     pub load_bytes: u64,
@@ -102,6 +103,8 @@ pub struct NdPlan {
 /// What a plan is made against: the graph's layers, who reads each value, and the chip.
 struct Ctx<'a> {
     layers: &'a [TxLayer],
+    /// The graph's views: output → (what it views, flat).
+    views: HashMap<String, (String, bool)>,
     costs: Vec<crate::GlobalOpCost>,
     readers: HashMap<&'a str, Vec<usize>>,
     t: Timing,
@@ -112,7 +115,12 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(layers: &'a [TxLayer], chip: &NpuChip, dtype: ElementType) -> Result<Ctx<'a>> {
+    fn new(
+        g: &NdGraph,
+        layers: &'a [TxLayer],
+        chip: &NpuChip,
+        dtype: ElementType,
+    ) -> Result<Ctx<'a>> {
         let t = chip.timing_at(dtype)?;
         let bits = dtype.bits();
         let lanes = chip.geometry.npu_num.max(1);
@@ -128,6 +136,7 @@ impl<'a> Ctx<'a> {
         }
         Ok(Ctx {
             layers,
+            views: crate::tpumlir::nd_attention::view_edges(g),
             costs,
             readers,
             t,
@@ -182,6 +191,30 @@ impl<'a> Ctx<'a> {
             .saturating_mul(2)
             .saturating_add(maxima)
             .saturating_add(align(32 * 4) + align(192 * 4))
+    }
+
+    /// Whether a member reads, through a flat view (from or to a value of at most two
+    /// dims), what another member writes. The view runs outside the group, so TPU-MLIR
+    /// refuses such a group ("operand does not dominate this use": gpt2_d64_s64 on
+    /// bm1688, its LayerNorm and the Gemm after `_v_206_Reshape` in one group).
+    fn straddles_a_flat_view(&self, members: &[TxLayer]) -> bool {
+        let written: HashSet<&str> = members
+            .iter()
+            .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+            .collect();
+        members.iter().flat_map(|l| &l.reads).any(|v| {
+            let (mut at, mut flat) = (v.name.as_str(), false);
+            for _ in 0..self.views.len() {
+                match self.views.get(at) {
+                    Some((up, f)) => {
+                        flat |= *f;
+                        at = up;
+                    }
+                    None => break,
+                }
+            }
+            flat && written.contains(at)
+        })
     }
 
     /// Cycles of layer `l`'s transfer of `v`: a permute's (at a group's edge) moves `v`
@@ -243,6 +276,9 @@ impl<'a> Ctx<'a> {
         if inner.iter().any(|l| l.op_type == "Permute") || too_few(members) {
             return None;
         }
+        if self.straddles_a_flat_view(members) {
+            return None;
+        }
         if let Some(g) = self.sliced(start, end, Slicing::WHOLE) {
             return Some(g);
         }
@@ -294,11 +330,18 @@ impl<'a> Ctx<'a> {
                     .lane_bytes_of(&cut.part(v))
                     .saturating_mul(cut.buffers(v));
                 let k = steps.len();
+                // what the group loads may be loaded any time before its first use
+                // (TPU-MLIR prefetches), so it is held from the group's start
+                let first = if written.contains(v.name.as_str()) {
+                    k
+                } else {
+                    0
+                };
                 spans
                     .entry(v.name.as_str())
                     .and_modify(|s| s.last = k)
                     .or_insert(Span {
-                        first: k,
+                        first,
                         last: k,
                         bytes,
                     });
@@ -385,8 +428,9 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// When a value is held in a group's local memory: from the first member that touches
-/// it to the last, and the bytes of a lane it takes.
+/// When a value is held in a group's local memory: from the member that writes it (from
+/// the group's start, for what the group loads) to the last that reads it, and the bytes
+/// of a lane it takes.
 #[derive(Debug, Clone, Copy)]
 struct Span {
     first: usize,
@@ -565,8 +609,19 @@ fn too_few(members: &[TxLayer]) -> bool {
     members.iter().filter(|l| l.op_type != "Permute").count() < 2
 }
 
-/// Whether a layer may join a group.
+/// Whether a layer may join a group. Not one that reads or writes an activation of at
+/// most two dims: in local memory TPU-MLIR lays it out one element a plane, and groups
+/// it never does in the zoo (gpt2_d64_s64's 2-D GELU chain, grouped on bm1688, compiled
+/// to 2.1× TPU-MLIR's cycles where our transfer floors priced it cheap).
 fn groupable(l: &TxLayer) -> bool {
+    let flat = l
+        .reads
+        .iter()
+        .chain(&l.writes)
+        .any(|v| !v.weight && v.dims.len() <= 2);
+    if flat {
+        return false;
+    }
     match l.work {
         Work::Matmul { weight, .. } => weight || l.heads_as_batch,
         Work::Vector { .. } => true,
@@ -582,7 +637,7 @@ fn groupable(l: &TxLayer) -> bool {
 /// layer.
 pub fn plan_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<NdPlan> {
     let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
-    let ctx = Ctx::new(&layers, chip, dtype)?;
+    let ctx = Ctx::new(g, &layers, chip, dtype)?;
     let n = layers.len();
     // best[i]: cheapest cycles of layers 0..i, and the run that ends there
     let mut best: Vec<(u64, Option<NdGroup>)> = vec![(0, None); n + 1];
@@ -670,7 +725,7 @@ pub fn verify_nd_plan(
     plan: &NdPlan,
 ) -> Result<()> {
     let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
-    let ctx = Ctx::new(&layers, chip, dtype)?;
+    let ctx = Ctx::new(g, &layers, chip, dtype)?;
     let bad = |what: String| Err(PlanError::Invalid(format!("transformer plan: {what}")));
     if plan.layers.len() != layers.len() {
         return bad(format!(

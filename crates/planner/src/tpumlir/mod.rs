@@ -50,7 +50,7 @@ pub mod cache;
 pub mod calib;
 mod export;
 pub mod lowering;
-mod nd_attention;
+pub(crate) mod nd_attention;
 pub mod nd_export;
 pub mod nd_form;
 mod nd_order;

@@ -243,6 +243,24 @@ fn cancel_permutes(w: &Wiring, out: &mut Attention) {
 /// The ONNX op types that only view their input.
 pub(super) const VIEWS: [&str; 4] = ["Reshape", "Flatten", "Squeeze", "Unsqueeze"];
 
+/// Every view of `g` (Reshape, Flatten, Squeeze, Unsqueeze): its output → what it views,
+/// and whether it is flat (from or to a value of at most two dims: it runs outside any
+/// layer group, `nd_export`).
+pub(crate) fn view_edges(g: &NdGraph) -> HashMap<String, (String, bool)> {
+    g.nodes
+        .iter()
+        .filter(|n| n.work == Work::Free && VIEWS.contains(&n.op_type.as_str()))
+        .filter_map(|n| {
+            let input = n
+                .inputs
+                .iter()
+                .find(|e| e.kind == NdInputKind::Activation)?;
+            let flat = n.out_dims.len() <= 2 || input.dims.len() <= 2;
+            Some((n.outputs.first()?.clone(), (input.name.clone(), flat)))
+        })
+        .collect()
+}
+
 /// The value behind `name` in memory, read with `dims`: through the views (of values of
 /// three dims or more: a view from or to a 2-D value moves it, `nd_export`) to the value
 /// they view.
