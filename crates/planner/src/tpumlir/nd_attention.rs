@@ -243,21 +243,42 @@ fn cancel_permutes(w: &Wiring, out: &mut Attention) {
 /// The ONNX op types that only view their input.
 pub(super) const VIEWS: [&str; 4] = ["Reshape", "Flatten", "Squeeze", "Unsqueeze"];
 
-/// Every view of `g` (Reshape, Flatten, Squeeze, Unsqueeze): its output → what it views,
-/// and whether it is flat (from or to a value of at most two dims: it runs outside any
-/// layer group, `nd_export`).
-pub(crate) fn view_edges(g: &NdGraph) -> HashMap<String, (String, bool)> {
+/// A view node of a graph (Reshape, Flatten, Squeeze, Unsqueeze).
+pub(super) struct ViewNode<'g> {
+    /// The node.
+    pub node: &'g NdNode,
+    /// Its first output.
+    pub output: &'g str,
+    /// The activation it views.
+    pub input: &'g str,
+    /// From or to a value of at most two dims: TPU-MLIR lays such a value out one
+    /// element a plane, and the view runs outside any layer group (`nd_export`).
+    pub flat: bool,
+}
+
+/// Every view node of `g`.
+pub(super) fn view_nodes(g: &NdGraph) -> impl Iterator<Item = ViewNode<'_>> {
     g.nodes
         .iter()
         .filter(|n| n.work == Work::Free && VIEWS.contains(&n.op_type.as_str()))
-        .filter_map(|n| {
-            let input = n
+        .filter_map(|node| {
+            let input = node
                 .inputs
                 .iter()
                 .find(|e| e.kind == NdInputKind::Activation)?;
-            let flat = n.out_dims.len() <= 2 || input.dims.len() <= 2;
-            Some((n.outputs.first()?.clone(), (input.name.clone(), flat)))
+            Some(ViewNode {
+                node,
+                output: node.outputs.first()?,
+                input: &input.name,
+                flat: node.out_dims.len() <= 2 || input.dims.len() <= 2,
+            })
         })
+}
+
+/// Every view of `g`: its output → what it views, and whether it is flat.
+pub(crate) fn view_edges(g: &NdGraph) -> HashMap<String, (String, bool)> {
+    view_nodes(g)
+        .map(|v| (v.output.to_string(), (v.input.to_string(), v.flat)))
         .collect()
 }
 

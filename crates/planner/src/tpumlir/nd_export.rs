@@ -16,12 +16,12 @@
 //! TPU-MLIR does not know is ignored, so listing a view it folded away is harmless.
 
 use super::cache::{Cache, CacheGroup};
-use super::nd_attention::VIEWS;
+use super::nd_attention::view_nodes;
 use super::nd_form::{lower, TxLayer};
 use crate::nd_plan::NdPlan;
 use crate::NpuChip;
 use std::collections::HashSet;
-use tpusim_graph::nd::{NdGraph, NdInputKind, Work};
+use tpusim_graph::nd::NdGraph;
 use tpusim_layout::ElementType;
 
 /// `plan`'s groups of `g` (planned on `chip` in `dtype`) as a TPU-MLIR cache.
@@ -66,21 +66,12 @@ struct View<'g> {
 }
 
 fn views(g: &NdGraph) -> Vec<View<'_>> {
-    g.nodes
-        .iter()
-        .filter(|n| n.work == Work::Free && VIEWS.contains(&n.op_type.as_str()))
-        .filter_map(|n| {
-            let input = n
-                .inputs
-                .iter()
-                .find(|e| e.kind == NdInputKind::Activation)?;
-            let output = n.outputs.first()?;
-            Some(View {
-                output,
-                input: &input.name,
-                loc: format!("{output}_{}", n.op_type),
-                flat: n.out_dims.len() <= 2 || input.dims.len() <= 2,
-            })
+    view_nodes(g)
+        .map(|v| View {
+            output: v.output,
+            input: v.input,
+            loc: format!("{}_{}", v.output, v.node.op_type),
+            flat: v.flat,
         })
         .collect()
 }
