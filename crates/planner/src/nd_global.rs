@@ -68,28 +68,18 @@ pub(crate) fn timed_layers(layers: &[TxLayer], costs: &[GlobalOpCost]) -> Vec<Nd
         .collect()
 }
 
-/// A permute TPU-MLIR adds around an attention matmul (`tpumlir::nd_attention`) moves
-/// its value one row of the last dim at a time, in and out: each row a plane of the
-/// transfer model, paying its per-plane floor. TPU-MLIR's own on bm1684x take 9.8
-/// cycles a row whatever the row's length (64 to 128 elements): [1, 4, 64, 64] 2,513
-/// cycles, [1, 4, 128, 128] 5,026, [2, 8, 64, 64] 10,052, [3, 6, 96, 96] 16,963.
-fn permute_dma_cycles(l: &TxLayer, bits: u32, t: &Timing) -> f64 {
-    let Some(out) = l.writes.first() else {
-        return 0.0;
-    };
-    [Dir::Load, Dir::Store]
-        .into_iter()
-        .map(|dir| row_dma_cycles(t, dir, out, bits))
-        .sum()
-}
-
-/// An attention matmul over the heads (of two activations, the heads a batch dim before
-/// the rows, as written) as a global layer moves its operands in and its output out a
-/// row of the last dim at a time. TPU-MLIR's on bm1684x (`tests/nd_global.rs`): all
-/// five of the LLaMA-style zoo's within 0.05 % ([1, 4, 64, 32]·[1, 4, 64, 32]ᵀ 4,089
-/// cycles, where the bytes at the flat rates take a third of that). The matmuls that
-/// read the heads where they lie (`heads_as_batch`) move their values flat.
-fn attention_dma_cycles(l: &TxLayer, bits: u32, t: &Timing) -> f64 {
+/// Transfers of a layer that moves what it reads in and what it writes out a row of the
+/// last dim at a time, each row a plane of the transfer model:
+/// - a permute TPU-MLIR adds around an attention matmul (`tpumlir::nd_attention`):
+///   TPU-MLIR's own on bm1684x take 9.8 cycles a row whatever the row's length (64 to
+///   128 elements): [1, 4, 64, 64] 2,513 cycles, [1, 4, 128, 128] 5,026,
+///   [2, 8, 64, 64] 10,052, [3, 6, 96, 96] 16,963;
+/// - an attention matmul over the heads (of two activations, the heads a batch dim
+///   before the rows, as written): TPU-MLIR's on bm1684x (`tests/nd_global.rs`), all
+///   five of the LLaMA-style zoo's, within 0.05 % ([1, 4, 64, 32]·[1, 4, 64, 32]ᵀ 4,089
+///   cycles, where the bytes at the flat rates take a third of that). The matmuls that
+///   read the heads where they lie (`heads_as_batch`) move their values flat.
+fn row_by_row_dma_cycles(l: &TxLayer, bits: u32, t: &Timing) -> f64 {
     let load: f64 = l
         .reads
         .iter()
@@ -153,11 +143,9 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lanes: u64, t: &Timing) -> GlobalOpCos
     );
     let load = bytes(l.elements_in, in_bits).saturating_add(bytes(l.weight_elements, bits));
     let store = bytes(l.elements_out, out_bits);
-    let by_rows = matches!(l.work, Work::Matmul { weight: false, .. }) && !l.heads_as_batch;
-    let dma = if l.op_type == "Permute" {
-        permute_dma_cycles(l, out_bits, t)
-    } else if by_rows {
-        attention_dma_cycles(l, bits, t)
+    let attention = matches!(l.work, Work::Matmul { weight: false, .. }) && !l.heads_as_batch;
+    let dma = if l.op_type == "Permute" || attention {
+        row_by_row_dma_cycles(l, bits, t)
     } else {
         flat_dma_cycles(t, Dir::Load, load) + flat_dma_cycles(t, Dir::Store, store)
     };

@@ -207,7 +207,14 @@ fn the_permutes_tpu_mlir_adds_around_attention_move_a_row_at_a_time() {
     for l in layers().iter().filter(|l| l["type"] == "Permute") {
         let out = &l["outputs"][0];
         let n = elements(out);
-        let layer = writing(node("Permute", Work::Move, n, 0.0, out), out);
+        let mut layer = writing(node("Permute", Work::Move, n, 0.0, out), out);
+        // it reads its input as the profile has it, [b, h, s, s]
+        layer.reads = vec![tpusim_planner::tpumlir::nd_form::TxValue {
+            name: "in".into(),
+            dims: dims(&l["inputs"][0]),
+            weight: false,
+            wide: false,
+        }];
         let c = layer_cost(&layer, 16, 64, &t).cycles as f64;
         let measured = l["cycles"].as_f64().unwrap();
         // nothing fitted: each row a plane at the CNN per-plane floor, in and out, comes

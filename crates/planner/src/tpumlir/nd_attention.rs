@@ -286,20 +286,15 @@ pub(crate) fn view_edges(g: &NdGraph) -> HashMap<String, (String, bool)> {
 /// three dims or more: a view from or to a 2-D value moves it, `nd_export`) to the value
 /// they view.
 fn held(g: &NdGraph, name: &str, dims: &[u64]) -> TxValue {
+    let deep: HashMap<&str, &str> = view_nodes(g)
+        .filter(|v| !v.flat)
+        .map(|v| (v.output, v.input))
+        .collect();
     let mut at = name;
-    for _ in 0..g.nodes.len() {
-        let Some(n) = g
-            .nodes
-            .iter()
-            .find(|n| n.outputs.first().is_some_and(|o| o == at))
-        else {
-            break;
-        };
-        let input = n.inputs.iter().find(|e| e.kind == NdInputKind::Activation);
-        let view = n.work == Work::Free && VIEWS.contains(&n.op_type.as_str());
-        match input {
-            Some(e) if view && e.dims.len() > 2 && n.out_dims.len() > 2 => at = &e.name,
-            _ => break,
+    for _ in 0..deep.len() {
+        match deep.get(at) {
+            Some(&up) => at = up,
+            None => break,
         }
     }
     TxValue {

@@ -16,7 +16,7 @@
 //! TPU-MLIR does not know is ignored, so listing a view it folded away is harmless.
 
 use super::cache::{Cache, CacheGroup};
-use super::nd_attention::view_nodes;
+use super::nd_attention::{view_nodes, ViewNode};
 use super::nd_form::{lower, TxLayer};
 use crate::nd_plan::NdPlan;
 use crate::NpuChip;
@@ -28,7 +28,7 @@ use tpusim_layout::ElementType;
 pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan) -> Cache {
     let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
     let mut groups = Vec::new();
-    let all = views(g);
+    let all: Vec<ViewNode> = view_nodes(g).collect();
     let mut listed: HashSet<&str> = HashSet::new();
     for run in plan.groups.iter().filter(|r| r.end - r.start > 1) {
         let Some(members) = layers.get(run.start..run.end) else {
@@ -55,25 +55,9 @@ pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan)
     }
 }
 
-/// A view node: its first output and its activation input.
-struct View<'g> {
-    output: &'g str,
-    input: &'g str,
-    loc: String,
-    /// Its input or its output has at most two dims: in local memory one plane an
-    /// element.
-    flat: bool,
-}
-
-fn views(g: &NdGraph) -> Vec<View<'_>> {
-    view_nodes(g)
-        .map(|v| View {
-            output: v.output,
-            input: v.input,
-            loc: format!("{}_{}", v.output, v.node.op_type),
-            flat: v.flat,
-        })
-        .collect()
+/// TPU-MLIR's name of a view: `<output>_<type>`.
+fn view_loc(v: &ViewNode) -> String {
+    format!("{}_{}", v.output, v.node.op_type)
 }
 
 /// The names to list for a group of `members`, in TPU-MLIR's order: each layer's own,
@@ -81,7 +65,7 @@ fn views(g: &NdGraph) -> Vec<View<'_>> {
 /// views of what a layer writes (and views of those) right after it; each view once in
 /// all the groups (`listed`: TPU-MLIR refuses a cache naming an op in two groups).
 fn group_locs<'g>(
-    all: &[View<'g>],
+    all: &[ViewNode<'g>],
     members: &[TxLayer],
     listed: &mut HashSet<&'g str>,
 ) -> Vec<String> {
@@ -94,7 +78,7 @@ fn group_locs<'g>(
         for v in all {
             let reads_it = l.reads.iter().any(|r| r.name == v.output);
             if reads_it && !v.flat && read.contains(v.output) && listed.insert(v.output) {
-                out.push(v.loc.clone());
+                out.push(view_loc(v));
             }
         }
         // a permute at the group's edge is fused into its load or store, and TPU-MLIR
@@ -106,7 +90,7 @@ fn group_locs<'g>(
         while let Some(name) = from.pop() {
             for v in all.iter().filter(|v| v.input == name && !v.flat) {
                 if listed.insert(v.output) {
-                    out.push(v.loc.clone());
+                    out.push(view_loc(v));
                     from.push(v.output);
                 }
             }

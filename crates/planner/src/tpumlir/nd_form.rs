@@ -297,19 +297,15 @@ impl<'a> Form<'a> {
     /// The graph input node `i` reads, through views (Hugging Face's `attention_mask`
     /// under an Unsqueeze), if any.
     fn graph_input_behind(&self, i: usize) -> Option<&'a NdInput> {
-        let mut at = &self.g.nodes[i].inputs.first()?.name;
-        for _ in 0..self.g.nodes.len() {
-            if let Some(input) = self.g.inputs.iter().find(|x| &x.name == at) {
+        let views: HashMap<&str, &str> = super::nd_attention::view_nodes(self.g)
+            .map(|v| (v.output, v.input))
+            .collect();
+        let mut at = self.g.nodes[i].inputs.first()?.name.as_str();
+        for _ in 0..=views.len() {
+            if let Some(input) = self.g.inputs.iter().find(|x| x.name == at) {
                 return Some(input);
             }
-            let view = self.g.nodes.iter().find(|n| {
-                n.work == Work::Free && n.outputs.first() == Some(at) && n.op_type != "Constant"
-            })?;
-            at = &view
-                .inputs
-                .iter()
-                .find(|e| e.kind == NdInputKind::Activation)?
-                .name;
+            at = views.get(at)?;
         }
         None
     }
@@ -447,25 +443,8 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
         match n.op_type.as_str() {
             "Pow" if form.scalar(i) == Some(2.0) => {
                 if let Some(nodes) = form.rms_norm(i) {
-                    let last = &g.nodes[nodes[6]];
-                    let flops = nodes.iter().map(|&j| match g.nodes[j].work {
-                        Work::Vector { flops } => flops,
-                        _ => 0.0,
-                    });
-                    let mut reads = layer.reads;
-                    reads.extend(reads_of(last).into_iter().filter(|v| v.weight));
-                    layer = TxLayer {
-                        name: last.name.clone(),
-                        op_type: "RMSNorm".into(),
-                        work: Work::Vector { flops: flops.sum() },
-                        weight_elements: last.weight_elements,
-                        elements_out: last.elements_out,
-                        nodes: nodes.clone(),
-                        reads,
-                        writes: writes_of(last),
-                        locs: locs_of(last),
-                        ..layer
-                    };
+                    // TPU-MLIR names it after its last node, the weight's Mul
+                    layer = fused(g, &nodes, layer, "RMSNorm", "Mul");
                     nodes.iter().for_each(|&j| form.taken[j] = true);
                 }
             }
@@ -587,22 +566,31 @@ fn output_casts(layers: &[TxLayer], readers: &HashMap<&str, Vec<usize>>) -> Vec<
     casts
 }
 
-/// `nodes` (a pattern from `first`, its layer) as one `op_type` layer, named and written as
-/// its last node, its ops named `<last output>_<loc_type>` (TPU-MLIR's fused GELU:
-/// `mul_77_0_GELU`).
+/// `nodes` (a pattern from `first`, its layer) as one `op_type` layer: reading what the
+/// first node reads and the weights of them all, named and written as its last node, its
+/// ops named `<last output>_<loc_type>` (TPU-MLIR's fused GELU: `mul_77_0_GELU`; an
+/// RMSNorm: its weight's Mul, `mul_22_0_Mul`).
 fn fused(g: &NdGraph, nodes: &[usize], first: TxLayer, op_type: &str, loc_type: &str) -> TxLayer {
     let last = &g.nodes[nodes[nodes.len() - 1]];
     let flops = nodes.iter().map(|&j| match g.nodes[j].work {
         Work::Vector { flops } => flops,
         _ => 0.0,
     });
+    let mut reads: Vec<TxValue> = first.reads.iter().filter(|v| !v.weight).cloned().collect();
+    reads.extend(
+        nodes
+            .iter()
+            .flat_map(|&j| reads_of(&g.nodes[j]))
+            .filter(|v| v.weight),
+    );
     TxLayer {
         name: last.name.clone(),
         op_type: op_type.into(),
         work: Work::Vector { flops: flops.sum() },
+        weight_elements: nodes.iter().map(|&j| g.nodes[j].weight_elements).sum(),
         elements_out: last.elements_out,
         nodes: nodes.to_vec(),
-        reads: first.reads.iter().filter(|v| !v.weight).cloned().collect(),
+        reads,
         writes: writes_of(last),
         locs: last
             .outputs
