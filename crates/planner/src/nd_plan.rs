@@ -5,8 +5,10 @@
 //! holds its values whole where they fit a lane (as TPU-MLIR 1.30.2 holds all but one
 //! of the transformer zoo's groups on bm1684x), else it is cut along the sequence: in C
 //! slices of [b, s, d] values or in H slices of [b, heads, s, s] scores (TPU-MLIR cuts
-//! llama_d320_s256's scaled and masked scores in 4 H slices), each cut value taking two
-//! slices' room, weights resident whole.
+//! llama_d320_s256's scaled and masked scores in 4 H slices), a matmul's weights
+//! resident whole. Cut, every value is held at once, one slice's room each; and a group
+//! is admitted only where TPU-MLIR's own time steps and allocator, reproduced
+//! (`tpumlir::nd_place`), find it room.
 //!
 //! In local memory a value is laid out as TPU-MLIR lays it (its `getNCHW`): [a, b] as
 //! a×b planes of one element (N = a, C = b), [a, b, c] as N = a, C = b, H = c, higher ranks
@@ -37,7 +39,11 @@ use crate::cost::{act_dma_cycles, Dir};
 use crate::error::{PlanError, Result};
 use crate::nd_global::{layer_cost, NdLayer};
 use crate::timing::Timing;
+use crate::tpumlir::alloc::{BufKind, Lane};
+use crate::tpumlir::nd_attention::{group_views, GroupView};
+use crate::tpumlir::nd_buffers::{buffer_bytes, BufferKind, Lanes, Operand};
 use crate::tpumlir::nd_form::{lower, TxLayer, TxValue};
+use crate::tpumlir::nd_place::{allocates, GroupBuf, GroupOp};
 use crate::NpuChip;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -105,6 +111,10 @@ struct Ctx<'a> {
     layers: &'a [TxLayer],
     /// The graph's views: output → (what it views, flat).
     views: HashMap<String, (String, bool)>,
+    /// Views run in a group (not flat): output → the view.
+    view_of: HashMap<String, GroupView>,
+    /// Views run in a group: input → their outputs.
+    views_from: HashMap<String, Vec<TxValue>>,
     costs: Vec<crate::GlobalOpCost>,
     readers: HashMap<&'a str, Vec<usize>>,
     t: Timing,
@@ -112,6 +122,7 @@ struct Ctx<'a> {
     lanes: u64,
     eu_bytes: u64,
     lane_bytes: u64,
+    bank_bytes: u64,
 }
 
 impl<'a> Ctx<'a> {
@@ -128,6 +139,15 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|l| layer_cost(l, bits, lanes, &t))
             .collect();
+        let mut view_of = HashMap::new();
+        let mut views_from: HashMap<String, Vec<TxValue>> = HashMap::new();
+        for v in group_views(g) {
+            views_from
+                .entry(v.input.name.clone())
+                .or_default()
+                .push(v.output.clone());
+            view_of.insert(v.output.name.clone(), v);
+        }
         let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, l) in layers.iter().enumerate() {
             for v in &l.reads {
@@ -137,6 +157,8 @@ impl<'a> Ctx<'a> {
         Ok(Ctx {
             layers,
             views: crate::tpumlir::nd_attention::view_edges(g),
+            view_of,
+            views_from,
             costs,
             readers,
             t,
@@ -144,6 +166,7 @@ impl<'a> Ctx<'a> {
             lanes,
             eu_bytes: chip.geometry.eu_bytes.max(1),
             lane_bytes: chip.geometry.lane_bytes,
+            bank_bytes: chip.geometry.bank_bytes(),
         })
     }
 
@@ -172,25 +195,30 @@ impl<'a> Ctx<'a> {
             .saturating_mul(plane.div_ceil(self.eu_bytes) * self.eu_bytes)
     }
 
-    /// Bytes a lane keeps for layer `l`'s own work in a group cut by `cut`: TPU-MLIR's
-    /// softmax (bm1684x, `SoftmaxOp::getBufferSize_bm1684x`, along the last dim) keeps
-    /// two f32 copies of its input slice's planes, its rows' maxima, and a 224-word
-    /// table. Without it a group of [1, 4, 128, 128] scores and their softmax fits our
-    /// count (98,816 B of 256 KiB) and TPU-MLIR refuses it ("local memory allocate
-    /// failed"). Held while the softmax runs.
-    fn buffer_bytes(&self, l: &TxLayer, cut: Slicing) -> u64 {
-        let Some(x) = l.reads.first().filter(|_| l.op_type == "Softmax") else {
+    /// Bytes a lane keeps for layer `l`'s own work in a group cut by `cut`, held while
+    /// it runs: TPU-MLIR's buffers ([`crate::tpumlir::nd_buffers`]). Without the softmax's a group of
+    /// [1, 4, 128, 128] scores and their softmax fits our count (98,816 B of 256 KiB),
+    /// and TPU-MLIR refuses it ("local memory allocate failed").
+    fn own_buffer_bytes(&self, l: &TxLayer, cut: Slicing) -> u64 {
+        let operand = |v: &TxValue| Operand {
+            whole: nchw(v),
+            slice: nchw(&cut.part(v)),
+            bytes: u64::from(self.bits_of(v)).div_ceil(8),
+        };
+        let Some(out) = l.writes.first().map(operand) else {
             return 0;
         };
-        let s = nchw(&cut.part(x));
-        let align = |bytes: u64| bytes.div_ceil(self.eu_bytes) * self.eu_bytes;
-        let per_lane = s.c.div_ceil(self.lanes);
-        let planes = per_lane.saturating_mul(align(s.h.saturating_mul(s.w).saturating_mul(4)));
-        let maxima = per_lane.saturating_mul(align(s.h.saturating_mul(u64::from(self.bits) / 8)));
-        planes
-            .saturating_mul(2)
-            .saturating_add(maxima)
-            .saturating_add(align(32 * 4) + align(192 * 4))
+        let reads: Vec<Operand> = l.reads.iter().map(operand).collect();
+        let lanes = Lanes {
+            count: self.lanes,
+            eu_bytes: self.eu_bytes,
+        };
+        buffer_bytes(
+            BufferKind::of(&l.op_type, l.heads_as_batch),
+            &reads,
+            &out,
+            lanes,
+        )
     }
 
     /// Whether a member reads, through a flat view (from or to a value of at most two
@@ -326,9 +354,7 @@ impl<'a> Ctx<'a> {
             let before = dma;
             let mut step = Step::default();
             for v in l.reads.iter().chain(&l.writes) {
-                let bytes = self
-                    .lane_bytes_of(&cut.part(v))
-                    .saturating_mul(cut.buffers(v));
+                let bytes = self.lane_bytes_of(&cut.part(v));
                 let k = steps.len();
                 // what the group loads may be loaded any time before its first use
                 // (TPU-MLIR prefetches), so it is held from the group's start
@@ -370,22 +396,20 @@ impl<'a> Ctx<'a> {
             step.store = dma - before - step.load;
             steps.push(step);
         }
-        // cut in slices, the slices are pipelined (one loading while another computes
-        // and another stores), so every value's lifetime wraps around the group: all are
-        // held at once (TPU-MLIR allocates llama_d320_s256's scores in 4 H slices, not 3)
-        let wraps = cut.secs > 1;
+        // the most a lane holds at once, a slice of each cut value: a bound from below;
+        // TPU-MLIR's time steps and allocator, with their wrapping lifetimes and banks,
+        // have the last word (`tpu_mlir_allocates`: llama_d320_s256's scores go in 4 H
+        // slices on bm1684x, not the 3 this allows)
         let lane = (0..members.len())
             .map(|k| {
-                let live = spans
-                    .values()
-                    .filter(|s| wraps || (s.first <= k && k <= s.last));
-                live.fold(self.buffer_bytes(&members[k], cut), |sum, s| {
+                let live = spans.values().filter(|s| s.first <= k && k <= s.last);
+                live.fold(self.own_buffer_bytes(&members[k], cut), |sum, s| {
                     sum.saturating_add(s.bytes)
                 })
             })
             .max()
             .unwrap_or(0);
-        if lane > self.lane_bytes {
+        if lane > self.lane_bytes || !self.tpu_mlir_allocates(start, end, cut) {
             return None;
         }
         for (step, i) in steps.iter_mut().zip(start..end) {
@@ -409,6 +433,100 @@ impl<'a> Ctx<'a> {
             dma_cycles: dma.round() as u64,
             cycles: cycles.ceil() as u64,
         })
+    }
+
+    /// Whether TPU-MLIR's allocator finds room for the group `start..end` cut by `cut`
+    /// ([`crate::tpumlir::nd_place`]): every value one slice's room, weights held, each
+    /// layer's own buffer, and the views the export lists with the group as ops of their
+    /// own, each writing a buffer (TPU-MLIR's `tpu.Reshape` in a group: llama_d320_s256's
+    /// `reshape_95_0_Reshape` on bm1688 reads the loaded P·V and writes 1,280 bytes a
+    /// lane of its own); a permute at the group's edge is the load or store it rides on,
+    /// not an op.
+    fn tpu_mlir_allocates(&self, start: usize, end: usize, cut: Slicing) -> bool {
+        let ops: Vec<usize> = (start..end)
+            .filter(|&i| self.layers[i].op_type != "Permute")
+            .collect();
+        let written: HashSet<&str> = ops
+            .iter()
+            .flat_map(|&i| self.layers[i].writes.iter().map(|v| v.name.as_str()))
+            .collect();
+        let leaves = |name: &str| match self.readers.get(name) {
+            Some(r) => r
+                .iter()
+                .any(|&j| j < start || j >= end || self.layers[j].op_type == "Permute"),
+            // read through its views only, or a graph output
+            None => !self.views_from.contains_key(name),
+        };
+        let mut m = GroupModel::default();
+        for &i in &ops {
+            let l = &self.layers[i];
+            for v in l
+                .reads
+                .iter()
+                .filter(|v| !written.contains(v.name.as_str()))
+            {
+                if m.index.contains_key(&v.name) {
+                    continue;
+                }
+                if let Some(view) = self.view_of.get(v.name.as_str()) {
+                    // a view only the group reads: its input loaded, the view an op
+                    let x = m.value(self, &view.input, cut);
+                    m.load(x, self.transfer(Dir::Load, &cut.part(&view.input)));
+                    let y = m.value(self, v, cut);
+                    m.op(vec![x], vec![y], None, false, 0);
+                }
+            }
+            let operands: Vec<usize> = l.reads.iter().map(|v| m.value(self, v, cut)).collect();
+            let results: Vec<usize> = l.writes.iter().map(|v| m.value(self, v, cut)).collect();
+            for (v, &b) in l.reads.iter().zip(&operands) {
+                if !written.contains(v.name.as_str()) && !self.view_of.contains_key(v.name.as_str())
+                {
+                    m.load(b, self.transfer(Dir::Load, &cut.part(v)));
+                }
+            }
+            let own = self.own_buffer_bytes(l, cut);
+            let imm = (own > 0).then(|| m.scratch(own));
+            let inplace = matches!(l.op_type.as_str(), "Add" | "Sub" | "Mul" | "Div")
+                && l.reads.first().zip(l.writes.first()).is_some_and(|(x, y)| {
+                    self.readers
+                        .get(x.name.as_str())
+                        .is_some_and(|r| r.len() == 1)
+                        && y.elements() <= x.elements()
+                });
+            let cycles = self.local_compute(i, cut).round() as i64;
+            m.op(operands, results.clone(), imm, inplace, cycles);
+            // what it writes leaves the group as it is, or through the views of it
+            let mut from: Vec<(&TxValue, usize)> = l.writes.iter().zip(results).collect();
+            while let Some((v, b)) = from.pop() {
+                if leaves(v.name.as_str()) {
+                    m.store(b, self.transfer(Dir::Store, &cut.part(v)));
+                }
+                for w in self.views_from.get(v.name.as_str()).into_iter().flatten() {
+                    let y = m.value(self, w, cut);
+                    m.op(vec![b], vec![y], None, false, 0);
+                    from.push((w, y));
+                }
+            }
+        }
+        let lane = Lane {
+            bytes: self.lane_bytes,
+            align: self.eu_bytes,
+            bank: self.bank_bytes,
+        };
+        // TPU-MLIR moves transfers by its own cycle estimates, which ours only
+        // approach: a group must also allocate with every transfer moved as early (or as
+        // late) as it can go (llama_d320_s256's FFN group on bm1688 allocates in 3 C
+        // slices by our timing, and TPU-MLIR, moving its weight loads early, refuses it)
+        let slow: Vec<GroupBuf> = m
+            .bufs
+            .iter()
+            .map(|b| GroupBuf {
+                dma_cycles: b.dma_cycles.saturating_mul(SLOW_TRANSFERS),
+                ..b.clone()
+            })
+            .collect();
+        let sliced = cut.secs > 1;
+        allocates(&m.bufs, &m.ops, lane, sliced) && allocates(&slow, &m.ops, lane, sliced)
     }
 
     fn global(&self, i: usize) -> NdGroup {
@@ -452,6 +570,82 @@ struct Step {
 /// the stores after the loads, each once its member is done. So a norm and three
 /// projections (llama_d320_s256) compute while the projections' weights load (TPU-MLIR:
 /// 26,447 cycles; transfers 26,412, compute 10,606), and a softmax waits for the
+/// A group as TPU-MLIR's allocator sees it (`Ctx::tpu_mlir_allocates`): its buffers,
+/// each value's once, and its ops in order.
+#[derive(Default)]
+struct GroupModel {
+    bufs: Vec<GroupBuf>,
+    index: HashMap<String, usize>,
+    ops: Vec<GroupOp>,
+}
+
+impl GroupModel {
+    /// The buffer of `v` (one slice of it when `cut` cuts it), made on first sight.
+    fn value(&mut self, ctx: &Ctx<'_>, v: &TxValue, cut: Slicing) -> usize {
+        if let Some(&b) = self.index.get(&v.name) {
+            return b;
+        }
+        self.bufs.push(GroupBuf {
+            kind: if v.weight {
+                BufKind::Weight
+            } else {
+                BufKind::Activation
+            },
+            hold: v.weight && !cut.cuts(v),
+            size: ctx.lane_bytes_of(&cut.part(v)),
+            loaded_for: None,
+            stored_after: None,
+            dma_cycles: 0,
+        });
+        self.index.insert(v.name.clone(), self.bufs.len() - 1);
+        self.bufs.len() - 1
+    }
+
+    /// An op's scratch buffer of `bytes`.
+    fn scratch(&mut self, bytes: u64) -> usize {
+        self.bufs.push(GroupBuf {
+            kind: BufKind::Operation,
+            hold: false,
+            size: bytes,
+            loaded_for: None,
+            stored_after: None,
+            dma_cycles: 0,
+        });
+        self.bufs.len() - 1
+    }
+
+    /// Buffer `b` loaded before the next op, unless it already is.
+    fn load(&mut self, b: usize, cycles: f64) {
+        if self.bufs[b].loaded_for.is_none() {
+            self.bufs[b].loaded_for = Some(self.ops.len());
+            self.bufs[b].dma_cycles = cycles.round() as i64;
+        }
+    }
+
+    /// Buffer `b` stored after the last op.
+    fn store(&mut self, b: usize, cycles: f64) {
+        self.bufs[b].stored_after = Some(self.ops.len().saturating_sub(1));
+        self.bufs[b].dma_cycles = cycles.round() as i64;
+    }
+
+    fn op(
+        &mut self,
+        operands: Vec<usize>,
+        results: Vec<usize>,
+        imm: Option<usize>,
+        inplace: bool,
+        cycles: i64,
+    ) {
+        self.ops.push(GroupOp {
+            operands,
+            results,
+            imm,
+            inplace,
+            cycles,
+        });
+    }
+}
+
 /// scores it reads (gpt2_d64_s64: loads 1,817, then 7,043 of compute).
 fn whole_group_cycles(steps: &[Step]) -> f64 {
     let (mut dma, mut tiu) = (0f64, 0f64);
@@ -469,16 +663,18 @@ fn whole_group_cycles(steps: &[Step]) -> f64 {
     dma.max(tiu)
 }
 
-/// TPU-MLIR's NCHW view of a value in local memory: a weight [.., K, N] as C = K planes
-/// of N; an activation [a, b] as N = a, C = b; [a, b, c] as N = a, C = b, H = c; higher
-/// ranks with the rest folded into W.
+/// TPU-MLIR's NCHW view of a value in local memory: a matmul's weight [K, N] as C = K
+/// planes of N; an activation [a, b] as N = a, C = b; [a, b, c] as N = a, C = b, H = c;
+/// higher ranks with the rest folded into W. A weight of three or more dims is an
+/// element-wise layer's, reshaped to its output's rank (`nd_form`), and laid out as an
+/// activation.
 fn nchw(v: &TxValue) -> Shape4 {
     let d = &v.dims;
     let tail = |from: usize| {
         d.get(from..)
             .map_or(1, |r| r.iter().product::<u64>().max(1))
     };
-    if v.weight {
+    if v.weight && d.len() <= 2 {
         let (last, rest) = d
             .split_last()
             .map_or((1, 1), |(&l, r)| (l, r.iter().product::<u64>().max(1)));
@@ -499,6 +695,11 @@ fn nchw(v: &TxValue) -> Shape4 {
 /// in a group of llama_d128_s64 (tuned), where a MulConst of the same value takes 127.
 /// Held out, gpt2_d512_s32_b4's [4, 8, 32, 32] took 9,867 (this gives 6,784).
 pub const SOFTMAX_LOCAL_OPS: f64 = 53.0;
+
+/// How many times slower than our estimate every transfer is taken for the second
+/// allocation a group must pass (`Ctx::tpu_mlir_allocates`): enough that no op's cycles
+/// hide any transfer, so each moves as far as TPU-MLIR's slack rule lets it.
+const SLOW_TRANSFERS: i64 = 1_000;
 
 /// Most slices a group is cut into along one axis.
 pub const MAX_ND_SLICES: u64 = 64;
@@ -523,9 +724,19 @@ impl Slicing {
         secs: 1,
     };
 
-    /// Whether `v` is cut (weights are held whole; values of fewer than 3 dims too).
+    /// Whether `v` is cut: a value of 3 dims or more. Weights are held whole but those an
+    /// element-wise binary layer broadcasts (`TxValue::split`) with more than one row
+    /// along the axis (TPU-MLIR loads llama_d320_s256's cos table [1, 1, 256, 64] in the
+    /// group's two H slices, reloading it every slice).
     fn cuts(&self, v: &TxValue) -> bool {
-        self.secs > 1 && !v.weight && v.dims.len() >= 3
+        let at = match self.axis {
+            Axis::C => 1,
+            Axis::H => 2,
+        };
+        self.secs > 1
+            && v.dims.len() >= 3
+            && !v.held
+            && (!v.weight || (v.split && v.dims.get(at).is_some_and(|&d| d > 1)))
     }
 
     /// One slice of `v`: its axis' dim divided by the slices, rounded up.
@@ -550,16 +761,6 @@ impl Slicing {
             1
         }
     }
-
-    /// Room a lane keeps for `v`: two slices when it is cut (one moving while the other
-    /// is worked on), else one.
-    fn buffers(&self, v: &TxValue) -> u64 {
-        if self.cuts(v) {
-            2
-        } else {
-            1
-        }
-    }
 }
 
 /// Whether `l`'s values can be cut along `axis` and each slice computed alone: every
@@ -578,9 +779,14 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
     // TPU-MLIR compiles such a group whole, but cut in H slices it refuses it
     // (llama_d320_s256's rotary: "load_gather_11_0_2_f16 does not dominate this use")
     let lead = |v: &TxValue| v.dims[..v.dims.len().saturating_sub(1)].to_vec();
+    // (a concat's or slice's pieces differ from its output along their axis, not by 1s)
+    let stretched = |v: &TxValue| {
+        v.dims.len() != out.dims.len()
+            || v.dims.iter().zip(&out.dims).any(|(&a, &b)| a == 1 && b > 1)
+    };
     let broadcast = l.reads.iter().filter(|v| !v.weight).any(|v| match l.work {
         Work::Matmul { .. } => lead(v) != lead(out),
-        _ => v.dims != out.dims,
+        _ => stretched(v),
     });
     if broadcast {
         return false;
@@ -592,7 +798,8 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
     match (l.work, l.op_type.as_str()) {
         (_, "Permute") => false,
         (Work::Matmul { weight: true, .. }, _) => along_rows,
-        (Work::Matmul { .. }, _) => false,
+        // the heads as a batch: along the queries (C), the right operand held whole
+        (Work::Matmul { .. }, _) => l.heads_as_batch && axis == Axis::C,
         (
             _,
             "Add" | "Sub" | "Mul" | "Div" | "Where" | "Neg" | "Cast" | "SiLU" | "Sigmoid" | "Tanh"

@@ -189,6 +189,8 @@ fn writing(mut l: TxLayer, out: &Value) -> TxLayer {
         dims: dims(out),
         weight: false,
         wide: false,
+        split: false,
+        held: false,
     }];
     l
 }
@@ -214,6 +216,8 @@ fn the_permutes_tpu_mlir_adds_around_attention_move_a_row_at_a_time() {
             dims: dims(&l["inputs"][0]),
             weight: false,
             wide: false,
+            split: false,
+            held: false,
         }];
         let c = layer_cost(&layer, 16, 64, &t).cycles as f64;
         let measured = l["cycles"].as_f64().unwrap();
@@ -274,6 +278,8 @@ fn attention_matmuls_move_their_operands_a_row_at_a_time() {
             dims: d.clone(),
             weight: false,
             wide: false,
+            split: false,
+            held: false,
         };
         // [.., m, k] · [.., n, k]ᵀ or [.., k, n]: k the dim the output lacks
         let batch: u64 = o[..o.len() - 2].iter().product();

@@ -379,3 +379,93 @@ fn a_group_too_big_to_hold_whole_is_cut_along_the_sequence() {
         .to_string();
     assert!(e.contains("the model gives"), "{e}");
 }
+
+/// `long_chain` of three layers whose middle one is `op_type` (no weight).
+fn chain_around(op_type: &str, seq: u64, width: u64) -> NdGraph {
+    let mut g = long_chain(seq, width, 3);
+    let middle = &mut g.nodes[1];
+    middle.op_type = op_type.into();
+    middle.inputs.truncate(1);
+    middle.weight_elements = 0.0;
+    g
+}
+
+#[test]
+fn a_softmax_or_norm_buffer_can_cut_a_group_that_fits_without_it() {
+    // [1, 4096, 384] f16 on bm1684x: 48 KiB a value on every lane, so the three values
+    // live at the middle layer fit a 256 KiB lane whole; TPU-MLIR's softmax and
+    // LayerNorm also keep two f32 copies of every plane (192 KiB) and per-row figures,
+    // and then they do not
+    let relu = planned(&chain_around("Relu", 4096, 384));
+    assert!(
+        relu.groups.len() == 1 && relu.groups[0].csecs == 1,
+        "{:?}",
+        relu.groups
+    );
+    for op in ["Softmax", "LayerNormalization"] {
+        let p = planned(&chain_around(op, 4096, 384));
+        let holding = p
+            .groups
+            .iter()
+            .find(|r| (r.start..r.end).contains(&1))
+            .unwrap();
+        assert!(
+            holding.end - holding.start == 1 || holding.csecs > 1,
+            "{op}: {:?}",
+            p.groups
+        );
+    }
+    // short enough, it is held whole, and its buffer counts at its step: two [1, 64,
+    // 128] f16 values (256 B a lane each) beside 2 × 512 + 128 B of LayerNorm's
+    let relu = planned(&chain_around("Relu", 64, 128));
+    let norm = planned(&chain_around("LayerNormalization", 64, 128));
+    assert!(relu.groups.len() == 1 && norm.groups.len() == 1);
+    assert!(norm.groups[0].lane_bytes >= 512 + 1152, "{:?}", norm.groups);
+    assert!(relu.groups[0].lane_bytes < 1152, "{:?}", relu.groups);
+}
+
+/// The slices of the exported group that names `loc`, on `chip`: (C, H).
+fn exported_slices(net: &str, chip_name: &str, loc: &str) -> (i64, i64) {
+    use tpusim_planner::tpumlir::nd_export::export_nd;
+    let chip = NpuChip::preset(chip_name).unwrap();
+    let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
+    let plan = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
+    let cache = export_nd(&g, &chip, ElementType::F16, &plan);
+    let grp = cache
+        .group_layer
+        .iter()
+        .find(|grp| grp.locs.iter().any(|l| l == loc))
+        .unwrap_or_else(|| panic!("{loc} is in no group on {chip_name}"));
+    (grp.shape_secs[1], grp.shape_secs[3])
+}
+
+#[test]
+fn groups_are_cut_as_far_as_tpu_mlir_needs_to_allocate_them() {
+    // held out (llama_d320_s256), as TPU-MLIR 1.30.2 cuts its own groups:
+    // - the masked scores on bm1684x in 4 H slices: in 3 they fit a count of live bytes,
+    //   and TPU-MLIR's allocator refuses them;
+    assert_eq!(
+        exported_slices("llama_d320_s256", "bm1684x", "where_89_0_Where"),
+        (1, 4)
+    );
+    // - the rotary embeddings of Q and K on bm1688, 14 layers in 2 H slices: the cos
+    //   and sin tables cut with them, as TPU-MLIR loads them;
+    assert_eq!(
+        exported_slices("llama_d320_s256", "bm1688", "add_76_0_Add"),
+        (1, 2)
+    );
+    assert_eq!(
+        exported_slices("llama_d320_s256", "bm1688", "mul_61_0_Mul"),
+        (1, 2)
+    );
+    // - P·V and the FFN on bm1688 in 4 C slices, V held whole: in 3, TPU-MLIR, moving
+    //   its weight loads early, found no room ("local memory allocate failed")
+    assert_eq!(
+        exported_slices(
+            "llama_d320_s256",
+            "bm1688",
+            "matmul_91_0_MatMul_hdim_is_batch"
+        ),
+        (4, 1)
+    );
+}

@@ -282,6 +282,43 @@ pub(crate) fn view_edges(g: &NdGraph) -> HashMap<String, (String, bool)> {
         .collect()
 }
 
+/// A view TPU-MLIR runs inside a layer group (of values of three dims or more): what
+/// it reads and what it writes, a buffer of its own.
+#[derive(Debug, Clone)]
+pub(crate) struct GroupView {
+    /// The value it views.
+    pub input: TxValue,
+    /// Its output.
+    pub output: TxValue,
+}
+
+/// Every view of `g` that is not flat.
+pub(crate) fn group_views(g: &NdGraph) -> Vec<GroupView> {
+    let value = |name: &str, dims: &[u64]| TxValue {
+        name: name.to_string(),
+        dims: dims.to_vec(),
+        weight: false,
+        wide: false,
+        split: false,
+        held: false,
+    };
+    view_nodes(g)
+        .filter(|v| !v.flat)
+        .map(|v| {
+            let dims = v
+                .node
+                .inputs
+                .iter()
+                .find(|e| e.name == v.input)
+                .map_or(&v.node.out_dims, |e| &e.dims);
+            GroupView {
+                input: value(v.input, dims),
+                output: value(v.output, &v.node.out_dims),
+            }
+        })
+        .collect()
+}
+
 /// The value behind `name` in memory, read with `dims`: through the views (of values of
 /// three dims or more: a view from or to a 2-D value moves it, `nd_export`) to the value
 /// they view.
@@ -302,6 +339,8 @@ fn held(g: &NdGraph, name: &str, dims: &[u64]) -> TxValue {
         dims: dims.to_vec(),
         weight: false,
         wide: false,
+        split: false,
+        held: false,
     }
 }
 
@@ -363,6 +402,8 @@ fn as_they_lie(g: &NdGraph, j: usize, prev: &TxValue) -> TxLayer {
         dims: heads_swapped(&n.out_dims),
         weight: false,
         wide: false,
+        split: false,
+        held: false,
     }];
     layer
 }
@@ -409,6 +450,8 @@ fn both_permuted(
         dims: heads_swapped(&m.out_dims),
         weight: false,
         wide: false,
+        split: false,
+        held: false,
     };
     let matmul = TxLayer {
         reads: operands
@@ -490,6 +533,8 @@ fn right_and_output_permuted(
             dims: heads_swapped(&x.dims),
             weight: false,
             wide: false,
+            split: false,
+            held: false,
         }
     };
     let mut reads = vec![lhs];

@@ -76,6 +76,13 @@ pub struct TxValue {
     pub weight: bool,
     /// Held in f32 under a 16-bit plan.
     pub wide: bool,
+    /// A weight an element-wise binary layer broadcasts against an activation, which
+    /// TPU-MLIR cuts in the group's slices with that activation (every other weight it
+    /// holds whole).
+    pub split: bool,
+    /// An activation TPU-MLIR holds whole in a group cut in slices: the right operand
+    /// of a heads-as-batch matmul (K of Q·Kᵀ, V of P·V), as it holds a matmul's weight.
+    pub held: bool,
 }
 
 impl TxValue {
@@ -105,8 +112,43 @@ fn reads_of(n: &NdNode) -> Vec<TxValue> {
             dims: e.dims.clone(),
             weight: e.kind == NdInputKind::Weight,
             wide: false,
+            split: false,
+            held: false,
         })
         .collect()
+}
+
+/// A weight of a layer that is not a matmul (a norm's scale, rotary's cos/sin tables,
+/// a mask) as TPU-MLIR holds it, laid out as an activation: reshaped to the output's
+/// rank, leading dims of 1 (llama_d320_s256's [256, 64] cos table is loaded as
+/// [1, 1, 256, 64], 32 KiB of every bm1688 lane), and cut in the group's slices when an
+/// element-wise binary layer broadcasts it (that table, in two H slices); a Where's
+/// tiled to the output and held whole (its causal mask, [1, 5, 256, 256], 128 KiB of
+/// every lane in a group of 4 H slices on bm1684x).
+fn broadcast_weights(l: &mut TxLayer) {
+    if matches!(l.work, Work::Matmul { .. }) {
+        return;
+    }
+    let Some(out) = l.writes.first().map(|v| v.dims.clone()) else {
+        return;
+    };
+    let binary = matches!(
+        l.op_type.as_str(),
+        "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min"
+    );
+    for v in l.reads.iter_mut().filter(|v| v.weight) {
+        if l.op_type == "Where" {
+            // tiled to the output (`where_89_0_Where_Tile`), loaded whole
+            v.dims = out.clone();
+            continue;
+        }
+        if v.dims.len() < out.len() {
+            let mut dims = vec![1; out.len() - v.dims.len()];
+            dims.extend(&v.dims);
+            v.dims = dims;
+        }
+        v.split = binary;
+    }
 }
 
 /// What `n` writes: its outputs, the first of its first output's dims, each other one
@@ -137,6 +179,8 @@ pub(super) fn writes_of(n: &NdNode) -> Vec<TxValue> {
                 dims,
                 weight: false,
                 wide: false,
+                split: false,
+                held: false,
             }
         })
         .collect()
@@ -173,6 +217,8 @@ impl TxLayer {
             dims,
             weight: false,
             wide,
+            split: false,
+            held: false,
         }
     }
 
@@ -319,12 +365,16 @@ impl<'a> Form<'a> {
             dims: dims.to_vec(),
             weight: false,
             wide: true,
+            split: false,
+            held: false,
         };
         let entering = TxValue {
             name: input.name.clone(),
             dims: input.dims.clone(),
             weight: false,
             wide: false,
+            split: false,
+            held: false,
         };
         let read_dims = cast
             .reads
@@ -514,6 +564,13 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
             v.weight = true;
         }
     }
+    for l in layers.iter_mut() {
+        broadcast_weights(l);
+        if l.heads_as_batch {
+            // TPU-MLIR's `is_matmul_right_tensor`: loaded whole into every slice
+            l.reads.iter_mut().skip(1).for_each(|v| v.held = true);
+        }
+    }
     for l in layers
         .iter_mut()
         .filter(|l| l.op_type == "MatMul" && !l.heads_as_batch)
@@ -551,6 +608,8 @@ fn output_casts(layers: &[TxLayer], readers: &HashMap<&str, Vec<usize>>) -> Vec<
             let wide = TxValue {
                 name: format!("{}#f32", v.name),
                 wide: true,
+                split: false,
+                held: false,
                 ..v.clone()
             };
             let producer = l.locs.last().cloned().unwrap_or_default();
