@@ -66,10 +66,10 @@ pub struct NdGroup {
     pub csecs: u64,
     /// Slices along H (the third: the query rows of attention scores [b, heads, s, s]).
     pub hsecs: u64,
-    /// Bytes a lane holds at the group's peak: held whole, the values live across a
-    /// member (from its writer, or the group's start for what it loads, to its last
-    /// reader) and its own buffers; cut in slices, every value at once (0 for a global
-    /// layer).
+    /// Bytes a lane holds at the group's peak: the values live across a member (from
+    /// its writer, or the group's start for what it loads, to its last reader; one
+    /// slice of each cut value) and its own buffers (0 for a global layer). A bound
+    /// from below: TPU-MLIR's allocator needs more where lifetimes wrap and banks clash.
     pub lane_bytes: u64,
     /// Bytes loaded from global memory.
     pub load_bytes: u64,
