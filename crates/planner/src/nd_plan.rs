@@ -46,6 +46,7 @@ use crate::tpumlir::nd_form::{lower, TxLayer, TxValue};
 use crate::tpumlir::nd_place::{allocates, GroupBuf, GroupOp};
 use crate::NpuChip;
 use serde::Serialize;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use tpusim_graph::nd::{NdGraph, Work};
 use tpusim_graph::Shape4;
@@ -123,7 +124,12 @@ struct Ctx<'a> {
     eu_bytes: u64,
     lane_bytes: u64,
     bank_bytes: u64,
+    /// What TPU-MLIR's allocator said of each group model already tried.
+    allocated: RefCell<HashMap<AllocKey, bool>>,
 }
+
+/// A group as its allocation sees it: buffers, ops, and whether it is cut.
+type AllocKey = (Vec<GroupBuf>, Vec<GroupOp>, bool);
 
 impl<'a> Ctx<'a> {
     fn new(
@@ -167,6 +173,7 @@ impl<'a> Ctx<'a> {
             eu_bytes: chip.geometry.eu_bytes.max(1),
             lane_bytes: chip.geometry.lane_bytes,
             bank_bytes: chip.geometry.bank_bytes(),
+            allocated: RefCell::new(HashMap::new()),
         })
     }
 
@@ -517,16 +524,24 @@ impl<'a> Ctx<'a> {
         // approach: a group must also allocate with every transfer moved as early (or as
         // late) as it can go (llama_d320_s256's FFN group on bm1688 allocates in 3 C
         // slices by our timing, and TPU-MLIR, moving its weight loads early, refuses it)
-        let slow: Vec<GroupBuf> = m
-            .bufs
+        let sliced = cut.secs > 1;
+        // a transformer repeats its blocks: the same group, the same answer
+        let key = (m.bufs, m.ops, sliced);
+        if let Some(&known) = self.allocated.borrow().get(&key) {
+            return known;
+        }
+        let slow: Vec<GroupBuf> = key
+            .0
             .iter()
             .map(|b| GroupBuf {
                 dma_cycles: b.dma_cycles.saturating_mul(SLOW_TRANSFERS),
                 ..b.clone()
             })
             .collect();
-        let sliced = cut.secs > 1;
-        allocates(&m.bufs, &m.ops, lane, sliced) && allocates(&slow, &m.ops, lane, sliced)
+        let fits =
+            allocates(&key.0, &key.1, lane, sliced) && allocates(&slow, &key.1, lane, sliced);
+        self.allocated.borrow_mut().insert(key, fits);
+        fits
     }
 
     fn global(&self, i: usize) -> NdGroup {

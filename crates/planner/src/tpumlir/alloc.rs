@@ -36,7 +36,7 @@ use crate::timestep::step_mask;
 
 /// What a buffer holds (TPU-MLIR's `LMEM_WEIGHT`, `LMEM_ACTIVATION`, `LMEM_OPERATION`;
 /// also its order of buffers of equal sort keys).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BufKind {
     /// A weight tensor.
     Weight,

@@ -13,7 +13,7 @@ use super::alloc::{allocate, Buf, BufKind, Lane, Mode, StepOp};
 use super::steps::{lifetimes, move_by_slack, pipeline, step_table};
 
 /// A buffer of a group: a value, a weight or an op's scratch buffer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GroupBuf {
     /// What it holds.
     pub kind: BufKind,
@@ -31,7 +31,7 @@ pub struct GroupBuf {
 }
 
 /// An op of a group: the buffers it reads and writes, its scratch buffer and cycles.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GroupOp {
     /// Buffers it reads, operand 0 first.
     pub operands: Vec<usize>,
