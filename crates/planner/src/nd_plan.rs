@@ -203,9 +203,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// Bytes a lane keeps for layer `l`'s own work in a group cut by `cut`, held while
-    /// it runs: TPU-MLIR's buffers ([`crate::tpumlir::nd_buffers`]). Without the softmax's a group of
-    /// [1, 4, 128, 128] scores and their softmax fits our count (98,816 B of 256 KiB),
-    /// and TPU-MLIR refuses it ("local memory allocate failed").
+    /// it runs: TPU-MLIR's buffers ([`crate::tpumlir::nd_buffers`]). Without the
+    /// softmax's, a group of [1, 4, 128, 128] scores and their softmax fits our count
+    /// (98,816 B of 256 KiB), and TPU-MLIR refuses it ("local memory allocate failed").
     fn own_buffer_bytes(&self, l: &TxLayer, cut: Slicing) -> u64 {
         let operand = |v: &TxValue| Operand {
             whole: nchw(v),
@@ -520,16 +520,16 @@ impl<'a> Ctx<'a> {
             align: self.eu_bytes,
             bank: self.bank_bytes,
         };
-        // TPU-MLIR moves transfers by its own cycle estimates, which ours only
-        // approach: a group must also allocate with every transfer moved as early (or as
-        // late) as it can go (llama_d320_s256's FFN group on bm1688 allocates in 3 C
-        // slices by our timing, and TPU-MLIR, moving its weight loads early, refuses it)
         let sliced = cut.secs > 1;
         // a transformer repeats its blocks: the same group, the same answer
         let key = (m.bufs, m.ops, sliced);
         if let Some(&known) = self.allocated.borrow().get(&key) {
             return known;
         }
+        // TPU-MLIR moves transfers by its own cycle estimates, which ours only
+        // approach: a group must also allocate with every transfer moved as early (or as
+        // late) as it can go (llama_d320_s256's FFN group on bm1688 allocates in 3 C
+        // slices by our timing, and TPU-MLIR, moving its weight loads early, refuses it)
         let slow: Vec<GroupBuf> = key
             .0
             .iter()
@@ -579,12 +579,6 @@ struct Step {
     store: f64,
 }
 
-/// Cycles of a group held whole (one slice, so no slice's transfers hide behind
-/// another's compute): its loads in order on the transfer engine, as early as they can
-/// go; each member computing once its loads are in and the member before it is done;
-/// the stores after the loads, each once its member is done. So a norm and three
-/// projections (llama_d320_s256) compute while the projections' weights load (TPU-MLIR:
-/// 26,447 cycles; transfers 26,412, compute 10,606), and a softmax waits for the
 /// A group as TPU-MLIR's allocator sees it (`Ctx::tpu_mlir_allocates`): its buffers,
 /// each value's once, and its ops in order.
 #[derive(Default)]
@@ -661,6 +655,12 @@ impl GroupModel {
     }
 }
 
+/// Cycles of a group held whole (one slice, so no slice's transfers hide behind
+/// another's compute): its loads in order on the transfer engine, as early as they can
+/// go; each member computing once its loads are in and the member before it is done;
+/// the stores after the loads, each once its member is done. So a norm and three
+/// projections (llama_d320_s256) compute while the projections' weights load (TPU-MLIR:
+/// 26,447 cycles; transfers 26,412, compute 10,606), and a softmax waits for the
 /// scores it reads (gpt2_d64_s64: loads 1,817, then 7,043 of compute).
 fn whole_group_cycles(steps: &[Step]) -> f64 {
     let (mut dma, mut tiu) = (0f64, 0f64);
@@ -781,7 +781,8 @@ impl Slicing {
 /// Whether `l`'s values can be cut along `axis` and each slice computed alone: every
 /// element-wise layer; a layer that reduces or moves along the last dim (a norm, a
 /// softmax, a slice or concat of rotary halves) along an axis that is not the last dim's
-/// (of [b, s, d]: C only; of 4-D values: C and H); a weight matmul along its rows.
+/// (of [b, s, d]: C only; of 4-D values: C and H); a weight matmul along its rows; a
+/// heads-as-batch matmul along its queries (C).
 fn slices_along(l: &TxLayer, axis: Axis) -> bool {
     let Some(out) = l.writes.first() else {
         return false;

@@ -184,14 +184,10 @@ fn a_tanh_runs_in_f32_between_two_casts_as_the_chip_says() {
 
 /// `l` writing one value of the profile tensor `out`'s shape.
 fn writing(mut l: TxLayer, out: &Value) -> TxLayer {
-    l.writes = vec![tpusim_planner::tpumlir::nd_form::TxValue {
-        name: "out".into(),
-        dims: dims(out),
-        weight: false,
-        wide: false,
-        split: false,
-        held: false,
-    }];
+    l.writes = vec![tpusim_planner::tpumlir::nd_form::TxValue::activation(
+        "out",
+        dims(out),
+    )];
     l
 }
 
@@ -211,14 +207,10 @@ fn the_permutes_tpu_mlir_adds_around_attention_move_a_row_at_a_time() {
         let n = elements(out);
         let mut layer = writing(node("Permute", Work::Move, n, 0.0, out), out);
         // it reads its input as the profile has it, [b, h, s, s]
-        layer.reads = vec![tpusim_planner::tpumlir::nd_form::TxValue {
-            name: "in".into(),
-            dims: dims(&l["inputs"][0]),
-            weight: false,
-            wide: false,
-            split: false,
-            held: false,
-        }];
+        layer.reads = vec![tpusim_planner::tpumlir::nd_form::TxValue::activation(
+            "in",
+            dims(&l["inputs"][0]),
+        )];
         let c = layer_cost(&layer, 16, 64, &t).cycles as f64;
         let measured = l["cycles"].as_f64().unwrap();
         // nothing fitted: each row a plane at the CNN per-plane floor, in and out, comes
@@ -273,14 +265,7 @@ fn attention_matmuls_move_their_operands_a_row_at_a_time() {
         }
         let out = &l["outputs"][0];
         let (a, b, o) = (dims(ins[0]), dims(ins[1]), dims(out));
-        let value = |d: &Vec<u64>| TxValue {
-            name: format!("{d:?}"),
-            dims: d.clone(),
-            weight: false,
-            wide: false,
-            split: false,
-            held: false,
-        };
+        let value = |d: &Vec<u64>| TxValue::activation(format!("{d:?}"), d.clone());
         // [.., m, k] · [.., n, k]ᵀ or [.., k, n]: k the dim the output lacks
         let batch: u64 = o[..o.len() - 2].iter().product();
         let (m, n) = (o[o.len() - 2], o[o.len() - 1]);

@@ -294,14 +294,7 @@ pub(crate) struct GroupView {
 
 /// Every view of `g` that is not flat.
 pub(crate) fn group_views(g: &NdGraph) -> Vec<GroupView> {
-    let value = |name: &str, dims: &[u64]| TxValue {
-        name: name.to_string(),
-        dims: dims.to_vec(),
-        weight: false,
-        wide: false,
-        split: false,
-        held: false,
-    };
+    let value = |name: &str, dims: &[u64]| TxValue::activation(name.to_string(), dims.to_vec());
     view_nodes(g)
         .filter(|v| !v.flat)
         .map(|v| {
@@ -334,14 +327,7 @@ fn held(g: &NdGraph, name: &str, dims: &[u64]) -> TxValue {
             None => break,
         }
     }
-    TxValue {
-        name: at.to_string(),
-        dims: dims.to_vec(),
-        weight: false,
-        wide: false,
-        split: false,
-        held: false,
-    }
+    TxValue::activation(at.to_string(), dims.to_vec())
 }
 
 /// `dims` with the second and third swapped (a permute (0, 2, 1, 3)).
@@ -397,14 +383,10 @@ fn as_they_lie(g: &NdGraph, j: usize, prev: &TxValue) -> TxLayer {
     if !layer.reads.iter().any(|v| v.name == prev.name) {
         layer.reads.insert(0, prev.clone());
     }
-    layer.writes = vec![TxValue {
-        name: format!("{}#hdim", n.outputs.first().cloned().unwrap_or_default()),
-        dims: heads_swapped(&n.out_dims),
-        weight: false,
-        wide: false,
-        split: false,
-        held: false,
-    }];
+    layer.writes = vec![TxValue::activation(
+        format!("{}#hdim", n.outputs.first().cloned().unwrap_or_default()),
+        heads_swapped(&n.out_dims),
+    )];
     layer
 }
 
@@ -445,14 +427,7 @@ fn both_permuted(
     let mloc = loc_of(m);
     let hdim_loc = format!("{mloc}_hdim_is_batch");
     let out = m.outputs.first().cloned().unwrap_or_default();
-    let scores = TxValue {
-        name: format!("{out}#hdim"),
-        dims: heads_swapped(&m.out_dims),
-        weight: false,
-        wide: false,
-        split: false,
-        held: false,
-    };
+    let scores = TxValue::activation(format!("{out}#hdim"), heads_swapped(&m.out_dims));
     let matmul = TxLayer {
         reads: operands
             .into_iter()
@@ -528,14 +503,7 @@ fn right_and_output_permuted(
         layers.push(permute(&layer, held, permuted.clone(), loc));
         permuted
     } else {
-        TxValue {
-            name: format!("{}#hdim", x.name),
-            dims: heads_swapped(&x.dims),
-            weight: false,
-            wide: false,
-            split: false,
-            held: false,
-        }
+        TxValue::activation(format!("{}#hdim", x.name), heads_swapped(&x.dims))
     };
     let mut reads = vec![lhs];
     reads.extend(operand_of(g, right));

@@ -86,6 +86,18 @@ pub struct TxValue {
 }
 
 impl TxValue {
+    /// An activation named `name` of `dims`, in the plan's type.
+    pub fn activation(name: impl Into<String>, dims: Vec<u64>) -> TxValue {
+        TxValue {
+            name: name.into(),
+            dims,
+            weight: false,
+            wide: false,
+            split: false,
+            held: false,
+        }
+    }
+
     /// Its elements.
     pub fn elements(&self) -> f64 {
         self.dims.iter().map(|&d| d as f64).product()
@@ -368,14 +380,7 @@ impl<'a> Form<'a> {
             split: false,
             held: false,
         };
-        let entering = TxValue {
-            name: input.name.clone(),
-            dims: input.dims.clone(),
-            weight: false,
-            wide: false,
-            split: false,
-            held: false,
-        };
+        let entering = TxValue::activation(input.name.clone(), input.dims.clone());
         let read_dims = cast
             .reads
             .first()
