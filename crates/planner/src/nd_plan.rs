@@ -284,10 +284,10 @@ impl<'a> Ctx<'a> {
                 let s = nchw(&cut.part(out));
                 let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
                 let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
-                let per_element = if l.op_type == "Softmax" {
-                    SOFTMAX_LOCAL_OPS
-                } else {
-                    flops / out.elements().max(1.0)
+                let per_element = match l.op_type.as_str() {
+                    "Softmax" => SOFTMAX_LOCAL_OPS,
+                    "SiLU" | "Sigmoid" | "Tanh" | "Exp" => EXP_ACTIVATION_LOCAL_OPS,
+                    _ => flops / out.elements().max(1.0),
                 };
                 let positions =
                     (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
@@ -715,6 +715,15 @@ pub const SOFTMAX_LOCAL_OPS: f64 = 53.0;
 /// allocation a group must pass (`Ctx::tpu_mlir_allocates`): enough that no op's cycles
 /// hide any transfer, so each moves as far as TPU-MLIR's slack rule lets it.
 const SLOW_TRANSFERS: i64 = 1_000;
+
+/// Element-wise operations a local activation built on exp costs per element (SiLU,
+/// sigmoid, tanh, exp: TPU-MLIR's `ActiveOp` with its exp table, on the SFU, in f32),
+/// over the layout's positions as any element-wise layer. Fitted on the tuned
+/// networks' grouped SiLUs (bm1684x): [1, 64, 344] in 1,276 cycles (58.0 an element's
+/// position) and [1, 128, 688] in 4,990 (56.7); where the SiLU's own few FLOPs gave a
+/// fourteenth of that. Held out, llama_d320_s256's [1, 256, 864] took 12,528 (this:
+/// 12,312) and llama_d1024_s256's [1, 256, 2816] 40,832 (40,128).
+pub const EXP_ACTIVATION_LOCAL_OPS: f64 = 57.0;
 
 /// Most slices a group is cut into along one axis.
 pub const MAX_ND_SLICES: u64 = 64;
