@@ -3,11 +3,11 @@
 //! [`super::steps`]) and its allocator ([`super::alloc`]), the same reproductions the
 //! CNN planner places its groups with, fed the group's values, weights and op buffers.
 //!
-//! A live-byte count is not enough: TPU-MLIR keeps an op's operands, results and
-//! buffer out of each other's banks where it can, and places greedily with no
-//! backtracking. llama_d320_s256's rotary group on bm1688 holds 99,328 live bytes of a
-//! 131,072-byte lane at its peak, and TPU-MLIR fails to allocate it whole ("local memory
-//! allocate failed"); it cuts that group in two H slices itself.
+//! A live-byte count is not enough: the loads of the next slice wrap round the table,
+//! TPU-MLIR keeps an op's operands, results and buffer out of each other's banks where
+//! it can, and it places greedily with no backtracking. llama_d320_s256's masked scores
+//! on bm1684x fit a live-byte count in 3 H slices, and TPU-MLIR needs 4; its FFN on
+//! bm1688 allocates in 3 C slices by our cycle timing, and TPU-MLIR needs 4.
 
 use super::alloc::{allocate, Buf, BufKind, Lane, Mode, StepOp};
 use super::steps::{lifetimes, move_by_slack, pipeline, step_table};
@@ -17,7 +17,7 @@ use super::steps::{lifetimes, move_by_slack, pipeline, step_table};
 pub struct GroupBuf {
     /// What it holds.
     pub kind: BufKind,
-    /// A weight held throughout a sliced group (loaded once).
+    /// A weight held throughout the loop over a cut group's slices (loaded once).
     pub hold: bool,
     /// Bytes of every lane (one slice of a cut value).
     pub size: u64,
@@ -47,7 +47,7 @@ pub struct GroupOp {
 }
 
 /// Whether TPU-MLIR's allocator finds room for `bufs` used by `ops` (two or more), in
-/// one loop or, `sliced`, pipelined over slices with the weights held throughout.
+/// one loop or, `sliced`, pipelined over slices (the `hold` weights held throughout).
 pub fn allocates(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, sliced: bool) -> bool {
     let k = ops.len();
     if k < 2 {
