@@ -237,16 +237,16 @@ fn every_op_tpu_mlir_names_is_a_layer_of_its_form() {
 
 #[test]
 fn exported_groups_name_tpu_mlir_ops_in_its_order() {
-    // measured: on bm1684x 51 of our groups are exactly TPU-MLIR's own (same ops, order
-    // and cut), two of them cut in 4 H slices; on bm1688 (never tuned on) 46, and one more
-    // whole that TPU-MLIR cuts in 3 C slices
+    // measured on the eleven networks: on bm1684x 55 of our groups are exactly
+    // TPU-MLIR's own (same ops, order and cut), 8 of them cut in slices; on bm1688 (never
+    // tuned on) 54, 13 of them cut
     let (same_groups, sliced) = exports_against_tpu_mlir("bm1684x");
     assert!(
-        same_groups >= 50 && sliced >= 2,
+        same_groups >= 54 && sliced >= 6,
         "{same_groups} same, {sliced} sliced"
     );
     let (same_groups, _) = exports_against_tpu_mlir("bm1688");
-    assert!(same_groups >= 45, "bm1688: {same_groups} same");
+    assert!(same_groups >= 53, "bm1688: {same_groups} same");
 }
 
 /// Every zoo network planned and exported on `chip`, checked against TPU-MLIR's own cache
