@@ -294,7 +294,6 @@ pub(crate) struct GroupView {
 
 /// Every view of `g` that is not flat.
 pub(crate) fn group_views(g: &NdGraph) -> Vec<GroupView> {
-    let value = |name: &str, dims: &[u64]| TxValue::activation(name.to_string(), dims.to_vec());
     view_nodes(g)
         .filter(|v| !v.flat)
         .map(|v| {
@@ -305,8 +304,8 @@ pub(crate) fn group_views(g: &NdGraph) -> Vec<GroupView> {
                 .find(|e| e.name == v.input)
                 .map_or(&v.node.out_dims, |e| &e.dims);
             GroupView {
-                input: value(v.input, dims),
-                output: value(v.output, &v.node.out_dims),
+                input: TxValue::activation(v.input, dims.clone()),
+                output: TxValue::activation(v.output, v.node.out_dims.clone()),
             }
         })
         .collect()

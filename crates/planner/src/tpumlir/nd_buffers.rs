@@ -55,7 +55,7 @@ pub struct Operand {
 }
 
 /// What a layer is, as far as its buffer goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BufferKind {
     /// Along the last dim.
     Softmax,
@@ -73,7 +73,7 @@ pub enum BufferKind {
 }
 
 /// TPU-MLIR's `ActiveMode`s that tpusim's transformer layers lower to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ActiveMode {
     /// Two work tensors and a 32-entry exp table: SiLU, sigmoid, tanh, exp.
     TwoWorkAndExpTable,
@@ -83,8 +83,6 @@ pub enum ActiveMode {
     Gelu,
     /// ln's: two work tensors and two tables.
     Log,
-    /// |x|, √x and the like: none.
-    Plain,
 }
 
 impl BufferKind {
@@ -100,7 +98,6 @@ impl BufferKind {
             "Erf" => BufferKind::Active(ActiveMode::Erf),
             "Gelu" => BufferKind::Active(ActiveMode::Gelu),
             "Log" => BufferKind::Active(ActiveMode::Log),
-            "Abs" | "Sqrt" => BufferKind::Active(ActiveMode::Plain),
             "MatMul" if heads_as_batch => BufferKind::HeadsAsBatchMatmul,
             _ => BufferKind::None,
         }
@@ -170,7 +167,6 @@ fn active(mode: ActiveMode, x: &Operand, lanes: Lanes) -> u64 {
             .saturating_mul(4)
             .saturating_add(table(32) + table(10)),
         ActiveMode::Log => tensor.saturating_add(table(32)).saturating_mul(2),
-        ActiveMode::Plain => 0,
     }
 }
 
