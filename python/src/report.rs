@@ -3,6 +3,7 @@
 use crate::errors::{bad, detached, detached_judged, json, Failure};
 use pyo3::prelude::*;
 use serde::Deserialize;
+use tpusim_planner::tpumlir::nd_cache;
 use tpusim_report::sweep::{self, Figures};
 use tpusim_report::{ChipFile, ModelArg, ModelSource, Report, Request};
 
@@ -130,7 +131,7 @@ fn report_json(py: Python<'_>, ask: &str) -> PyResult<String> {
 
 /// `tpusim plan MODEL --json`.
 #[pyfunction]
-#[pyo3(signature = (model, chip, batch, dtype, input_dtype, resolution, fuse))]
+#[pyo3(signature = (model, chip, batch, dtype, input_dtype, resolution, fuse, tpu_mlir_cache=None))]
 #[allow(clippy::too_many_arguments)]
 fn plan_json(
     py: Python<'_>,
@@ -141,6 +142,7 @@ fn plan_json(
     input_dtype: &str,
     resolution: (u64, u64),
     fuse: bool,
+    tpu_mlir_cache: Option<&str>,
 ) -> PyResult<String> {
     let work = || -> Result<tpusim_planner::Plan, Failure> {
         let dtype: tpusim_layout::ElementType = dtype
@@ -167,7 +169,18 @@ fn plan_json(
             dtype,
             ..Default::default()
         };
-        tpusim_planner::plan(&graph, &chip, &opts).map_err(|e| Failure::judged(&e, e.is_internal()))
+        let judged = |e: tpusim_planner::PlanError| Failure::judged(&e, e.is_internal());
+        match tpu_mlir_cache {
+            Some(cache_path) => {
+                let text = std::fs::read_to_string(cache_path)
+                    .map_err(|e| format!("cannot read TPU-MLIR cache '{cache_path}': {e}"))?;
+                let cache = tpusim_planner::tpumlir::parse(&text).map_err(judged)?;
+                let imported = tpusim_planner::tpumlir::import(&graph, &cache).map_err(judged)?;
+                tpusim_planner::plan_with_groups(&graph, &chip, &opts, &imported.requests)
+                    .map_err(judged)
+            }
+            None => tpusim_planner::plan(&graph, &chip, &opts).map_err(judged),
+        }
     };
     let plan = detached_judged(py, work, |f: &Failure| f.internal)?;
     json(&plan)
@@ -177,7 +190,7 @@ fn plan_json(
 /// layer groups on an NPU and verified; `None` when the file is no transformer (a CNN
 /// goes through [`plan_json`]).
 #[pyfunction]
-#[pyo3(signature = (path, chip, batch, seq, context, dtype))]
+#[pyo3(signature = (path, chip, batch, seq, context, dtype, tpu_mlir_cache=None))]
 fn transformer_plan_json(
     py: Python<'_>,
     path: &str,
@@ -186,10 +199,14 @@ fn transformer_plan_json(
     seq: u64,
     context: u64,
     dtype: &str,
+    tpu_mlir_cache: Option<&str>,
 ) -> PyResult<Option<String>> {
     let work = || -> Result<Option<serde_json::Value>, Failure> {
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read ONNX file '{path}': {e}"))?;
-        let Some(slim) = tpusim_graph::nd::slim_onnx(&bytes).filter(|b| tpusim_graph::nd::is_transformer_onnx(b)) else {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read ONNX file '{path}': {e}"))?;
+        let Some(slim) = tpusim_graph::nd::slim_onnx(&bytes)
+            .filter(|b| tpusim_graph::nd::is_transformer_onnx(b))
+        else {
             return Ok(None);
         };
         let dtype: tpusim_layout::ElementType = dtype
@@ -197,13 +214,28 @@ fn transformer_plan_json(
             .map_err(|_| format!("unknown dtype '{dtype}' (try f16, bf16, f32, int8)"))?;
         let limit = 1 << 24;
         if batch == 0 || seq == 0 || batch > limit || seq > limit || context > limit {
-            return Err("batch and seq are between 1 and 2^24, context at most 2^24".to_string().into());
+            return Err("batch and seq are between 1 and 2^24, context at most 2^24"
+                .to_string()
+                .into());
         }
-        let bind = tpusim_graph::nd::Bind { batch, seq, past: context };
-        let g = tpusim_graph::nd::import_onnx(&slim, &bind).map_err(|e| format!("'{path}': {e}"))?;
+        let bind = tpusim_graph::nd::Bind {
+            batch,
+            seq,
+            past: context,
+        };
+        let g =
+            tpusim_graph::nd::import_onnx(&slim, &bind).map_err(|e| format!("'{path}': {e}"))?;
         let chip = tpusim_planner::NpuChip::preset(chip).map_err(|e| e.to_string())?;
-        let plan = tpusim_planner::nd_plan::plan_verified(&g, &chip, dtype)
-            .map_err(|e| Failure::judged(&e, e.is_internal()))?;
+        let judged = |e: tpusim_planner::PlanError| Failure::judged(&e, e.is_internal());
+        if let Some(cache_path) = tpu_mlir_cache {
+            let text = std::fs::read_to_string(cache_path)
+                .map_err(|e| format!("cannot read TPU-MLIR cache '{cache_path}': {e}"))?;
+            let cache = tpusim_planner::tpumlir::parse(&text).map_err(judged)?;
+            let (plan, report) =
+                nd_cache::plan_imported(&g, &chip, dtype, &cache).map_err(judged)?;
+            return Ok(Some(nd_cache::imported_document(&g, &plan, &report)));
+        }
+        let plan = tpusim_planner::nd_plan::plan_verified(&g, &chip, dtype).map_err(judged)?;
         Ok(Some(tpusim_planner::nd_plan::plan_document(&g, &plan)))
     };
     match detached_judged(py, work, |f: &Failure| f.internal)? {

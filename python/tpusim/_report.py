@@ -141,17 +141,22 @@ def plan(
     fuse: bool = True,
     seq: int = 128,
     context: int = 0,
+    tpu_mlir_cache: Optional[str] = None,
 ) -> Union[Plan, TransformerPlan]:
     """Layer groups of a network in an NPU's local memory (``tpusim plan``). A
     transformer exported to ONNX is planned from its TPU-MLIR form, its dynamic axes bound
-    by ``batch``, ``seq`` and ``context`` (a :class:`TransformerPlan`)."""
+    by ``batch``, ``seq`` and ``context`` (a :class:`TransformerPlan`). With
+    ``tpu_mlir_cache`` (a TPU-MLIR layer-group cache JSON, ``--import-tpu-mlir``), its
+    grouping is priced instead of searched; a transformer's document then also holds
+    ``tpu_mlir_import``: the groups our model would refuse, and names it did not match."""
     batch = _count("batch", batch, 1)
     path = os.fspath(model)
+    cache = None if tpu_mlir_cache is None else os.fspath(tpu_mlir_cache)
     if path.lower().endswith(".onnx"):
-        doc = _native.transformer_plan_json(path, chip, batch, _count("seq", seq, 1), _count("context", context, 0), dtype)
+        doc = _native.transformer_plan_json(path, chip, batch, _count("seq", seq, 1), _count("context", context, 0), dtype, cache)
         if doc is not None:
             return TransformerPlan._from_json(doc)
-    doc = _native.plan_json(path, chip, batch, dtype, input_dtype, _res(resolution), bool(fuse))
+    doc = _native.plan_json(path, chip, batch, dtype, input_dtype, _res(resolution), bool(fuse), cache)
     return Plan._from_json(doc)
 
 

@@ -750,6 +750,39 @@ fn report_plans_an_onnx_transformer_on_an_npu_in_layer_groups() {
     assert!(exported
         .iter()
         .all(|g| g["shape_secs"] == serde_json::json!([1, 1, 1, 1, 1])));
+    // and the cache, read back, is priced as the same plan
+    let imported = json(&[
+        "plan",
+        &gpt2,
+        "--seq",
+        "32",
+        "--json",
+        "--import-tpu-mlir",
+        cache_arg,
+    ]);
+    assert_eq!(imported["plan"], *plan);
+    let report = &imported["tpu_mlir_import"];
+    assert_eq!(report["groups"], exported.len());
+    assert_eq!(report["refused"], serde_json::json!([]));
+    // a cache of another graph names no layer of this one
+    let other = cache["subfunc_0"]["GroupLayer"][0].clone();
+    let mut foreign = other.clone();
+    foreign["locs"] = serde_json::json!(["conv1_Conv", "relu1_Relu"]);
+    let bad = dir.path().join("foreign.json");
+    let doc = serde_json::json!({"opt": 2, "total subfunc": 1,
+        "subfunc_0": {"GroupLayer": [foreign], "GlobalLayer": []}});
+    std::fs::write(&bad, doc.to_string()).unwrap();
+    fails(
+        &[
+            "plan",
+            &gpt2,
+            "--seq",
+            "32",
+            "--import-tpu-mlir",
+            bad.to_str().unwrap(),
+        ],
+        "names no layer of this graph",
+    );
 }
 
 #[test]
@@ -759,5 +792,8 @@ fn a_built_in_transformer_on_an_npu_asks_for_an_onnx_export() {
     fails(&["plan", "resnet18", "--seq", "8"], "apply to transformers");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../graph/tests/data/nd");
     let gpt2 = format!("{dir}/gpt2_tiny.onnx");
-    fails(&["plan", &gpt2, "--svg", "x.svg"], "cover CNN plans so far");
+    fails(
+        &["plan", &gpt2, "--svg", "x.svg"],
+        "covers CNN plans so far",
+    );
 }

@@ -52,6 +52,9 @@ use tpusim_graph::nd::{NdGraph, Work};
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
 
+mod given;
+pub use given::{plan_nd_with_groups, NdGivenPlan, NdGroupRequest};
+
 /// Most layers a group may hold (TPU-MLIR's largest transformer group in the zoo holds
 /// 15 of our layers; the dynamic program is quadratic in this).
 pub const MAX_ND_GROUP_LAYERS: usize = 32;
@@ -346,6 +349,19 @@ impl<'a> Ctx<'a> {
 
     /// The group `start..end` cut in `cut`'s slices, or `None` when it does not fit.
     fn sliced(&self, start: usize, end: usize, cut: Slicing) -> Option<NdGroup> {
+        let g = self.measure(start, end, cut);
+        self.fits(&g, cut).then_some(g)
+    }
+
+    /// Whether `g`, cut by `cut`, fits a lane: by the live-byte bound, then by TPU-MLIR's
+    /// time steps and allocator (the bound is from below: llama_d320_s256's scores go in
+    /// 4 H slices on bm1684x, not the 3 it allows).
+    fn fits(&self, g: &NdGroup, cut: Slicing) -> bool {
+        g.lane_bytes <= self.lane_bytes && self.tpu_mlir_allocates(g.start, g.end, cut)
+    }
+
+    /// The group `start..end` cut in `cut`'s slices, timed, whether it fits or not.
+    fn measure(&self, start: usize, end: usize, cut: Slicing) -> NdGroup {
         let members = &self.layers[start..end];
         let written: HashSet<&str> = members
             .iter()
@@ -405,8 +421,7 @@ impl<'a> Ctx<'a> {
         }
         // the most a lane holds at once, a slice of each cut value: a bound from below;
         // TPU-MLIR's time steps and allocator, with their wrapping lifetimes and banks,
-        // have the last word (`tpu_mlir_allocates`: llama_d320_s256's scores go in 4 H
-        // slices on bm1684x, not the 3 this allows)
+        // have the last word (`fits`)
         let lane = (0..members.len())
             .map(|k| {
                 let live = spans.values().filter(|s| s.first <= k && k <= s.last);
@@ -416,9 +431,6 @@ impl<'a> Ctx<'a> {
             })
             .max()
             .unwrap_or(0);
-        if lane > self.lane_bytes || !self.tpu_mlir_allocates(start, end, cut) {
-            return None;
-        }
         for (step, i) in steps.iter_mut().zip(start..end) {
             step.compute = self.local_compute(i, cut);
         }
@@ -428,7 +440,7 @@ impl<'a> Ctx<'a> {
         } else {
             dma.max(compute) + self.t.used.global_exposed_fraction * dma.min(compute)
         };
-        Some(NdGroup {
+        NdGroup {
             start,
             end,
             csecs: if cut.axis == Axis::C { cut.secs } else { 1 },
@@ -439,7 +451,7 @@ impl<'a> Ctx<'a> {
             compute_cycles: compute.round() as u64,
             dma_cycles: dma.round() as u64,
             cycles: cycles.ceil() as u64,
-        })
+        }
     }
 
     /// Whether TPU-MLIR's allocator finds room for the group `start..end` cut by `cut`
@@ -958,6 +970,24 @@ pub fn verify_nd_plan(
 ) -> Result<()> {
     let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
     let ctx = Ctx::new(g, &layers, chip, dtype)?;
+    verify_runs(&ctx, plan, |grp| {
+        if grp.end - grp.start == 1 {
+            Some(ctx.global(grp.start))
+        } else {
+            ctx.group(grp.start, grp.end)
+        }
+    })
+}
+
+/// Check `plan`'s runs against `ctx`'s layers: they cover every layer once and in order,
+/// each is what `expect` makes of its layers (`None`: a group that may not be), and
+/// the cycles add up.
+fn verify_runs(
+    ctx: &Ctx,
+    plan: &NdPlan,
+    expect: impl Fn(&NdGroup) -> Option<NdGroup>,
+) -> Result<()> {
+    let layers = ctx.layers;
     let bad = |what: String| Err(PlanError::Invalid(format!("transformer plan: {what}")));
     if plan.layers.len() != layers.len() {
         return bad(format!(
@@ -975,12 +1005,7 @@ pub fn verify_nd_plan(
                 grp.start, grp.end
             ));
         }
-        let expect = if grp.end - grp.start == 1 {
-            Some(ctx.global(grp.start))
-        } else {
-            ctx.group(grp.start, grp.end)
-        };
-        match expect {
+        match expect(grp) {
             None => {
                 let l = &layers[grp.start..grp.end];
                 return match l.iter().find(|l| !groupable(l)) {

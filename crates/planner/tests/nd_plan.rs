@@ -237,16 +237,55 @@ fn every_op_tpu_mlir_names_is_a_layer_of_its_form() {
 
 #[test]
 fn exported_groups_name_tpu_mlir_ops_in_its_order() {
-    // measured on the eleven networks: on bm1684x 55 of our groups are exactly
+    // measured on the eleven networks: on bm1684x 57 of our groups are exactly
     // TPU-MLIR's own (same ops, order and cut), 8 of them cut in slices; on bm1688 (never
-    // tuned on) 54, 13 of them cut
+    // tuned on) 56, 13 of them cut (55 and 54 before BERT's flat mask view took its turn
+    // in the op order)
     let (same_groups, sliced) = exports_against_tpu_mlir("bm1684x");
     assert!(
-        same_groups >= 54 && sliced >= 6,
+        same_groups >= 57 && sliced >= 6,
         "{same_groups} same, {sliced} sliced"
     );
     let (same_groups, _) = exports_against_tpu_mlir("bm1688");
-    assert!(same_groups >= 53, "bm1688: {same_groups} same");
+    assert!(same_groups >= 56, "bm1688: {same_groups} same");
+}
+
+/// `--import-tpu-mlir` on a zoo network: our own export, read back, is priced as the plan
+/// it came from (the permutes at the groups' edges, which it lists as global, joining
+/// them again); TPU-MLIR's own cache imports whole, and where our reproduction of its
+/// allocator takes every one of its groups, the search's plan costs no more than it by
+/// the same model.
+fn prices_caches_as_planned(
+    g: &NdGraph,
+    chip: &NpuChip,
+    p: &NdPlan,
+    ours: &tpusim_planner::tpumlir::Cache,
+    net: &str,
+    chip_name: &str,
+) {
+    use tpusim_planner::nd_plan::plan_nd_with_groups;
+    use tpusim_planner::tpumlir::{nd_cache::import_nd, parse, to_text};
+    let f16 = ElementType::F16;
+    let back = import_nd(g, chip, f16, &parse(&to_text(ours)).unwrap()).unwrap();
+    assert!(back.unmatched.is_empty(), "{net}: {:?}", back.unmatched);
+    let again = plan_nd_with_groups(g, chip, f16, &back.requests).unwrap();
+    assert_eq!(again.plan, *p, "{chip_name} {net}: our export, read back");
+    assert!(again.refused.is_empty() && again.ungroupable.is_empty());
+    let text =
+        std::fs::read_to_string(format!("{DATA}/{net}_{chip_name}.tpumlir_cache.json")).unwrap();
+    let cache = parse(&text).unwrap();
+    let theirs = import_nd(g, chip, f16, &cache).unwrap();
+    assert_eq!(theirs.requests.len(), cache.group_layer.len(), "{net}");
+    let priced = plan_nd_with_groups(g, chip, f16, &theirs.requests).unwrap();
+    eprintln!(
+        "{chip_name} {net}: TPU-MLIR's grouping {} cycles, ours {}, {} of its groups refused",
+        priced.plan.cycles,
+        p.cycles,
+        priced.refused.len()
+    );
+    if priced.refused.is_empty() {
+        assert!(priced.plan.cycles >= p.cycles, "{chip_name} {net}");
+    }
 }
 
 /// Every zoo network planned and exported on `chip`, checked against TPU-MLIR's own cache
@@ -261,6 +300,7 @@ fn exports_against_tpu_mlir(chip_name: &str) -> (usize, usize) {
         let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
         verify_nd_plan(&g, &chip, ElementType::F16, &p).unwrap();
         let cache = export_nd(&g, &chip, ElementType::F16, &p);
+        prices_caches_as_planned(&g, &chip, &p, &cache, &net, chip_name);
         let (theirs, known) = tpu_mlir_cache_on(&net, chip_name);
         assert!(!cache.group_layer.is_empty(), "{net}");
         for grp in &cache.group_layer {

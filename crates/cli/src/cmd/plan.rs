@@ -81,7 +81,9 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     export_tpu_mlir: Option<PathBuf>,
     /// Use the grouping of a TPU-MLIR layer-group cache JSON instead of searching, to
-    /// evaluate TPU-MLIR's choice with this cost model.
+    /// evaluate TPU-MLIR's choice with this cost model. For a transformer, each cache
+    /// group is the run of layers it names, at its `shape_secs`; groups our model would
+    /// refuse are priced all the same and named in a note (`tpu_mlir_import` in --json).
     #[arg(long, value_name = "FILE")]
     import_tpu_mlir: Option<PathBuf>,
     /// Apply the spec's h/2 rule (a slicing fails when a tensor's H slices repeat more
@@ -268,8 +270,8 @@ pub(crate) fn planner_error(e: tpusim_planner::PlanError) -> anyhow::Error {
 /// A transformer ONNX: its TPU-MLIR form planned in layer groups, as `tpusim report` does
 /// on an NPU.
 fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
-    if args.svg.is_some() || args.import_tpu_mlir.is_some() {
-        bail!("--svg and --import-tpu-mlir cover CNN plans so far; '{model}' is a transformer");
+    if args.svg.is_some() {
+        bail!("--svg covers CNN plans so far; '{model}' is a transformer");
     }
     let onnx_args = super::llm::onnx::OnnxArgs {
         path: model.to_string(),
@@ -283,7 +285,16 @@ fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
         json: args.json,
     };
     let chip = load_chip(args)?;
-    let planned = super::llm::onnx_npu::plan(&onnx_args, bytes, &chip)?;
+    let (planned, imported) = match &args.import_tpu_mlir {
+        Some(path) => {
+            let text = read_input(path, InputKind::TpuMlirCache)?;
+            let cache = tpusim_planner::tpumlir::parse(&text)?;
+            let (planned, report) =
+                super::llm::onnx_npu::plan_imported(&onnx_args, bytes, &chip, &cache)?;
+            (planned, Some(report))
+        }
+        None => (super::llm::onnx_npu::plan(&onnx_args, bytes, &chip)?, None),
+    };
     if let Some(path) = &args.export_tpu_mlir {
         let cache = tpusim_planner::tpumlir::nd_export::export_nd(
             &planned.graph,
@@ -295,7 +306,12 @@ fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
         outputs.add(path, tpusim_planner::tpumlir::to_text(&cache).into_bytes());
         outputs.commit()?;
     }
-    super::llm::onnx_npu::print(&onnx_args, &planned)
+    if let (false, Some(report)) = (args.json, &imported) {
+        for note in super::llm::onnx_npu::import_notes(report) {
+            eprintln!("note: {}", crate::util::shown(&note));
+        }
+    }
+    super::llm::onnx_npu::print(&onnx_args, &planned, imported.as_ref())
 }
 
 fn load_chip(args: &PlanArgs) -> Result<NpuChip> {

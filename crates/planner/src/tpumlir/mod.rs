@@ -3,7 +3,8 @@
 //!
 //! - [`cache`]: its layer-group cache JSON in and out ([`parse`], [`import`],
 //!   [`to_text`]), and the op location names it matches on; [`export`] (`export.rs`),
-//!   our grouping as such a cache;
+//!   our grouping as such a cache; [`nd_export`] and [`nd_cache`], the same for a
+//!   transformer's grouping, out and back in;
 //! - [`lowering`]: the ops and casts TPU-MLIR lowers a 16-bit graph to, by name;
 //! - [`precision`]: which ops it computes in f32 under a 16-bit type, per chip;
 //! - [`steps`]: its time-step table of a group and its software pipelining, with the
@@ -52,6 +53,7 @@ mod export;
 pub mod lowering;
 pub(crate) mod nd_attention;
 pub mod nd_buffers;
+pub mod nd_cache;
 pub mod nd_export;
 pub mod nd_form;
 mod nd_order;

@@ -1,6 +1,7 @@
 //! TPU-MLIR 1.30.2's op order and cast names for a transformer's layers
 //! ([`super::nd_form`]): what an exported grouping must follow for TPU-MLIR to take it.
 
+use super::nd_attention::{view_nodes, ViewNode};
 use super::nd_form::TxLayer;
 use std::collections::HashMap;
 use tpusim_graph::nd::{NdGraph, NdInputKind, Work};
@@ -19,7 +20,15 @@ fn runs_local(l: &TxLayer) -> bool {
 /// three projections of one norm run last to first, as TPU-MLIR lists them
 /// (`matmul_35`, `matmul_34`, `matmul_33`), and a group exported to it must be
 /// consecutive in this order ("operand does not dominate this use" otherwise).
+///
+/// A view from or to a value of at most two dims is an op of its own there, one that
+/// cannot run in local memory (TPU-MLIR lists BERT's `unsqueeze_7_0_Unsqueeze` of the
+/// [1, s] mask as a global layer): it takes a turn, and the mask's chain waits for it,
+/// so TPU-MLIR runs the embeddings' add and norm first and its group holds them and the
+/// chain. Other views stand for their inputs.
 pub(crate) fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<TxLayer> {
+    let flat_views: Vec<ViewNode<'g>> = view_nodes(g).filter(|v| v.flat).collect();
+    let flat_out: std::collections::HashSet<&str> = flat_views.iter().map(|v| v.output).collect();
     // the output of a node no layer stands for (a view, a folded transpose) stands for
     // its input
     let in_layer: std::collections::HashSet<usize> = layers
@@ -32,6 +41,7 @@ pub(crate) fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<Tx
         .iter()
         .enumerate()
         .filter(|(i, _)| !in_layer.contains(i))
+        .filter(|(_, n)| !n.outputs.iter().any(|o| flat_out.contains(o.as_str())))
     {
         if let Some(e) = n.inputs.iter().find(|e| e.kind == NdInputKind::Activation) {
             for o in &n.outputs {
@@ -49,20 +59,59 @@ pub(crate) fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<Tx
         }
         name
     };
+    // the layers, then the flat views, each with what it reads and writes
     let n = layers.len();
-    let mut writer: HashMap<String, usize> = HashMap::new();
-    for (i, l) in layers.iter().enumerate() {
-        for v in &l.writes {
-            writer.insert(root(&v.name), i);
+    // a layer also waits for the flat views its graph nodes read (a lowering's input
+    // cast can make it read past one: BERT's mask cast reads `attention_mask#f32`, its
+    // ONNX node the unsqueezed mask)
+    let mut reads: Vec<Vec<String>> = layers
+        .iter()
+        .map(|l| {
+            let viewed = l
+                .nodes
+                .iter()
+                .filter_map(|&i| g.nodes.get(i))
+                .flat_map(|n| &n.inputs)
+                .filter(|e| flat_out.contains(e.name.as_str()))
+                .map(|e| e.name.clone());
+            l.reads
+                .iter()
+                .map(|v| root(&v.name))
+                .chain(viewed)
+                .collect()
+        })
+        .collect();
+    let mut writes: Vec<Vec<String>> = layers
+        .iter()
+        .map(|l| l.writes.iter().map(|v| root(&v.name)).collect())
+        .collect();
+    // a flat view of a network input waits for the input's cast, where there is one
+    let input_cast = |name: &str| {
+        layers
+            .iter()
+            .find(|l| {
+                l.op_type == "Cast" && l.nodes.is_empty() && l.reads.iter().any(|v| v.name == name)
+            })
+            .and_then(|l| l.writes.first())
+            .map(|v| v.name.clone())
+    };
+    for v in &flat_views {
+        reads.push(vec![input_cast(v.input).unwrap_or_else(|| root(v.input))]);
+        writes.push(vec![v.output.to_string()]);
+    }
+    let total = reads.len();
+    let mut writer: HashMap<&str, usize> = HashMap::new();
+    for (i, w) in writes.iter().enumerate() {
+        for name in w {
+            writer.insert(name.as_str(), i);
         }
     }
-    let mut waiting = vec![0usize; n];
-    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (j, l) in layers.iter().enumerate() {
-        let mut from: Vec<usize> = l
-            .reads
+    let mut waiting = vec![0usize; total];
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); total];
+    for (j, r) in reads.iter().enumerate() {
+        let mut from: Vec<usize> = r
             .iter()
-            .filter_map(|v| writer.get(&root(&v.name)).copied())
+            .filter_map(|name| writer.get(name.as_str()).copied())
             .filter(|&i| i != j)
             .collect();
         from.sort_unstable();
@@ -72,12 +121,15 @@ pub(crate) fn tpu_mlir_order<'g>(g: &'g NdGraph, layers: Vec<TxLayer>) -> Vec<Tx
             users[i].push(j);
         }
     }
-    let Some(order) = tpusim_graph::order::ping_pong(waiting, &users, |i| runs_local(&layers[i]))
-    else {
+    let local = |i: usize| i < n && runs_local(&layers[i]);
+    let Some(order) = tpusim_graph::order::ping_pong(waiting, &users, local) else {
         return layers;
     };
     let mut slots: Vec<Option<TxLayer>> = layers.into_iter().map(Some).collect();
-    order.iter().filter_map(|&i| slots[i].take()).collect()
+    order
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }
 
 /// TPU-MLIR's names of the casts a lowering added: the producer's name and the

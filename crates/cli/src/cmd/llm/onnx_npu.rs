@@ -8,6 +8,8 @@ use anyhow::{anyhow, Context, Result};
 use tpusim_graph::nd::{import_onnx, NdGraph, Work};
 use tpusim_planner::nd_global::NdLayer;
 use tpusim_planner::nd_plan::{plan_document, plan_verified, NdGroup, NdPlan};
+use tpusim_planner::tpumlir::nd_cache::{self, imported_document, ImportReport};
+use tpusim_planner::tpumlir::Cache;
 use tpusim_planner::NpuChip;
 
 /// A transformer graph planned on an NPU.
@@ -22,26 +24,81 @@ pub struct Planned {
 
 /// Import, plan and verify it on `chip`.
 pub fn plan(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<Planned> {
+    let (graph, dtype) = graph_of(a, onnx)?;
+    let plan = plan_verified(&graph, chip, dtype).map_err(crate::cmd::plan::planner_error)?;
+    Ok(Planned { graph, dtype, plan })
+}
+
+/// Import it and plan it on `chip` with the grouping of TPU-MLIR's `cache`.
+pub fn plan_imported(
+    a: &OnnxArgs,
+    onnx: &[u8],
+    chip: &NpuChip,
+    cache: &Cache,
+) -> Result<(Planned, ImportReport)> {
+    let (graph, dtype) = graph_of(a, onnx)?;
+    let (plan, report) = nd_cache::plan_imported(&graph, chip, dtype, cache)
+        .map_err(crate::cmd::plan::planner_error)?;
+    Ok((Planned { graph, dtype, plan }, report))
+}
+
+fn graph_of(a: &OnnxArgs, onnx: &[u8]) -> Result<(NdGraph, tpusim_layout::ElementType)> {
     let bind = bind(a)?;
     let dtype_name = a.dtype.as_deref().unwrap_or("f16");
     let dtype: tpusim_layout::ElementType = dtype_name
         .parse()
         .map_err(|_| anyhow!("unknown --dtype '{dtype_name}' (try f16, bf16, f32, int8)"))?;
     let graph = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
-    let plan = plan_verified(&graph, chip, dtype).map_err(crate::cmd::plan::planner_error)?;
-    Ok(Planned { graph, dtype, plan })
+    Ok((graph, dtype))
+}
+
+/// The lines to print (on stderr) about an imported grouping.
+pub fn import_notes(imported: &ImportReport) -> Vec<String> {
+    let groups = imported.groups;
+    let names = |ks: &[usize]| {
+        ks.iter()
+            .map(|k| format!("g{k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut notes = Vec::new();
+    if !imported.unmatched.is_empty() {
+        notes.push(format!(
+            "{} TPU-MLIR name(s) match no layer here, e.g. '{}'",
+            imported.unmatched.len(),
+            imported.unmatched[0]
+        ));
+    }
+    if !imported.refused.is_empty() {
+        notes.push(format!(
+            "{} of TPU-MLIR's {groups} groups do not fit by our model (its allocator as we reproduce it refuses them): {}",
+            imported.refused.len(),
+            names(&imported.refused)
+        ));
+    }
+    if !imported.ungroupable.is_empty() {
+        notes.push(format!(
+            "groups holding a layer our search never groups: {}",
+            names(&imported.ungroupable)
+        ));
+    }
+    notes
 }
 
 /// Import, plan, verify and print it on `chip`.
 pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
-    print(a, &plan(a, onnx, chip)?)
+    print(a, &plan(a, onnx, chip)?, None)
 }
 
-/// Print a planned graph as `a` asks (`--json`, `--summary`).
-pub fn print(a: &OnnxArgs, p: &Planned) -> Result<()> {
+/// Print a planned graph as `a` asks (`--json`, `--summary`), with what the model says
+/// of an imported grouping.
+pub fn print(a: &OnnxArgs, p: &Planned, imported: Option<&ImportReport>) -> Result<()> {
     let (g, plan) = (&p.graph, &p.plan);
     if a.json {
-        return print_json(&plan_document(g, plan));
+        return print_json(&match imported {
+            Some(r) => imported_document(g, plan, r),
+            None => plan_document(g, plan),
+        });
     }
     let mut out = summary(g, plan);
     if !a.summary {
