@@ -37,6 +37,8 @@ for f in resnet18_bm1688_ours resnet18_b4_bm1684x_ours; do
   cp ../crates/planner/tests/data/tpumlir_alloc/$f.cache.json "$c/tpumlir_cache/seed_$f.json"
 done
 "$tpusim" plan resnet18 --resolution 32 --chip bm1684x --export-tpu-mlir "$c/tpumlir_cache/seed_r18_32.json" >/dev/null
+# a transformer's cache: TPU-MLIR's own for the graph the target imports it against
+cp ../crates/planner/tests/data/tx_zoo/llama_d128_s64_bm1684x.tpumlir_cache.json "$c/tpumlir_cache/seed_llama_d128_s64.json"
 "$tpusim" plan resnet18 --resolution 32 --chip bm1684x --json > "$c/plan_json/seed_r18_32_bm1684x.json"
 "$tpusim" plan mobilenetv2 --resolution 32 --chip cv183x --json > "$c/plan_json/seed_mbv2_32_cv183x.json"
 cp ../bench/report-sweep.toml "$c/sweep_toml/seed_report-sweep.toml"
