@@ -56,13 +56,48 @@ fn planned_cycles_of_the_zoo_stay_near_what_tpu_mlir_compiles() {
         let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
         let p = planned(&g);
         let ratio = p.cycles as f64 / theirs;
-        // measured (bench/RESULTS-plan.md): tuned 0.71–1.05, held out 0.91–1.04
+        // measured (bench/RESULTS-plan.md): tuned 0.85–1.06, held out 0.99–1.05
         assert!(
             (0.6..=1.2).contains(&ratio),
             "{net} (held out: {held_out}): {} cycles, TPU-MLIR {theirs}",
             p.cycles
         );
         assert!(p.cycles <= p.ungrouped_cycles, "{net}");
+    }
+}
+
+/// TPU-MLIR's compiled cycles of the zoo on bm1688 (`compiled_bm1688.jsonl`).
+fn tpu_mlir_totals_bm1688() -> Vec<(String, bool, f64)> {
+    let rows = std::fs::read_to_string(format!("{DATA}/compiled_bm1688.jsonl")).unwrap();
+    rows.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| {
+            let net = v["net"].as_str().unwrap().to_string();
+            (
+                net,
+                v["held_out"] == true,
+                v["tpumlir_cycles"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn planned_cycles_on_bm1688_stay_near_what_tpu_mlir_compiles() {
+    let chip = NpuChip::preset("bm1688").unwrap();
+    let totals = tpu_mlir_totals_bm1688();
+    assert_eq!(totals.len(), 11);
+    for (net, held_out, theirs) in totals {
+        let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
+        let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
+        let ratio = p.cycles as f64 / theirs;
+        // measured (bench/RESULTS-plan.md): 0.98–1.21 since a global layer's load and
+        // store overlap on this chip (`global_dma_overlap`); GPT-2 was 1.23–1.42 before
+        assert!(
+            (0.9..=1.25).contains(&ratio),
+            "{net} (held out: {held_out}): {} cycles, TPU-MLIR {theirs}",
+            p.cycles
+        );
     }
 }
 
@@ -239,15 +274,16 @@ fn every_op_tpu_mlir_names_is_a_layer_of_its_form() {
 fn exported_groups_name_tpu_mlir_ops_in_its_order() {
     // measured on the eleven networks: on bm1684x 57 of our groups are exactly
     // TPU-MLIR's own (same ops, order and cut), 8 of them cut in slices; on bm1688 (never
-    // tuned on) 56, 13 of them cut (55 and 54 before BERT's flat mask view took its turn
-    // in the op order)
+    // tuned on) 52, 13 of them cut (55 and 54 before BERT's flat mask view took its turn
+    // in the op order; 56 on bm1688 before its global layers loaded and stored at once,
+    // which leaves more of GPT-2's layers global there)
     let (same_groups, sliced) = exports_against_tpu_mlir("bm1684x");
     assert!(
         same_groups >= 57 && sliced >= 6,
         "{same_groups} same, {sliced} sliced"
     );
     let (same_groups, _) = exports_against_tpu_mlir("bm1688");
-    assert!(same_groups >= 56, "bm1688: {same_groups} same");
+    assert!(same_groups >= 52, "bm1688: {same_groups} same");
 }
 
 /// `--import-tpu-mlir` on a zoo network: our own export, read back, is priced as the plan
