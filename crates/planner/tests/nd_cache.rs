@@ -55,10 +55,13 @@ fn tpu_mlir_s_own_cache_maps_group_for_group() {
     assert_eq!((first.csecs, first.hsecs), (1, 1));
 }
 
+/// A change made to TPU-MLIR's own cache.
+type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+
 #[test]
 fn a_hostile_cache_gets_one_error_naming_what_is_wrong() {
     let groups = |v: &mut serde_json::Value| v["subfunc_0"]["GroupLayer"].clone();
-    let cases: Vec<(Box<dyn Fn(&mut serde_json::Value)>, &str)> = vec![
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|v| {
                 v["subfunc_0"]["GroupLayer"][0]["locs"] = serde_json::json!(["conv1_Conv"])
