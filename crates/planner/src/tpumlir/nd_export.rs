@@ -56,7 +56,7 @@ pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan)
 }
 
 /// TPU-MLIR's name of a view: `<output>_<type>`.
-fn view_loc(v: &ViewNode) -> String {
+pub(super) fn view_loc(v: &ViewNode) -> String {
     format!("{}_{}", v.output, v.node.op_type)
 }
 
