@@ -71,9 +71,10 @@ pub struct NdGroup {
     /// Slices along H (the third: the query rows of attention scores [b, heads, s, s]).
     pub hsecs: u64,
     /// Bytes a lane holds at the group's peak: the values live across a member (from
-    /// its writer, or the group's start for what it loads, to its last reader; one
-    /// slice of each cut value) and its own buffers (0 for a global layer). A bound
-    /// from below: TPU-MLIR's allocator needs more where lifetimes wrap and banks clash.
+    /// its writer or first reader to its last reader, one slice of each cut value; a
+    /// weight a cut group holds, throughout) and its own buffers (0 for a global
+    /// layer). A bound from below: TPU-MLIR's allocator needs more where loads move
+    /// early, lifetimes wrap and banks clash.
     pub lane_bytes: u64,
     /// Bytes loaded from global memory.
     pub load_bytes: u64,
@@ -379,21 +380,16 @@ impl<'a> Ctx<'a> {
             for v in l.reads.iter().chain(&l.writes) {
                 let bytes = self.lane_bytes_of(&cut.part(v));
                 let k = steps.len();
-                // what the group loads may be loaded any time before its first use
-                // (TPU-MLIR prefetches), so it is held from the group's start
-                let first = if written.contains(v.name.as_str()) {
-                    k
-                } else {
-                    0
-                };
+                // a value is live from its first use (TPU-MLIR loads what a member
+                // reads just before it, and moves loads earlier only where they fit);
+                // a weight a cut group holds through its loop of slices, throughout
+                let held =
+                    cut.secs > 1 && v.weight && !cut.cuts(v) && !written.contains(v.name.as_str());
+                let (first, last) = if held { (0, members.len() - 1) } else { (k, k) };
                 spans
                     .entry(v.name.as_str())
-                    .and_modify(|s| s.last = k)
-                    .or_insert(Span {
-                        first,
-                        last: k,
-                        bytes,
-                    });
+                    .and_modify(|s| s.last = s.last.max(last))
+                    .or_insert(Span { first, last, bytes });
             }
             for v in l
                 .reads
@@ -573,9 +569,9 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// When a value is held in a group's local memory: from the member that writes it (from
-/// the group's start, for what the group loads) to the last that reads it, and the bytes
-/// of a lane it takes.
+/// When a value is held in a group's local memory: from the member that writes or first
+/// reads it to the last that reads it (a weight a cut group holds: the whole group), and
+/// the bytes of a lane it takes.
 #[derive(Debug, Clone, Copy)]
 struct Span {
     first: usize,

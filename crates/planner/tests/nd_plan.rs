@@ -272,25 +272,33 @@ fn every_op_tpu_mlir_names_is_a_layer_of_its_form() {
 
 #[test]
 fn exported_groups_name_tpu_mlir_ops_in_its_order() {
-    // measured on the eleven networks: on bm1684x 57 of our groups are exactly
-    // TPU-MLIR's own (same ops, order and cut), 8 of them cut in slices; on bm1688 (never
-    // tuned on) 52, 13 of them cut (55 and 54 before BERT's flat mask view took its turn
-    // in the op order; 56 on bm1688 before its global layers loaded and stored at once,
-    // which leaves more of GPT-2's layers global there)
-    let (same_groups, sliced) = exports_against_tpu_mlir("bm1684x");
+    // measured on the eleven networks: on bm1684x 60 of our groups are exactly
+    // TPU-MLIR's own (same ops, order and cut), 7 of ours cut in slices; on bm1688 (never
+    // tuned on) 52, 13 of ours cut (57 on bm1684x before a group's loads counted from
+    // their first reader, which let llama_d1024_s256 take TPU-MLIR's groups; 55 and 54
+    // before BERT's flat mask view took its turn in the op order; 56 on bm1688 before
+    // its global layers loaded and stored at once, which leaves more of GPT-2's layers
+    // global there)
+    let bm1684x = exports_against_tpu_mlir("bm1684x");
     assert!(
-        same_groups >= 57 && sliced >= 6,
-        "{same_groups} same, {sliced} sliced"
+        bm1684x.same_groups >= 60 && bm1684x.sliced >= 6,
+        "{bm1684x:?}"
     );
-    let (same_groups, _) = exports_against_tpu_mlir("bm1688");
-    assert!(same_groups >= 52, "bm1688: {same_groups} same");
+    // TPU-MLIR allocated every group of its own caches, so our reproduction of its
+    // allocator must take them: all on bm1684x (llama_d1024_s256's P·V…SiLU groups were
+    // refused while a group's loads counted from its start); on bm1688 3 are still
+    // refused (llama_d1024_s256's P·V…norm in 4 C slices, twice; llama_d320_s256's FFN)
+    assert_eq!(bm1684x.refused, 0, "{bm1684x:?}");
+    let bm1688 = exports_against_tpu_mlir("bm1688");
+    assert!(bm1688.same_groups >= 52, "bm1688: {bm1688:?}");
+    assert!(bm1688.refused <= 3, "bm1688: {bm1688:?}");
 }
 
 /// `--import-tpu-mlir` on a zoo network: our own export, read back, is priced as the plan
 /// it came from (the permutes at the groups' edges, which it lists as global, joining
 /// them again); TPU-MLIR's own cache imports whole, and where our reproduction of its
 /// allocator takes every one of its groups, the search's plan costs no more than it by
-/// the same model.
+/// the same model. Returns how many of TPU-MLIR's groups that reproduction refuses.
 fn prices_caches_as_planned(
     g: &NdGraph,
     chip: &NpuChip,
@@ -298,7 +306,7 @@ fn prices_caches_as_planned(
     ours: &tpusim_planner::tpumlir::Cache,
     net: &str,
     chip_name: &str,
-) {
+) -> usize {
     use tpusim_planner::nd_plan::plan_nd_with_groups;
     use tpusim_planner::tpumlir::{nd_cache::import_nd, parse, to_text};
     let f16 = ElementType::F16;
@@ -322,21 +330,32 @@ fn prices_caches_as_planned(
     if priced.refused.is_empty() {
         assert!(priced.plan.cycles >= p.cycles, "{chip_name} {net}");
     }
+    priced.refused.len()
+}
+
+/// Our exports of the zoo on one chip against TPU-MLIR's own caches.
+#[derive(Debug, Default)]
+struct ExportTally {
+    /// Our groups exactly TPU-MLIR's own (ops, order and cut).
+    same_groups: usize,
+    /// Our groups cut in slices.
+    sliced: usize,
+    /// TPU-MLIR's own groups our reproduction of its allocator refuses.
+    refused: usize,
 }
 
 /// Every zoo network planned and exported on `chip`, checked against TPU-MLIR's own cache
-/// there: how many of our groups are exactly its own, and how many are sliced.
-fn exports_against_tpu_mlir(chip_name: &str) -> (usize, usize) {
+/// there.
+fn exports_against_tpu_mlir(chip_name: &str) -> ExportTally {
     use tpusim_planner::tpumlir::nd_export::export_nd;
     let chip = NpuChip::preset(chip_name).unwrap();
-    let mut same_groups = 0;
-    let mut sliced = 0;
+    let mut tally = ExportTally::default();
     for (net, _, _) in tpu_mlir_totals() {
         let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
         let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
         verify_nd_plan(&g, &chip, ElementType::F16, &p).unwrap();
         let cache = export_nd(&g, &chip, ElementType::F16, &p);
-        prices_caches_as_planned(&g, &chip, &p, &cache, &net, chip_name);
+        tally.refused += prices_caches_as_planned(&g, &chip, &p, &cache, &net, chip_name);
         let (theirs, known) = tpu_mlir_cache_on(&net, chip_name);
         assert!(!cache.group_layer.is_empty(), "{net}");
         for grp in &cache.group_layer {
@@ -365,7 +384,7 @@ fn exports_against_tpu_mlir(chip_name: &str) -> (usize, usize) {
             // scores: 4 H slices, as TPU-MLIR cuts them)
             if *best == grp.locs {
                 if serde_json::json!(grp.shape_secs) == *secs {
-                    same_groups += 1;
+                    tally.same_groups += 1;
                 } else {
                     eprintln!("{chip_name} {net}: {:?} cut {secs}", grp.locs);
                 }
@@ -373,11 +392,11 @@ fn exports_against_tpu_mlir(chip_name: &str) -> (usize, usize) {
             let ours: Vec<&String> = grp.locs.iter().filter(|l| best.contains(l)).collect();
             let same: Vec<&String> = best.iter().filter(|l| grp.locs.contains(l)).collect();
             assert_eq!(ours, same, "{net}");
-            sliced += usize::from(grp.shape_secs.iter().any(|&s| s > 1));
+            tally.sliced += usize::from(grp.shape_secs.iter().any(|&s| s > 1));
         }
     }
-    eprintln!("{chip_name}: {same_groups} same, {sliced} sliced");
-    (same_groups, sliced)
+    eprintln!("{chip_name}: {tally:?}");
+    tally
 }
 
 /// A chain of `n` element-wise adds of a [1, seq, width] value with a bias weight.
