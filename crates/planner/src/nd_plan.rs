@@ -510,11 +510,17 @@ impl<'a> Ctx<'a> {
                 });
             let cycles = self.local_compute(i, cut).round() as i64;
             m.op(operands, results.clone(), imm, inplace, cycles);
-            // what it writes leaves the group as it is, or through the views of it
+            // what it writes leaves the group as it is, or through the views of it; the
+            // views of what the last op writes run outside the group (`nd_export`)
+            let last = ops.last() == Some(&i);
             let mut from: Vec<(&TxValue, usize)> = l.writes.iter().zip(results).collect();
             while let Some((v, b)) = from.pop() {
-                if leaves(v.name.as_str()) {
+                let viewed = self.views_from.contains_key(v.name.as_str());
+                if leaves(v.name.as_str()) || (last && viewed) {
                     m.store(b, self.transfer(Dir::Store, &cut.part(v)));
+                }
+                if last {
+                    continue;
                 }
                 for w in self.views_from.get(v.name.as_str()).into_iter().flatten() {
                     let y = m.value(self, w, cut);

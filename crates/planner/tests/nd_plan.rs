@@ -272,16 +272,16 @@ fn every_op_tpu_mlir_names_is_a_layer_of_its_form() {
 
 #[test]
 fn exported_groups_name_tpu_mlir_ops_in_its_order() {
-    // measured on the eleven networks: on bm1684x 60 of our groups are exactly
+    // measured on the eleven networks: on bm1684x 71 of our groups are exactly
     // TPU-MLIR's own (same ops, order and cut), 7 of ours cut in slices; on bm1688 (never
-    // tuned on) 52, 13 of ours cut (57 on bm1684x before a group's loads counted from
-    // their first reader, which let llama_d1024_s256 take TPU-MLIR's groups; 55 and 54
-    // before BERT's flat mask view took its turn in the op order; 56 on bm1688 before
-    // its global layers loaded and stored at once, which leaves more of GPT-2's layers
-    // global there)
+    // tuned on) 58, 13 of ours cut. Before the views of a group's last op were left
+    // outside it: 60 and 52; before a group's loads counted from their first reader,
+    // which let llama_d1024_s256 take TPU-MLIR's groups, 57 on bm1684x; 55 and 54 before
+    // BERT's flat mask view took its turn in the op order; 56 on bm1688 before its global
+    // layers loaded and stored at once, which leaves more of GPT-2's layers global there.
     let bm1684x = exports_against_tpu_mlir("bm1684x");
     assert!(
-        bm1684x.same_groups >= 60 && bm1684x.sliced >= 6,
+        bm1684x.same_groups >= 71 && bm1684x.sliced >= 6,
         "{bm1684x:?}"
     );
     // TPU-MLIR allocated every group of its own caches, so our reproduction of its
@@ -290,7 +290,7 @@ fn exported_groups_name_tpu_mlir_ops_in_its_order() {
     // refused (llama_d1024_s256's P·V…norm in 4 C slices, twice; llama_d320_s256's FFN)
     assert_eq!(bm1684x.refused, 0, "{bm1684x:?}");
     let bm1688 = exports_against_tpu_mlir("bm1688");
-    assert!(bm1688.same_groups >= 52, "bm1688: {bm1688:?}");
+    assert!(bm1688.same_groups >= 58, "bm1688: {bm1688:?}");
     assert!(bm1688.refused <= 3, "bm1688: {bm1688:?}");
 }
 
