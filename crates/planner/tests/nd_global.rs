@@ -169,9 +169,11 @@ fn on_bm1688_a_global_element_wise_layer_loads_and_stores_at_once() {
 #[test]
 fn element_wise_layers_are_their_transfers() {
     // small tensors pay a fixed few hundred cycles the model leaves out (an add on
-    // 64×64: 940 cycles where the transfers come to 504), so only 16,384 elements up;
-    // the conv-fitted rates run 7 % slow on these flat transfers
-    assert_element_wise_within("bm1684x", "tpumlir_layers.jsonl", 0.98..=1.12);
+    // 64×64: 940 cycles where the transfers come to 504), so only 16,384 elements up.
+    // The load and the store run a little at once (`global_dma_overlap` 0.16, the
+    // median over the tuned networks' layers): 0.996–1.008 of TPU-MLIR's cycles; in
+    // turn about 1.075 (gpt2_d192_s96_b3's adds and multiplies)
+    assert_element_wise_within("bm1684x", "tpumlir_layers.jsonl", 0.97..=1.04);
 }
 
 #[test]

@@ -56,9 +56,12 @@ fn planned_cycles_of_the_zoo_stay_near_what_tpu_mlir_compiles() {
         let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
         let p = planned(&g);
         let ratio = p.cycles as f64 / theirs;
-        // measured (bench/RESULTS-plan.md): tuned 0.85–1.06, held out 0.99–1.05
+        // measured (bench/RESULTS-plan.md): tuned 0.84–1.01, held out 0.99–1.02 since
+        // a global element-wise layer's load and store run partly at once
+        // (`global_dma_overlap`); tuned 0.85–1.06 and held out 0.99–1.05 before
+        let band = if held_out { 0.95..=1.05 } else { 0.8..=1.1 };
         assert!(
-            (0.6..=1.2).contains(&ratio),
+            band.contains(&ratio),
             "{net} (held out: {held_out}): {} cycles, TPU-MLIR {theirs}",
             p.cycles
         );
