@@ -17,8 +17,8 @@ Usage: python bench/tpumlir_zoo.py OUTDIR [--stripped]
   reads only shapes and such constants).
 Needs the `onnx` and `numpy` packages.
 """
+import argparse
 import json
-import sys
 
 import numpy as np
 import onnx
@@ -390,9 +390,12 @@ ZOO = {
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    stripped = "--stripped" in sys.argv
-    out = args[0] if args else "."
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir", help="folder to write <name>.onnx and zoo.json into")
+    ap.add_argument("--stripped", action="store_true",
+                    help="keep the initializers' dims, drop their data (but constants of 16 elements or fewer)")
+    a = ap.parse_args()
+    stripped, out = a.stripped, a.outdir
     index = {}
     for i, (name, (build, shape)) in enumerate(ZOO.items()):
         n = Net(seed=i)

@@ -39,7 +39,7 @@ pub struct Ask {
     chip: String,
     batch: u64,
     dtype: Option<String>,
-    resolution: (u64, u64),
+    resolution: Option<(u64, u64)>,
     vmem_bytes: Option<u64>,
     input_dtype: Option<String>,
     fuse: bool,
@@ -140,7 +140,7 @@ fn plan_json(
     batch: u64,
     dtype: &str,
     input_dtype: &str,
-    resolution: (u64, u64),
+    resolution: Option<(u64, u64)>,
     fuse: bool,
     tpu_mlir_cache: Option<&str>,
 ) -> PyResult<String> {

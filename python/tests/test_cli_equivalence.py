@@ -27,6 +27,18 @@ def test_report_of_a_topology_file(cli, repo):
     assert got == cli("report", csv, "--chip", "v6e", "--no-fuse")
 
 
+def test_an_onnx_cnn_keeps_its_own_resolution(cli, repo):
+    # fpn_like was exported at 128×128: report and plan read it at that size unless told
+    net = str(repo / "crates/planner/tests/data/zoo/fpn_like.onnx")
+    report = tpusim.report(net, chip="bm1684x").to_dict()
+    plan = tpusim.plan(net, chip="bm1684x").to_dict()
+    assert report == cli("report", net, "--chip", "bm1684x")
+    assert plan == cli("plan", net, "--chip", "bm1684x")
+    assert report["total_time_s"] == plan["seconds"]
+    bigger = tpusim.report(net, chip="bm1684x", resolution=224).to_dict()
+    assert bigger["total_time_s"] > 2 * report["total_time_s"]
+
+
 def test_plan(cli):
     got = tpusim.plan("resnet18", chip="bm1688", batch=2).to_dict()
     assert got == cli("plan", "resnet18", "--chip", "bm1688", "--batch", "2")

@@ -13,8 +13,11 @@ from ._record import Record, frame
 Resolution = Union[int, str, Sequence[int]]
 
 
-def resolution(r: Resolution) -> tuple[int, int]:
-    """(H, W) from 224, (224, 160), "224", "224,160" or "224x160"."""
+def resolution(r: Optional[Resolution]) -> Optional[tuple[int, int]]:
+    """(H, W) from 224, (224, 160), "224", "224,160" or "224x160"; None (the model's own:
+    an ONNX file's, 224×224 for a built-in) from None."""
+    if r is None:
+        return None
     if isinstance(r, int):
         parts: list[Any] = [r, r]
     elif isinstance(r, str):
@@ -46,7 +49,7 @@ def ask(
     chip: str = "v5e",
     batch: int = 1,
     dtype: Optional[str] = None,
-    resolution_: Resolution = 224,
+    resolution_: Optional[Resolution] = None,
     vmem: Optional[int] = None,
     input_dtype: Optional[str] = None,
     fuse: bool = True,
@@ -106,7 +109,7 @@ def report(
     chip: str = "v5e",
     batch: int = 1,
     dtype: Optional[str] = None,
-    resolution: Resolution = 224,
+    resolution: Optional[Resolution] = None,
     vmem: Optional[int] = None,
     input_dtype: Optional[str] = None,
     fuse: bool = True,
@@ -114,7 +117,8 @@ def report(
 ) -> Report:
     """Time a network on a chip and show where time and memory go (``tpusim report``).
     ``model`` is a built-in name, an ``.onnx`` file or a SCALE-Sim topology ``.csv``;
-    ``chip`` a TPU or NPU name, or ``chip_file`` a chip TOML of your own."""
+    ``chip`` a TPU or NPU name, or ``chip_file`` a chip TOML of your own. ``resolution``
+    overrides the model's own (an ONNX file's; 224×224 for a built-in)."""
     a = ask(model, chip, batch, dtype, resolution, vmem, input_dtype, fuse, chip_file)
     return Report._from_json(_native.report_json(json.dumps(a)))
 
@@ -137,7 +141,7 @@ def plan(
     batch: int = 1,
     dtype: str = "f16",
     input_dtype: str = "f32",
-    resolution: Resolution = 224,
+    resolution: Optional[Resolution] = None,
     fuse: bool = True,
     seq: int = 128,
     context: int = 0,

@@ -398,3 +398,28 @@ fn plan_and_report_take_one_resolution_syntax() {
             .stderr(predicate::str::contains("--resolution"));
     }
 }
+
+#[test]
+fn report_and_plan_read_an_onnx_file_at_its_own_resolution() {
+    // an ONNX CNN exported at 128×128 (the zoo's fpn_like): `report` used to time it at
+    // 224×224 while `plan` kept the file's size, so the two disagreed about one network
+    let net = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../planner/tests/data/zoo/fpn_like.onnx"
+    );
+    let json = common::json;
+    let time_of = |extra: &[&str]| {
+        let report = json(&[&["report", net, "--chip", "bm1684x", "--json"][..], extra].concat());
+        let plan = json(&[&["plan", net, "--chip", "bm1684x", "--json"][..], extra].concat());
+        let planned = plan["seconds"].as_f64().unwrap();
+        let reported = report["total_time_s"].as_f64().unwrap();
+        assert!(
+            (reported - planned).abs() <= 1e-12,
+            "{extra:?}: report {reported} s, plan {planned} s"
+        );
+        reported
+    };
+    let own = time_of(&[]);
+    assert_eq!(own, time_of(&["--resolution", "128"]));
+    assert!(time_of(&["--resolution", "224"]) > 2.0 * own);
+}

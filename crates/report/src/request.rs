@@ -6,8 +6,9 @@ use tpusim_graph::Graph;
 
 /// Default model of `tpusim report`.
 pub const DEFAULT_MODEL: &str = "resnet50";
-/// Default input resolution (H, W), pixels.
-pub const DEFAULT_RESOLUTION: (u64, u64) = (224, 224);
+/// Input resolution (H, W), pixels, of a built-in CNN when none is given (an ONNX file
+/// keeps its own).
+pub use tpusim_graph::source::DEFAULT_RESOLUTION;
 
 /// Where a network comes from. Files are read by the caller (libraries do no I/O).
 #[derive(Debug, Clone)]
@@ -39,17 +40,18 @@ impl ModelSource {
         }
     }
 
-    /// Build the network for `batch` images of `resolution`, as written (the report
-    /// prepares it for planning with [`tpusim_planner::prepare`]). A topology fixes its
-    /// own sizes, so `resolution` does not apply to it.
-    pub fn graph(&self, batch: u64, resolution: (u64, u64)) -> Result<Graph> {
+    /// Build the network for `batch` images of `resolution` (`None`: the model's own, a
+    /// built-in's [`DEFAULT_RESOLUTION`]), as written (the report prepares it for
+    /// planning with [`tpusim_planner::prepare`]). A topology fixes its own sizes, so
+    /// `resolution` does not apply to it.
+    pub fn graph(&self, batch: u64, resolution: Option<(u64, u64)>) -> Result<Graph> {
         if batch == 0 {
             return Err(ReportError::BadBatch {
                 given: 0,
                 why: "must be at least 1".into(),
             });
         }
-        let resolution = (!matches!(self, ModelSource::Topology { .. })).then_some(resolution);
+        let resolution = resolution.filter(|_| !matches!(self, ModelSource::Topology { .. }));
         self.import(Some(batch), resolution)
     }
 
@@ -132,8 +134,9 @@ pub struct Request {
     pub batch: u64,
     /// Element type name, `None` = the chip's default (bf16 on TPUs, f16 on NPUs).
     pub dtype: Option<String>,
-    /// Input resolution (H, W).
-    pub resolution: (u64, u64),
+    /// Input resolution (H, W); `None`: the model's own (an ONNX file's, a built-in's
+    /// [`DEFAULT_RESOLUTION`]).
+    pub resolution: Option<(u64, u64)>,
     /// TPU VMEM override, bytes.
     pub vmem_bytes: Option<u64>,
     /// NPUs: element type the network's inputs arrive in. `None` = f32 (TPU-MLIR keeps an
@@ -166,7 +169,7 @@ impl Request {
             chip: crate::machine::DEFAULT_CHIP.into(),
             batch: 1,
             dtype: None,
-            resolution: DEFAULT_RESOLUTION,
+            resolution: None,
             vmem_bytes: None,
             input_dtype: None,
             fuse: true,

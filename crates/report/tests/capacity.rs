@@ -13,7 +13,7 @@ fn req(model: &str, chip: &str, batch: u64) -> Request {
         chip: chip.into(),
         batch,
         dtype: None,
-        resolution: (224, 224),
+        resolution: Some((224, 224)),
         vmem_bytes: None,
         input_dtype: None,
         fuse: true,

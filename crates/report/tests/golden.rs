@@ -22,7 +22,7 @@ fn tiny(chip: &str) -> Report {
         chip: chip.into(),
         batch: 1,
         dtype: None,
-        resolution: (224, 224),
+        resolution: Some((224, 224)),
         vmem_bytes: None,
         input_dtype: None,
         fuse: true,

@@ -11,7 +11,7 @@ fn req(model: &str, chip: &str, batch: u64, dtype: Option<&str>, res: u64) -> Re
         chip: chip.into(),
         batch,
         dtype: dtype.map(str::to_string),
-        resolution: (res, res),
+        resolution: Some((res, res)),
         vmem_bytes: None,
         input_dtype: None,
         fuse: true,

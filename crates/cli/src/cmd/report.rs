@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tpusim_report::sweep::{self, Network, Shared, SweepSpec};
+use tpusim_report::DEFAULT_MODEL;
 use tpusim_report::{html, terminal, Request};
-use tpusim_report::{DEFAULT_MODEL, DEFAULT_RESOLUTION};
 
 /// Arguments of `tpusim report`.
 ///
@@ -46,7 +46,8 @@ pub struct ReportArgs {
     /// or `same` (already in --dtype). TPUs take their inputs in --dtype.
     #[arg(long, value_name = "TYPE")]
     input_dtype: Option<String>,
-    /// Input height and width in pixels, `H,W` (or one number for both). Default 224,224.
+    /// Input height and width in pixels, `H,W` (or one number for both); built-in models
+    /// default to 224,224; ONNX: overrides the file's when given.
     #[arg(long, value_name = "H,W")]
     resolution: Option<String>,
     /// TPU VMEM size in bytes (e.g. `128MiB`), for chips whose database entry does not
@@ -264,7 +265,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         chip: args.chip.clone(),
         batch: args.batch,
         dtype: args.dtype.clone(),
-        resolution: parse_resolution(args.resolution.as_deref())?.unwrap_or(DEFAULT_RESOLUTION),
+        resolution: parse_resolution(args.resolution.as_deref())?,
         vmem_bytes: vmem(&args)?,
         input_dtype: args.input_dtype.clone(),
         fuse: !args.no_fuse,
@@ -312,7 +313,7 @@ fn run_sweep(args: &ReportArgs, file: &Path) -> Result<()> {
     }
     let text = crate::input::read_input(file, crate::input::InputKind::SweepToml)?;
     let spec = SweepSpec::parse(&text).with_context(|| format!("'{}'", file.display()))?;
-    let resolution = parse_resolution(args.resolution.as_deref())?.unwrap_or(DEFAULT_RESOLUTION);
+    let resolution = parse_resolution(args.resolution.as_deref())?;
     let vmem_bytes = vmem(args)?;
     // a chip file stands for the sweep's chip of the same name
     let user_chip = chip_file(args)?;

@@ -141,7 +141,7 @@ mod tests {
                 chip: "v5e".into(),
                 batch,
                 dtype: None,
-                resolution: (64, 64),
+                resolution: Some((64, 64)),
                 vmem_bytes: None,
                 input_dtype: None,
                 fuse: true,

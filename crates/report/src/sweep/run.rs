@@ -18,8 +18,8 @@ pub enum Network {
 /// What every point of a sweep shares: the CLI's flags (Python gives them per row).
 #[derive(Debug, Clone)]
 pub struct Shared {
-    /// Input resolution of CNNs (H, W).
-    pub resolution: (u64, u64),
+    /// Input resolution of CNNs (H, W); `None`: each model's own.
+    pub resolution: Option<(u64, u64)>,
     /// TPU VMEM override, bytes.
     pub vmem_bytes: Option<u64>,
     /// NPUs: the inputs' element type.
