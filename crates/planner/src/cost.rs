@@ -388,6 +388,10 @@ pub fn op_cycles_as(
         OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => {
             rows(x.c) * (n_len * x.h * x.w) as f64 / t.eltwise_per_cycle_per_lane
         }
+        // nearest upsampling is a scatter-gather command: one output element a lane per
+        // cycle (TPU-MLIR's profiles of the zoo's FPN, U-Net and YOLO, bm1684x and
+        // bm1688: SG commands of exactly N·⌈C/lanes⌉·H·W cycles, 1,024 to 16,384)
+        OpKind::Upsample { .. } if !plain => rows(y.c) * pos,
         // two-input element-wise ops at a quarter of EU_NUM per cycle
         OpKind::Add | OpKind::Mul if !plain => {
             rows(y.c) * eu_pos * 4.0 / t.eltwise_per_cycle_per_lane

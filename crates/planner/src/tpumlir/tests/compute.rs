@@ -395,3 +395,31 @@ fn concats_cost_what_tpu_mlir_profiles() {
         );
     }
 }
+
+/// A nearest 2× upsample is one scatter-gather command per slice: one output element a
+/// lane per cycle on both chips. (chip, channels, output hw, profiled SG cycles: the
+/// zoo's fpn_like, unet_small and yolo_tiny, compiled by TPU-MLIR 1.30.2)
+#[test]
+fn nearest_upsampling_costs_what_tpu_mlir_profiles() {
+    for (chip, c, hw, profiled) in [
+        ("bm1684x", 64, 32, 1_024.0),
+        ("bm1684x", 64, 64, 4_096.0),
+        ("bm1684x", 32, 128, 16_384.0),
+        ("bm1684x", 32, 20, 400.0),
+        ("bm1688", 64, 32, 2_048.0),
+        ("bm1688", 64, 64, 8_192.0),
+        ("bm1688", 32, 20, 400.0),
+    ] {
+        let mut b = GraphBuilder::new("one");
+        let x = b.input("x", Shape4::new(1, c, hw / 2, hw / 2));
+        let up = tpusim_graph::OpKind::Upsample {
+            scale_h: 2,
+            scale_w: 2,
+        };
+        let y = b.add_op("up", up, &[x], &[]).unwrap();
+        b.output(y);
+        let graph = b.finish().unwrap();
+        let ours = cycles_on(chip, &graph, hw);
+        assert_eq!(ours, profiled, "{chip} upsample to {c}×{hw}²");
+    }
+}
