@@ -10,8 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tpusim_report::sweep::{self, Network, Shared, SweepSpec};
-use tpusim_report::DEFAULT_MODEL;
-use tpusim_report::{html, terminal, Request};
+use tpusim_report::{html, terminal, Request, DEFAULT_MODEL};
 
 /// Arguments of `tpusim report`.
 ///
