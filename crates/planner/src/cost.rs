@@ -388,6 +388,15 @@ pub fn op_cycles_as(
         OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => {
             rows(x.c) * (n_len * x.h * x.w) as f64 / t.eltwise_per_cycle_per_lane
         }
+        // a batch-norm no conv absorbed, lowered to a dense 1×1 conv
+        // (`timestep::bn_is_dense`): its channels in whole passes through the MAC array
+        // (the zoo's U-Net, 16 channels on 128²: 4,096 cycles on bm1684x, 8,192 on
+        // bm1688); a depthwise one is an EU pass, as below
+        OpKind::BatchNorm if !plain && crate::timestep::bn_is_dense(x.c, npu_num) => {
+            let unit = t.conv_ic_per_pass.max(1.0);
+            let ic = (x.c as f64 / unit).ceil() * unit;
+            rows(y.c) * grouped(t.conv_position_group) * ic / t.used.macs_per_cycle_per_lane
+        }
         // nearest upsampling is a scatter-gather command: one output element a lane per
         // cycle (TPU-MLIR's profiles of the zoo's FPN, U-Net and YOLO, bm1684x and
         // bm1688: SG commands of exactly N·⌈C/lanes⌉·H·W cycles, 1,024 to 16,384)

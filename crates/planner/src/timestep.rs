@@ -151,6 +151,15 @@ pub fn weight_type(dtype: ElementType, is_bias: bool) -> ElementType {
     }
 }
 
+/// Whether TPU-MLIR lowers a batch-norm that no conv absorbed, on `channels` channels,
+/// to a dense 1×1 conv on the MAC array (else a depthwise one, an EU pass): up to half
+/// the lanes' worth. Its profiles of the zoo: the U-Net's 16 and 32 channels dense on
+/// bm1684x's 64 lanes, 64 depthwise; 16 dense on bm1688's 32 lanes, 32 and 64
+/// depthwise; the DenseNet's 24 and 30 dense on bm1684x, 33 to 57 depthwise.
+pub fn bn_is_dense(channels: u64, npu_num: u64) -> bool {
+    channels <= npu_num / 2
+}
+
 /// Scratch bytes per lane an op needs for the largest slice, if any: a transposed conv
 /// expands its input with zeros (stride−1 rows/cols between pixels); average pools
 /// accumulate in f32 when the data type is narrower; sigmoid, tanh, hard-sigmoid and
@@ -158,7 +167,7 @@ pub fn weight_type(dtype: ElementType, is_bias: bool) -> ElementType {
 /// (3-channel) convs get the buffers the backend reserves for them (read from the
 /// `buffer_size` of the compiled graph, bm1684x and bm1688, every case reproduced exactly):
 /// a depthwise conv holds its output slice at 32 bits, one input plane and its taps (so
-/// does a batch-norm no conv absorbed, when its channels fill the lanes); a
+/// does a batch-norm no conv absorbed, when TPU-MLIR makes it depthwise); a
 /// conv on ≤ 4 input channels is lowered with kernel rows (and columns, when
 /// `ic·kh·kw ≤ EU_BYTES/2`) folded into channels ("3ic"), which needs one channel of the
 /// rearranged input per lane.
@@ -174,11 +183,9 @@ pub fn buffer_size(
             let taps = p.kernel[0].saturating_mul(p.kernel[1]);
             depthwise_buffer(chip, dtype, in_nch, out_nch, taps).map(Some)
         }
-        // a batch-norm that no conv absorbed is lowered by TPU-MLIR to a 1×1 conv: a
-        // depthwise one (and its buffer) when the channels fill the lanes, else a dense
-        // one, which needs none (the U-Net of the zoo: 32 channels depthwise on bm1688's
-        // 32 lanes, dense on bm1684x's 64; 64 depthwise on both; 16 dense on both)
-        OpKind::BatchNorm if in_nch.1 >= chip.npu_num.max(1) => {
+        // a batch-norm that no conv absorbed is a 1×1 conv: a depthwise one has its
+        // buffer, a dense one none (`bn_is_dense`)
+        OpKind::BatchNorm if !bn_is_dense(in_nch.1, chip.npu_num) => {
             depthwise_buffer(chip, dtype, in_nch, out_nch, 1).map(Some)
         }
         OpKind::Conv(p) if is_3ic_conv(kind, in_nch.1) => {

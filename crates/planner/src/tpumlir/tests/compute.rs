@@ -423,3 +423,26 @@ fn nearest_upsampling_costs_what_tpu_mlir_profiles() {
         assert_eq!(ours, profiled, "{chip} upsample to {c}×{hw}²");
     }
 }
+
+/// A batch-norm no conv absorbs is a 1×1 conv: dense on the MAC array up to half the
+/// lanes' channels, else depthwise, one EU pass. (chip, channels, hw, profiled cycles of
+/// its CONV or PorD command: the zoo's U-Net, compiled by TPU-MLIR 1.30.2)
+#[test]
+fn lone_batch_norms_cost_what_tpu_mlir_profiles() {
+    for (chip, c, hw, profiled) in [
+        ("bm1684x", 16, 128, 4_096.0),
+        ("bm1684x", 32, 64, 1_024.0),
+        ("bm1684x", 64, 32, 32.0),
+        ("bm1688", 16, 128, 8_192.0),
+        ("bm1688", 32, 64, 512.0),
+        ("bm1688", 64, 32, 256.0),
+    ] {
+        let mut b = GraphBuilder::new("one");
+        let x = b.input("x", Shape4::new(1, c, hw, hw));
+        let y = b.batchnorm("bn", x).unwrap();
+        b.output(y);
+        let graph = b.finish().unwrap();
+        let ours = cycles_on(chip, &graph, hw);
+        assert_eq!(ours, profiled, "{chip} batch-norm on {c}×{hw}²");
+    }
+}
