@@ -168,39 +168,41 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
 }
 
 /// Cycles of a first-layer conv as the backend lowers it with its "3ic" trick
-/// ([`crate::timestep::is_3ic_conv`]), for `row_pos` output positions × lane rows and
-/// `area` input positions: kernel rows (or, when `ic·kh·kw` fits one pass of EU_NUM
-/// channels, the whole kernel) folded into the channels, so the CONV command runs
-/// `kw` taps (or 1) over ⌈ic′ / EU_NUM⌉ passes of EU_NUM channels at the MAC rate;
-/// before it, the input is broadcast over the lanes (`real_area · (ic + 1) / EU_NUM`,
-/// the input positions the slice really reads: no padding rows) and laid out folded
-/// (`area · ic′ / (6 · EU_NUM)`, `area` = the output rows' stride rows; ResNet-18 b4
-/// cut in 2 or 4 H slices per image: `tests/compute.rs`). Measured on the backend's
-/// profiles, F16, per image (`tests/compute.rs`): ResNet's 7×7 conv1 on bm1684x
-/// 21,952 + 6,272 + 5,488 cycles (these formulas exactly; 34,516 with 4 small
-/// commands), on bm1688 180,320 + 27,440 + 22,540 in 4 H slices (ours 131,712 +
-/// 25,088 + 21,952); MobileNetV2's 3×3 first conv on bm1684x, the whole kernel folded,
-/// 3,136 + 6,272 + 10,584 (ours: the first two exactly, 7,056), on bm1688, rows
-/// folded, 20,328 + 27,440 + 10,164 (ours 18,816 + 25,088 + 9,408). The plain MAC
-/// count gives 14,406 and 1,323 cycles on bm1684x.
+/// ([`crate::timestep::is_3ic_conv`]), for `row_pos` output positions × lane rows
+/// (`out_pos` positions) and `real_area` input positions: kernel rows (or, when `ic·kh·kw` fits one pass of
+/// EU_NUM channels, the whole kernel) folded into the channels, so the CONV command runs
+/// `kw` taps (or 1) over ⌈ic′ / EU_NUM⌉ passes of EU_NUM channels at the MAC rate.
+/// Before it, the input is broadcast over the lanes (`real_area · (ic + 1) / EU_NUM`,
+/// the input positions the slice really reads: no padding rows) and laid out folded on
+/// the pooling unit: `kh·kw` passes of the output positions' EU rows with the whole
+/// kernel folded, `kh` with its rows, a stride taking 3× and 2× that (a fused ReLU adds
+/// its pass as on any conv). The backend's profiles, F16 (`tests/compute.rs`; CONV +
+/// broadcast + fold, and the ReLU's AR commands): ResNet's 7×7/2 conv1 on bm1684x
+/// 21,952 + 6,272 + 5,488 (+ 804); MobileNetV2's 3×3/2 one, the whole kernel folded,
+/// 3,136 + 6,272 + 10,584 (+ 808); the zoo's U-Net's 3×3/1 on 128²: bm1684x 4,096 +
+/// 2,048 + 4,608 (+ 1,028), bm1688 (rows folded) 24,576 + 8,192 + 6,144 (+ 4,100):
+/// these formulas exactly. bm1688's ResNet conv1 in 4 H slices: 180,320 + 27,440 + 22,540 (ours 131,712
+/// + 25,088 + 21,952: its CONV command runs 1.37× our MAC rate). The plain MAC count
+/// gives 14,406 and 1,323 cycles on bm1684x.
 fn three_ic_cycles(
     p: &tpusim_graph::ConvParams,
     ic: u64,
     row_pos: f64,
-    area: f64,
+    out_pos: f64,
     real_area: f64,
     t: &Timing,
 ) -> f64 {
     let eu = t.eltwise_per_cycle_per_lane.max(1.0);
     let (kh, kw) = (p.kernel[0] as f64, p.kernel[1] as f64);
     let ic = ic as f64;
-    let (folded, taps) = if ic * kh * kw <= eu {
-        (ic * kh * kw, 1.0)
+    let strided = p.stride.iter().any(|&s| s > 1);
+    let (folded, taps, layout) = if ic * kh * kw <= eu {
+        (ic * kh * kw, 1.0, kh * kw * if strided { 3.0 } else { 1.0 })
     } else {
-        (ic * kh, kw)
+        (ic * kh, kw, kh * if strided { 2.0 } else { 1.0 })
     };
     let conv = row_pos * taps * (folded / eu).ceil() * eu / t.used.macs_per_cycle_per_lane;
-    conv + real_area * (ic + 1.0) / eu + area * folded / (6.0 * eu)
+    conv + real_area * (ic + 1.0) / eu + out_pos * layout / eu
 }
 
 /// Cycles to compute `op` for output batches `n_len` and output rows `h_len` (whole op:
@@ -319,7 +321,7 @@ pub fn op_cycles_as(
             // stride covers (the fold), and the real rows of the slice (the broadcast)
             let area = (n_len * h_len) as f64 * (x.h * x.w) as f64 / y.h.max(1) as f64;
             let real = part.in_h.map_or(area, |r| (n_len * r * x.w) as f64);
-            three_ic_cycles(p, x.c, rows(y.c) * pos, area, real, t)
+            three_ic_cycles(p, x.c, rows(y.c) * pos, pos, real, t)
         }
         OpKind::Conv(p) => {
             let icg = (x.c / p.groups.max(1)).max(1);

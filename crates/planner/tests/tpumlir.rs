@@ -321,18 +321,21 @@ fn ties_in_cycles_go_to_the_cut_that_moves_fewer_bytes() {
 
 #[test]
 fn mini_mobilenetv2_b1() {
-    // Our estimate of TPU-MLIR's 22-op group is within 1 % of its own (100,799): its
+    // Our estimate of TPU-MLIR's 22-op group is within 4 % of its own (100,799): its
     // per-op estimates taught the cost model input channels in EU_NUM passes, fused
     // activations, strided and few-channel depthwise convs, and the group is timed on
     // TPU-MLIR's own reproduced schedule. It was ~0.78x before, 0.37x before the
-    // per-plane DMA floors.
+    // per-plane DMA floors. 1.031 since the first conv's fold follows the codegen
+    // profile (10,584 cycles for MobileNetV2's 3×3/2, where the group's estimate came
+    // within 0.4 % with 7,056): the whole network compiles to 120,639 cycles, more than
+    // either estimate.
     check(
         graph("mini_mbv2_onnx_b1.graph.json"),
         "mini_mbv2_b1.tpumlir_cache.json",
         "bm1684x",
         &[(22, 1, 1)],
         100_799,
-        (0.97, 1.03),
+        (0.97, 1.04),
     );
 }
 
