@@ -549,7 +549,13 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
             let b = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
             bytes = bytes.saturating_add(b);
             let (n, h) = ([0, s.n], [0, s.h]);
+            // a fully connected layer's weight [K, N] loads as K coefficient planes of
+            // N, each paying the plane floor (small_cnn's 64×10 f16 weight: 1,212
+            // cycles on bm1684x, 482 on bm1688, where its bytes alone take 24)
+            let gemm_weight =
+                kind == 1 && matches!(op.kind, OpKind::Gemm) && !crate::timestep::is_bias(wi, s);
             dma += match kind {
+                1 if gemm_weight => weight_load_cycles(t, s, bits),
                 0 | 1 if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 0 => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),

@@ -462,3 +462,25 @@ fn lone_batch_norms_cost_what_tpu_mlir_profiles() {
         assert_eq!(ours, profiled, "{chip} batch-norm on {c}×{hw}²");
     }
 }
+
+/// A global fully connected layer pays the plane floor on its weight's K planes: the zoo's
+/// small_cnn, 64 → 10 at batch 1 (TPU-MLIR's MatMul: 1,311 cycles on bm1684x, 1,212 of
+/// them its weight's 1,280 bytes; 1,285 on bm1688). By the bytes alone it was 28.
+#[test]
+fn a_small_global_fc_pays_its_weight_planes() {
+    for (chip, profiled) in [("bm1684x", 1_311.0), ("bm1688", 1_285.0)] {
+        let mut b = GraphBuilder::new("one");
+        let x = b.input("x", Shape4::new(1, 64, 1, 1));
+        let y = b.gemm("fc", x, 10, true).unwrap();
+        b.output(y);
+        let graph = b.finish().unwrap();
+        let (npu, t) = f16(chip);
+        let c = crate::cost::global_cost(&graph, &graph.ops[0], 16, npu.geometry.npu_num, &t);
+        let r = c.cycles as f64 / profiled;
+        assert!(
+            (0.9..=1.1).contains(&r),
+            "{chip} fc: ours {}, profiled {profiled} ({r:.3}x)",
+            c.cycles
+        );
+    }
+}
