@@ -121,6 +121,33 @@ fn slim_bytes_import_to_the_same_graph() {
 }
 
 #[test]
+fn ops_along_an_axis_of_a_scalar_are_refused_not_a_panic() {
+    // fuzz/regressions/nd_onnx/*_of_a_scalar: Split of a scalar indexed its dims at the
+    // axis (the nd_onnx fuzzer, twenty-second session); Concat, Gather, TopK and Slice
+    // did the same. An axis of a rank-0 tensor is now an error naming the axis
+    for (file, op) in [
+        ("split_of_a_scalar", "Split"),
+        ("concat_of_scalars", "Concat"),
+        ("gather_from_a_scalar", "Gather"),
+        ("topk_of_a_scalar", "TopK"),
+        ("slice_of_a_scalar", "Slice"),
+    ] {
+        let path = format!(
+            "{}/../../fuzz/regressions/nd_onnx/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let bind = Bind {
+            batch: 1,
+            seq: 8,
+            past: 0,
+        };
+        let e = import_onnx(&bytes, &bind).unwrap_err().to_string();
+        assert!(e.contains(op) && e.contains("rank-0"), "{file}: {e}");
+    }
+}
+
+#[test]
 fn a_matmul_of_a_scalar_is_refused_not_a_panic() {
     // fuzz/regressions/nd_onnx/matmul_of_a_scalar: MatMul(x [2, 3], s []); the shape
     // arithmetic took the last two dims of a scalar (a subtraction overflow)
