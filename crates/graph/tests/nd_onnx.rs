@@ -120,6 +120,22 @@ fn slim_bytes_import_to_the_same_graph() {
     assert!(tpusim_graph::nd::slim_onnx(&[0x0a, 0xff]).is_none());
 }
 
+/// The N-D importer's error on `fuzz/regressions/nd_onnx/FILE` (a hand-written graph
+/// that replays a fuzz finding).
+fn regression_error(file: &str) -> String {
+    let path = format!(
+        "{}/../../fuzz/regressions/nd_onnx/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let bind = Bind {
+        batch: 1,
+        seq: 8,
+        past: 0,
+    };
+    import_onnx(&bytes, &bind).unwrap_err().to_string()
+}
+
 #[test]
 fn ops_along_an_axis_of_a_scalar_are_refused_not_a_panic() {
     // fuzz/regressions/nd_onnx/*_of_a_scalar: Split of a scalar indexed its dims at the
@@ -132,17 +148,7 @@ fn ops_along_an_axis_of_a_scalar_are_refused_not_a_panic() {
         ("topk_of_a_scalar", "TopK"),
         ("slice_of_a_scalar", "Slice"),
     ] {
-        let path = format!(
-            "{}/../../fuzz/regressions/nd_onnx/{file}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let bytes = std::fs::read(path).unwrap();
-        let bind = Bind {
-            batch: 1,
-            seq: 8,
-            past: 0,
-        };
-        let e = import_onnx(&bytes, &bind).unwrap_err().to_string();
+        let e = regression_error(file);
         assert!(e.contains(op) && e.contains("rank-0"), "{file}: {e}");
     }
 }
@@ -151,16 +157,6 @@ fn ops_along_an_axis_of_a_scalar_are_refused_not_a_panic() {
 fn a_matmul_of_a_scalar_is_refused_not_a_panic() {
     // fuzz/regressions/nd_onnx/matmul_of_a_scalar: MatMul(x [2, 3], s []); the shape
     // arithmetic took the last two dims of a scalar (a subtraction overflow)
-    let path = format!(
-        "{}/../../fuzz/regressions/nd_onnx/matmul_of_a_scalar",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let bytes = std::fs::read(path).unwrap();
-    let bind = Bind {
-        batch: 1,
-        seq: 8,
-        past: 0,
-    };
-    let e = import_onnx(&bytes, &bind).unwrap_err().to_string();
+    let e = regression_error("matmul_of_a_scalar");
     assert!(e.contains("MatMul") && e.contains("scalar"), "{e}");
 }

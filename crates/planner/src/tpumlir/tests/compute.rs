@@ -412,6 +412,14 @@ fn concats_cost_what_tpu_mlir_profiles() {
     }
 }
 
+/// A graph of the one op `build` adds (from inputs of its own) as its output.
+fn one_op(build: impl FnOnce(&mut GraphBuilder) -> tpusim_graph::TensorId) -> tpusim_graph::Graph {
+    let mut b = GraphBuilder::new("one");
+    let y = build(&mut b);
+    b.output(y);
+    b.finish().unwrap()
+}
+
 /// A nearest 2× upsample is one scatter-gather command per slice: one output element a
 /// lane per cycle on both chips. (chip, channels, output hw, profiled SG cycles: the
 /// zoo's fpn_like, unet_small and yolo_tiny, compiled by TPU-MLIR 1.30.2)
@@ -426,15 +434,14 @@ fn nearest_upsampling_costs_what_tpu_mlir_profiles() {
         ("bm1688", 64, 64, 8_192.0),
         ("bm1688", 32, 20, 400.0),
     ] {
-        let mut b = GraphBuilder::new("one");
-        let x = b.input("x", Shape4::new(1, c, hw / 2, hw / 2));
-        let up = tpusim_graph::OpKind::Upsample {
-            scale_h: 2,
-            scale_w: 2,
-        };
-        let y = b.add_op("up", up, &[x], &[]).unwrap();
-        b.output(y);
-        let graph = b.finish().unwrap();
+        let graph = one_op(|b| {
+            let x = b.input("x", Shape4::new(1, c, hw / 2, hw / 2));
+            let up = tpusim_graph::OpKind::Upsample {
+                scale_h: 2,
+                scale_w: 2,
+            };
+            b.add_op("up", up, &[x], &[]).unwrap()
+        });
         let ours = cycles_on(chip, &graph, hw);
         assert_eq!(ours, profiled, "{chip} upsample to {c}×{hw}²");
     }
@@ -453,11 +460,10 @@ fn lone_batch_norms_cost_what_tpu_mlir_profiles() {
         ("bm1688", 32, 64, 512.0),
         ("bm1688", 64, 32, 256.0),
     ] {
-        let mut b = GraphBuilder::new("one");
-        let x = b.input("x", Shape4::new(1, c, hw, hw));
-        let y = b.batchnorm("bn", x).unwrap();
-        b.output(y);
-        let graph = b.finish().unwrap();
+        let graph = one_op(|b| {
+            let x = b.input("x", Shape4::new(1, c, hw, hw));
+            b.batchnorm("bn", x).unwrap()
+        });
         let ours = cycles_on(chip, &graph, hw);
         assert_eq!(ours, profiled, "{chip} batch-norm on {c}×{hw}²");
     }
@@ -469,11 +475,10 @@ fn lone_batch_norms_cost_what_tpu_mlir_profiles() {
 #[test]
 fn a_small_global_fc_pays_its_weight_planes() {
     for (chip, profiled) in [("bm1684x", 1_311.0), ("bm1688", 1_285.0)] {
-        let mut b = GraphBuilder::new("one");
-        let x = b.input("x", Shape4::new(1, 64, 1, 1));
-        let y = b.gemm("fc", x, 10, true).unwrap();
-        b.output(y);
-        let graph = b.finish().unwrap();
+        let graph = one_op(|b| {
+            let x = b.input("x", Shape4::new(1, 64, 1, 1));
+            b.gemm("fc", x, 10, true).unwrap()
+        });
         let (npu, t) = f16(chip);
         let c = crate::cost::global_cost(&graph, &graph.ops[0], 16, npu.geometry.npu_num, &t);
         let r = c.cycles as f64 / profiled;
