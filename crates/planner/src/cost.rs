@@ -316,6 +316,23 @@ pub fn op_cycles_as(
             rows(y.c) * grouped(unit)
         }
     };
+    // input channels go through the MAC array in whole passes (the chip's
+    // `conv_ic_bytes`)
+    let unit = t.conv_ic_per_pass.max(1.0);
+    let passes = |c: u64| {
+        if plain {
+            c as f64
+        } else {
+            (c as f64 / unit).ceil() * unit
+        }
+    };
+    // a dense conv of `oc` output and `ic` input channels with `taps` taps: each plane's
+    // positions in whole groups (the chip's `conv_position_group`: bm1684x 4, a 7×7 map
+    // as 52 positions)
+    let dense = |oc: u64, ic: u64, taps: f64| {
+        rows(oc) * grouped(t.conv_position_group) * passes(ic) * taps
+            / t.used.macs_per_cycle_per_lane
+    };
     let base = match &op.kind {
         OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
             // input area (all channels) behind the output rows computed: the rows a
@@ -334,37 +351,21 @@ pub fn op_cycles_as(
                 } else {
                     rows(y.c) * eu_pos * taps / eu * strided(p.stride)
                 }
+            } else if plain || p.groups <= 1 || (x.c as f64) <= unit {
+                // dense, or grouped on at most one pass of input channels, which the
+                // backend runs dense (its filter padded with zeros)
+                dense(y.c, icg, taps)
             } else {
-                // input channels go through the MAC array in whole passes (the chip's
-                // `conv_ic_bytes`)
-                let unit = t.conv_ic_per_pass.max(1.0);
-                let passes = |c: u64| {
-                    if plain {
-                        c as f64
-                    } else {
-                        (c as f64 / unit).ceil() * unit
-                    }
+                let ocg = (y.c / p.groups).max(1);
+                let convs = p.groups as f64 * dense(ocg, icg, taps);
+                let in_rows = part.in_h.unwrap_or(h_len * x.h / y.h.max(1));
+                let input = crate::lane_copy::Plane {
+                    npu_num,
+                    batches: n_len,
+                    positions: in_rows * x.w,
+                    eu,
                 };
-                // each plane's positions in whole groups (the chip's
-                // `conv_position_group`: bm1684x 4, a 7×7 map as 52 positions)
-                let cpos = grouped(t.conv_position_group);
-                let macs = t.used.macs_per_cycle_per_lane;
-                if plain || p.groups <= 1 || (x.c as f64) <= unit {
-                    // dense, or grouped on at most one pass of input channels, which
-                    // the backend runs dense (its filter padded with zeros)
-                    rows(y.c) * cpos * passes(icg) * taps / macs
-                } else {
-                    let ocg = (y.c / p.groups).max(1);
-                    let convs = p.groups as f64 * rows(ocg) * cpos * passes(icg) * taps / macs;
-                    let in_rows = part.in_h.unwrap_or(h_len * x.h / y.h.max(1));
-                    let input = crate::lane_copy::Plane {
-                        npu_num,
-                        batches: n_len,
-                        positions: in_rows * x.w,
-                        eu,
-                    };
-                    convs + crate::lane_copy::grouped_conv_copies(p.groups, icg, input)
-                }
+                convs + crate::lane_copy::grouped_conv_copies(p.groups, icg, input)
             }
         }
         OpKind::Deconv { params: p, .. } if plain => {
@@ -379,10 +380,7 @@ pub fn op_cycles_as(
             // (TPU-MLIR's profiles of the zoo's decoder: 2×2/2 on 96, 48 and 24
             // channels, 768, 2,048 and 4,096 cycles a batch on bm1684x)
             let icg = (x.c / p.groups.max(1)).max(1);
-            let unit = t.conv_ic_per_pass.max(1.0);
-            let ic = (icg as f64 / unit).ceil() * unit;
-            let taps = (p.kernel[0] * p.kernel[1]) as f64;
-            rows(y.c) * grouped(t.conv_position_group) * ic * taps / t.used.macs_per_cycle_per_lane
+            dense(y.c, icg, (p.kernel[0] * p.kernel[1]) as f64)
         }
         OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
             rows(y.c) * eu_pos * (p.kernel[0] * p.kernel[1]) as f64 / t.eltwise_per_cycle_per_lane
@@ -396,9 +394,7 @@ pub fn op_cycles_as(
         // (the zoo's U-Net, 16 channels on 128²: 4,096 cycles on bm1684x, 8,192 on
         // bm1688); a depthwise one is an EU pass, as below
         OpKind::BatchNorm if !plain && crate::timestep::bn_is_dense(x.c, npu_num) => {
-            let unit = t.conv_ic_per_pass.max(1.0);
-            let ic = (x.c as f64 / unit).ceil() * unit;
-            rows(y.c) * grouped(t.conv_position_group) * ic / t.used.macs_per_cycle_per_lane
+            dense(y.c, x.c, 1.0)
         }
         // nearest upsampling is a scatter-gather command: one output element a lane per
         // cycle (TPU-MLIR's profiles of the zoo's FPN, U-Net and YOLO, bm1684x and

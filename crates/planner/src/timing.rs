@@ -76,8 +76,8 @@ pub struct ChipTiming {
     /// runs under the larger (0 = one after the other; `None` = 0): its slices' loads
     /// and stores overlap where the chip moves both at once. bm1688 0.7: the median over
     /// the 105 global element-wise layers and casts of the tuned transformer zoo in
-    /// TPU-MLIR 1.30.2's profiles (0.69; the held-out networks' 79: 0.72). bm1684x
-    /// leaves it at 0, its rates fitted with the two in turn (its layers show 0.17).
+    /// TPU-MLIR 1.30.2's profiles (0.69; the held-out networks' 79: 0.72); bm1684x 0.16,
+    /// the same median over its 108 (held out: 0.16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_dma_overlap: Option<f64>,
     /// Multiply-accumulates per cycle per lane at the chip's compute dtype
