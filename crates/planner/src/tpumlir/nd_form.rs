@@ -2,7 +2,7 @@
 //! layers its F16/BF16 lowering makes of the ONNX nodes, read off its `*_tpu_opt.mlir`
 //! for the transformer zoo of `bench/tpumlir_tx_zoo.py` on bm1684x.
 //!
-//! - A weight MatMul takes the bias Add after it.
+//! - A weight MatMul takes the bias Add after it, and its name.
 //! - RMSNorm written out (Pow 2, ReduceMean, Add ε, Sqrt, Reciprocal, Mul by x, Mul by the
 //!   weight) is one `RMSNorm` layer.
 //! - x·Sigmoid(x) is one SiLU activation.
@@ -14,7 +14,8 @@
 //! - Under a 16-bit type, `Pow(x, c)` for any other c runs in f32 as |x|, ln, ×(c − 1), exp
 //!   and a product with x, between a cast in and a cast out; the chip's f32 ops
 //!   (`tpu_mlir_f32_ops`: tanh, sigmoid, …) run between two casts.
-//! - A weight MatMul whose output a Split cuts into columns is one MatMul per piece.
+//! - A weight MatMul whose output (its bias added) a Split cuts into columns is one MatMul
+//!   per piece.
 //!
 //! The layers come in TPU-MLIR's op order, the casts named as it names them
 //! ([`super::nd_order`]).
@@ -526,16 +527,8 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                 }
             }
             "MatMul" if matches!(n.work, Work::Matmul { weight: true, .. }) => {
-                if let Some(split) = form
-                    .sole_reader(i, "Split")
-                    .filter(|&j| splits_columns(n, &g.nodes[j]))
-                {
-                    form.taken[i] = true;
-                    form.taken[split] = true;
-                    layers.extend(matmuls_per_split(&layer, i, split, &g.nodes[split]));
-                    continue;
-                }
-                if let Some(add) = form.bias(i) {
+                let bias = form.bias(i);
+                if let Some(add) = bias {
                     form.taken[add] = true;
                     layer.weight_elements += g.nodes[add].weight_elements;
                     layer.nodes.push(add);
@@ -543,7 +536,18 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                         .reads
                         .extend(reads_of(&g.nodes[add]).into_iter().filter(|v| v.weight));
                     layer.writes = writes_of(&g.nodes[add]);
-                    layer.locs.extend(locs_of(&g.nodes[add]));
+                    // TPU-MLIR's fused matmul takes the add's name (gpt2_d768_s64's FFN:
+                    // `add_68_0_Add`, its cast to f32 `add_68_0_Addpow_70_0_Pow_abs_f32`)
+                    layer.locs = locs_of(&g.nodes[add]);
+                }
+                if let Some(split) = form
+                    .sole_reader(bias.unwrap_or(i), "Split")
+                    .filter(|&j| splits_columns(n, &g.nodes[j]))
+                {
+                    form.taken[i] = true;
+                    form.taken[split] = true;
+                    layers.extend(matmuls_per_split(&layer, split, &g.nodes[split]));
+                    continue;
                 }
             }
             "Cast" if narrow => {
@@ -687,12 +691,7 @@ fn splits_columns(matmul: &NdNode, split: &NdNode) -> bool {
 /// (llama_d320_s256's merged QKV: `_v_163_Split`, `_v_164_Split`, `_v_165_Split`, which
 /// TPU-MLIR runs first to last: they are listed last to first here, so that its order,
 /// which takes the latest ready layer first, puts them back).
-fn matmuls_per_split(
-    whole: &TxLayer,
-    matmul: usize,
-    split_at: usize,
-    split: &NdNode,
-) -> Vec<TxLayer> {
+fn matmuls_per_split(whole: &TxLayer, split_at: usize, split: &NdNode) -> Vec<TxLayer> {
     let Work::Matmul {
         batch,
         m,
@@ -742,7 +741,8 @@ fn matmuls_per_split(
                 weight_elements: whole.weight_elements * share,
                 elements_out: piece.elements(),
                 nodes: match j {
-                    0 => vec![matmul],
+                    // the matmul and its bias add
+                    0 => whole.nodes.clone(),
                     _ if j + 1 == count => vec![split_at],
                     _ => Vec::new(),
                 },
