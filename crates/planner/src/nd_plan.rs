@@ -25,8 +25,8 @@
 //! its loads are in, then its stores ([`whole_group_cycles`]): TPU-MLIR's group of an
 //! RMSNorm and three projections (llama_d320_s256) spans 26,447 cycles, its transfers
 //! come to 26,412 and its TIU work to 10,606, and this gives 26,412. Cut in slices, one
-//! slice's transfers overlap another's compute, the smaller exposed by the chip's
-//! `global_exposed_fraction`.
+//! slice's transfers overlap another's compute, but for the first slice's loads (with the
+//! weights the group holds) and the last one's stores ([`sliced_group_cycles`]).
 //!
 //! What may join a group: weight matmuls and the attention's matmuls TPU-MLIR runs with
 //! the heads as a batch (`tpumlir::nd_attention`), element-wise and normalising work
@@ -37,7 +37,7 @@
 
 use crate::cost::{act_dma_cycles, Dir};
 use crate::error::{PlanError, Result};
-use crate::nd_global::{layer_cost, NdLayer};
+use crate::nd_global::{function_ops, layer_cost, LocalMemory, NdLayer};
 use crate::timing::Timing;
 use crate::tpumlir::alloc::{BufKind, Lane};
 use crate::tpumlir::nd_attention::{group_views, GroupView};
@@ -145,9 +145,10 @@ impl<'a> Ctx<'a> {
         let t = chip.timing_at(dtype)?;
         let bits = dtype.bits();
         let lanes = chip.geometry.npu_num.max(1);
+        let lmem = LocalMemory::of(&chip.geometry);
         let costs = layers
             .iter()
-            .map(|l| layer_cost(l, bits, lanes, &t))
+            .map(|l| layer_cost(l, bits, &lmem, &t))
             .collect();
         let mut view_of = HashMap::new();
         let mut views_from: HashMap<String, Vec<TxValue>> = HashMap::new();
@@ -277,7 +278,8 @@ impl<'a> Ctx<'a> {
 
     /// Compute cycles of layer `i` in a group cut by `cut`: a matmul its MACs at the
     /// chip's rate, element-wise work its output slice's positions a lane, EU_NUM a
-    /// cycle, per FLOP an element (a softmax [`SOFTMAX_LOCAL_OPS`]), once per slice.
+    /// cycle, per FLOP an element (a softmax [`SOFTMAX_LOCAL_OPS`], an activation of a function
+    /// table [`function_ops`]), once per slice.
     fn local_compute(&self, i: usize, cut: Slicing) -> f64 {
         let l = &self.layers[i];
         let Some(out) = l.writes.first() else {
@@ -290,8 +292,7 @@ impl<'a> Ctx<'a> {
                 let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
                 let per_element = match l.op_type.as_str() {
                     "Softmax" => SOFTMAX_LOCAL_OPS,
-                    "SiLU" | "Sigmoid" | "Tanh" | "Exp" => EXP_ACTIVATION_LOCAL_OPS,
-                    _ => flops / out.elements().max(1.0),
+                    op => function_ops(op).unwrap_or(flops / out.elements().max(1.0)),
                 };
                 let positions =
                     (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
@@ -398,7 +399,9 @@ impl<'a> Ctx<'a> {
             {
                 if loaded.insert(v.name.as_str()) {
                     load = load.saturating_add(self.value_bytes(v));
-                    dma += cut.count(v) as f64 * self.transfer_for(l, Dir::Load, &cut.part(v));
+                    let one = self.transfer_for(l, Dir::Load, &cut.part(v));
+                    dma += cut.count(v) as f64 * one;
+                    step.first_load += one;
                 }
             }
             step.load = dma - before;
@@ -409,7 +412,9 @@ impl<'a> Ctx<'a> {
                     .map_or(true, |r| r.iter().any(|&j| j < start || j >= end));
                 if leaves {
                     store = store.saturating_add(self.value_bytes(v));
-                    dma += cut.count(v) as f64 * self.transfer_for(l, Dir::Store, &cut.part(v));
+                    let one = self.transfer_for(l, Dir::Store, &cut.part(v));
+                    dma += cut.count(v) as f64 * one;
+                    step.first_store += one;
                 }
             }
             step.store = dma - before - step.load;
@@ -434,7 +439,7 @@ impl<'a> Ctx<'a> {
         let cycles = if cut.secs == 1 {
             whole_group_cycles(&steps)
         } else {
-            dma.max(compute) + self.t.used.global_exposed_fraction * dma.min(compute)
+            sliced_group_cycles(&steps, cut.secs, dma, compute)
         };
         NdGroup {
             start,
@@ -591,6 +596,10 @@ struct Step {
     load: f64,
     compute: f64,
     store: f64,
+    /// The first slice's loads: a slice of each cut value, all of one held whole.
+    first_load: f64,
+    /// The first slice's stores.
+    first_store: f64,
 }
 
 /// A group as TPU-MLIR's allocator sees it (`Ctx::tpu_mlir_allocates`): its buffers,
@@ -669,6 +678,28 @@ impl GroupModel {
     }
 }
 
+/// Cycles of a group cut in `secs` slices, its transfers `dma` and compute `compute` in
+/// all: its first slice run as a whole group, each member's loads (the weights the group
+/// holds among them) as it comes to them and under the compute before; then the other
+/// slices, their compute and transfers under each other. TPU-MLIR's bm1688 run of
+/// llama_d1024_s256's o_proj, residual add and RMSNorm in 2 C slices took 438,637 cycles:
+/// its 2 MiB weight's load (125,829 at the group rate) ahead of the matmul's 262,144.
+fn sliced_group_cycles(steps: &[Step], secs: u64, dma: f64, compute: f64) -> f64 {
+    let share = 1.0 / secs.max(1) as f64;
+    let first: Vec<Step> = steps
+        .iter()
+        .map(|s| Step {
+            load: s.first_load,
+            compute: s.compute * share,
+            store: s.first_store,
+            ..Step::default()
+        })
+        .collect();
+    let first_dma: f64 = first.iter().map(|s| s.load + s.store).sum();
+    let rest = (dma - first_dma).max(0.0);
+    whole_group_cycles(&first) + (compute * (1.0 - share)).max(rest)
+}
+
 /// Cycles of a group held whole (one slice, so no slice's transfers hide behind
 /// another's compute): its loads in order on the transfer engine, as early as they can
 /// go; each member computing once its loads are in and the member before it is done;
@@ -729,15 +760,6 @@ pub const SOFTMAX_LOCAL_OPS: f64 = 53.0;
 /// allocation a group must pass (`Ctx::tpu_mlir_allocates`): enough that no op's cycles
 /// hide any transfer, so each moves as far as TPU-MLIR's slack rule lets it.
 const SLOW_TRANSFERS: i64 = 1_000;
-
-/// Element-wise operations a local activation built on exp costs per element (SiLU,
-/// sigmoid, tanh, exp: TPU-MLIR's `ActiveOp` with its exp table, on the SFU, in f32),
-/// over the layout's positions as any element-wise layer. Fitted on the tuned
-/// networks' grouped SiLUs (bm1684x): [1, 64, 344] in 1,276 cycles (58.0 an element's
-/// position) and [1, 128, 688] in 4,990 (56.7); where the SiLU's own few FLOPs gave a
-/// fourteenth of that. Held out, llama_d320_s256's [1, 256, 864] took 12,528 (this:
-/// 12,312) and llama_d1024_s256's [1, 256, 2816] 40,832 (40,128).
-pub const EXP_ACTIVATION_LOCAL_OPS: f64 = 57.0;
 
 /// Most slices a group is cut into along one axis.
 pub const MAX_ND_SLICES: u64 = 64;

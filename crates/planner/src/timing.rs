@@ -72,14 +72,32 @@ pub struct ChipTiming {
     /// on bm1684x, 16 to 64 on bm1688).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_exposed_fraction: Option<f64>,
-    /// The share of the smaller of a transformer global layer's load and store time that
-    /// runs under the larger (0 = one after the other; `None` = 0): its slices' loads
-    /// and stores overlap where the chip moves both at once. bm1688 0.7: the median over
-    /// the 105 global element-wise layers and casts of the tuned transformer zoo in
-    /// TPU-MLIR 1.30.2's profiles (0.69; the held-out networks' 79: 0.72); bm1684x 0.16,
-    /// the same median over its 108 (held out: 0.16).
+    /// Fixed cycles a global softmax spends on each row a lane holds, over its
+    /// [`crate::nd_global::SOFTMAX_OPS_PER_ELEMENT`] EU operations an element (`None` =
+    /// 0): bm1684x 81 and bm1688 45, from TPU-MLIR 1.30.2's profiles of the transformer
+    /// zoo (the compute of every global softmax, rows of 32 to 256, lies on one line a
+    /// chip: bm1688 149 cycles a row a lane at 32 elements, 877 at 256).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub global_dma_overlap: Option<f64>,
+    pub global_softmax_row_cycles: Option<f64>,
+    /// Load rate of a global element-wise layer or cast, bytes per second: the backend
+    /// moves such a layer's operands as flat matrices (its profiles' `GDMA_MATRIX`
+    /// commands), not as the lane-spread tensors of a layer group (`None` =
+    /// `gdma_bytes_per_s`). bm1684x 5.8e10 and bm1688 2.4e10: every such command of
+    /// TPU-MLIR 1.30.2's transformer-zoo profiles of 8 KiB and more (58.2 and 26.67 bytes a
+    /// cycle, where its layer groups' loads move 54.4 and 16.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_matrix_bytes_per_s: Option<f64>,
+    /// The same for a global element-wise layer's stores (`None` = the matrix load rate
+    /// where given, else `gdma_store_bytes_per_s`). bm1684x 4.4e10 (44.1 bytes a cycle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_matrix_store_bytes_per_s: Option<f64>,
+    /// Rate of a global matmul's and softmax's loads and stores, bytes per second, each
+    /// operand one flat range (`None`: at the chip's load and store rates, and an
+    /// attention matmul's operands a row at a time). bm1688 2.4e10: its backend's matmul
+    /// and softmax transfers in TPU-MLIR 1.30.2's profiles move 26.7 bytes a cycle (its
+    /// layer groups' 16.7); bm1684x's move at its layer-group rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_tensor_bytes_per_s: Option<f64>,
     /// Multiply-accumulates per cycle per lane at the chip's compute dtype
     /// (for the planner's compute timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,23 +139,29 @@ impl ChipTiming {
             ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
             ("conv_position_group", self.conv_position_group),
             ("conv_ic_bytes", self.conv_ic_bytes),
+            ("gdma_matrix_bytes_per_s", self.gdma_matrix_bytes_per_s),
+            (
+                "gdma_matrix_store_bytes_per_s",
+                self.gdma_matrix_store_bytes_per_s,
+            ),
+            ("global_tensor_bytes_per_s", self.global_tensor_bytes_per_s),
         ];
         for (field, v) in positive {
             check_figure(chip, field, v, "finite and positive", |x| {
                 x.is_finite() && x > 0.0
             })?;
         }
-        for (field, v) in [
-            ("global_exposed_fraction", self.global_exposed_fraction),
-            ("global_dma_overlap", self.global_dma_overlap),
-        ] {
-            check_figure(chip, field, v, "between 0 and 1", |x| {
-                (0.0..=1.0).contains(&x)
-            })?;
-        }
+        check_figure(
+            chip,
+            "global_exposed_fraction",
+            self.global_exposed_fraction,
+            "between 0 and 1",
+            |x| (0.0..=1.0).contains(&x),
+        )?;
         for (field, v) in [
             ("gdma_load_setup_cycles", self.gdma_load_setup_cycles),
             ("gdma_store_setup_cycles", self.gdma_store_setup_cycles),
+            ("global_softmax_row_cycles", self.global_softmax_row_cycles),
         ] {
             check_figure(chip, field, v, "finite and not negative", |x| {
                 x.is_finite() && x >= 0.0
@@ -211,10 +235,19 @@ pub struct TimingUsed {
     /// Exposed share of the smaller of a global layer's DMA and compute time.
     #[serde(default)]
     pub global_exposed_fraction: f64,
-    /// Share of the smaller of a transformer global layer's load and store time run
-    /// under the larger.
+    /// Fixed cycles of a global softmax for each row a lane holds.
     #[serde(default)]
-    pub global_dma_overlap: f64,
+    pub global_softmax_row_cycles: f64,
+    /// A global element-wise layer's load rate, bytes per cycle (0 = the load rate).
+    #[serde(default)]
+    pub gdma_matrix_bytes_per_cycle: f64,
+    /// A global element-wise layer's store rate, bytes per cycle (0 = the store rate).
+    #[serde(default)]
+    pub gdma_matrix_store_bytes_per_cycle: f64,
+    /// A global matmul's and softmax's transfer rate, bytes per cycle, each operand
+    /// flat (0 = the load and store rates, attention operands row by row).
+    #[serde(default)]
+    pub global_tensor_bytes_per_cycle: f64,
     /// Cycles every load pays on top of its transfer time.
     #[serde(default)]
     pub gdma_load_setup_cycles: f64,
@@ -277,7 +310,16 @@ impl Timing {
                     gdma_small_plane_factor: t.gdma_small_plane_factor.unwrap_or(1.0),
                     gdma_small_row_bytes: t.gdma_small_row_bytes.unwrap_or(0.0),
                     global_exposed_fraction: t.global_exposed_fraction.unwrap_or(0.0),
-                    global_dma_overlap: t.global_dma_overlap.unwrap_or(0.0),
+                    global_softmax_row_cycles: t.global_softmax_row_cycles.unwrap_or(0.0),
+                    gdma_matrix_bytes_per_cycle: t.gdma_matrix_bytes_per_s.unwrap_or(bw) / clock,
+                    gdma_matrix_store_bytes_per_cycle: t
+                        .gdma_matrix_store_bytes_per_s
+                        .or(t.gdma_matrix_bytes_per_s)
+                        .or(t.gdma_store_bytes_per_s)
+                        .unwrap_or(bw)
+                        / clock,
+                    global_tensor_bytes_per_cycle: t.global_tensor_bytes_per_s.unwrap_or(0.0)
+                        / clock,
                     gdma_load_setup_cycles: t.gdma_load_setup_cycles.unwrap_or(0.0),
                     gdma_store_setup_cycles: t.gdma_store_setup_cycles.unwrap_or(0.0),
                     macs_per_cycle_per_lane: (macs * scale).max(1.0),
@@ -328,7 +370,10 @@ fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
         gdma_small_plane_factor: 1.0,
         gdma_small_row_bytes: 0.0,
         global_exposed_fraction: 0.0,
-        global_dma_overlap: 0.0,
+        global_softmax_row_cycles: 0.0,
+        gdma_matrix_bytes_per_cycle: dma,
+        gdma_matrix_store_bytes_per_cycle: dma,
+        global_tensor_bytes_per_cycle: 0.0,
         gdma_load_setup_cycles: 0.0,
         gdma_store_setup_cycles: 0.0,
         macs_per_cycle_per_lane: eu_num,
