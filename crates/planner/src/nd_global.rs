@@ -237,8 +237,7 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
     let lanes = lmem.lanes.max(1) as f64;
     if let Work::Matmul { batch, m, k, n, .. } = l.work {
         let traffic = matmul_traffic(l, bits, [in_bits, bits, out_bits], t);
-        let macs = batch as f64 * m as f64 * k as f64 * n as f64;
-        let compute = macs / (lanes * t.used.macs_per_cycle_per_lane.max(1.0));
+        let compute = matmul_compute([batch, m, k, n], lanes, t);
         let rows = batch.saturating_mul(m);
         let cycles = matmul::cycles(&traffic, rows, compute, lmem);
         return cost(cycles, compute, traffic.dma_cycles());
@@ -259,6 +258,19 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
     };
     let cycles = double_buffered(ld, compute, st, vector_slices(l, load, lmem));
     cost(cycles, compute, ld + st)
+}
+
+/// MAC cycles of `batch` matmuls of [m, k]·[k, n] on `lanes` lanes: from the chip's
+/// `matmul_lane_rows_from` rows on, each lane's worth of rows one pass of k steps with n
+/// in whole EU_NUM groups over a lane's MACs; below it, the MACs at the full rate.
+fn matmul_compute([batch, m, k, n]: [u64; 4], lanes: f64, t: &Timing) -> f64 {
+    let macs = t.used.macs_per_cycle_per_lane.max(1.0);
+    let (batch, m, k, n) = (batch as f64, m as f64, k as f64, n as f64);
+    if m < t.matmul_lane_rows_from {
+        return batch * m * k * n / (lanes * macs);
+    }
+    let eu = t.eltwise_per_cycle_per_lane.max(1.0);
+    batch * (m / lanes).ceil() * k * (n / eu).ceil() * eu / macs
 }
 
 /// Bytes of `elements` elements of `bits`-bit data, rounded up.

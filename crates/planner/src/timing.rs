@@ -115,6 +115,17 @@ pub struct ChipTiming {
     /// group (bm1684x: 32 channels' worth, bm1688: 16) in f16.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conv_ic_bytes: Option<f64>,
+    /// Rows from which a matmul runs its rows across the lanes (TPU-MLIR's `MM2`: one
+    /// pass of K steps for each lane's worth of rows, N in whole EU_NUM groups over a
+    /// lane's MACs); fewer rows run as vector products (`MM`), timed by their MACs
+    /// (`None` = 1). bm1684x 4 and bm1688 8: TPU-MLIR 1.30.2's profiles of
+    /// [M, 1024]·[1024, 1024] take `MM` up to M = 2 and 6, `MM2` from 4 and 8 (3 and 7
+    /// untried), and every `MM2` of the transformer zoo and of those is ⌈M / lanes⌉ ·
+    /// K · ⌈N / EU_NUM⌉ · EU_NUM / MACs a lane cycles (bm1684x [288, 192]·[192, 576]:
+    /// 4,320, where M·K·N / (lanes · MACs) gives 3,888; [8, 1024]·[1024, 1024]: 8,192
+    /// against 1,024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matmul_lane_rows_from: Option<f64>,
 }
 
 impl ChipTiming {
@@ -139,6 +150,7 @@ impl ChipTiming {
             ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
             ("conv_position_group", self.conv_position_group),
             ("conv_ic_bytes", self.conv_ic_bytes),
+            ("matmul_lane_rows_from", self.matmul_lane_rows_from),
             ("gdma_matrix_bytes_per_s", self.gdma_matrix_bytes_per_s),
             (
                 "gdma_matrix_store_bytes_per_s",
@@ -279,6 +291,9 @@ pub struct Timing {
     /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
     /// EU_NUM, one per execution unit.
     pub eltwise_per_cycle_per_lane: f64,
+    /// Rows from which a matmul runs its rows across the lanes (the chip's
+    /// `matmul_lane_rows_from`, 1 if unset).
+    pub matmul_lane_rows_from: f64,
     /// Bits per element of the plan's dtype (the rates are at this width).
     pub dtype_bits: u32,
 }
@@ -338,6 +353,7 @@ impl Timing {
             conv_position_group,
             conv_ic_per_pass: (ic_bytes * 8.0 / f64::from(dtype.bits().max(1))).max(1.0),
             eltwise_per_cycle_per_lane: eu_num,
+            matmul_lane_rows_from: t.matmul_lane_rows_from.unwrap_or(1.0),
             dtype_bits: dtype.bits(),
         })
     }
@@ -352,6 +368,7 @@ impl Timing {
             conv_position_group: 1.0,
             conv_ic_per_pass: eu_num,
             eltwise_per_cycle_per_lane: eu_num,
+            matmul_lane_rows_from: 1.0,
             dtype_bits,
         }
     }

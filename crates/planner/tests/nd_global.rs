@@ -352,9 +352,16 @@ fn attention_matmuls_move_their_operands_a_row_at_a_time() {
         let out = &l["outputs"][0];
         let (a, b, o) = (dims(ins[0]), dims(ins[1]), dims(out));
         let value = |d: &Vec<u64>| TxValue::activation(format!("{d:?}"), d.clone());
-        // [.., m, k] · [.., n, k]ᵀ or [.., k, n]: k the dim the output lacks
-        let batch: u64 = o[..o.len() - 2].iter().product();
-        let (m, n) = (o[o.len() - 2], o[o.len() - 1]);
+        // [.., m, k] · [.., n, k]ᵀ or [.., k, n]: k the dim the output lacks; GPT-2's (and
+        // BERT's) global attention matmul is P·V with the heads as a batch, its profile's
+        // values [b, s, heads, d]: the batch b·heads, the rows s
+        let heads_as_batch = !l["net"].as_str().unwrap().starts_with("llama");
+        let (batch, m): (u64, u64) = if heads_as_batch {
+            (o[0] * o[2], o[1])
+        } else {
+            (o[..o.len() - 2].iter().product(), o[o.len() - 2])
+        };
+        let n = o[o.len() - 1];
         let k = a.iter().product::<u64>() / (batch * m).max(1);
         let work = Work::Matmul {
             batch,
@@ -372,8 +379,7 @@ fn attention_matmuls_move_their_operands_a_row_at_a_time() {
         );
         layer.reads = vec![value(&a), value(&b)];
         layer.writes = vec![value(&o)];
-        // GPT-2's (and BERT's) global attention matmul is P·V with the heads as a batch
-        layer.heads_as_batch = !l["net"].as_str().unwrap().starts_with("llama");
+        layer.heads_as_batch = heads_as_batch;
         let c = layer_cost(&layer, 16, &LocalMemory::of(&chip.geometry), &t).cycles as f64;
         let ratio = c / l["cycles"].as_f64().unwrap();
         // small layers pay a fixed few hundred cycles the model leaves out (gpt2_d64_s64's
@@ -520,4 +526,46 @@ fn tpu_mlir_lowers_a_cube_to_f32_and_takes_biases_into_matmuls() {
         tpusim_planner::tpumlir::nd_form::lower(&tiny("gpt2_tiny", 16), Default::default(), 16);
     assert_eq!(count(&plain, "Pow"), 2);
     assert_eq!(count(&plain, "Cast"), 0);
+}
+
+#[test]
+fn a_matmul_runs_its_rows_across_the_lanes_from_the_chips_row_count() {
+    // TPU-MLIR 1.30.2 on single [M, K]·[K, N] matmuls (`tx_zoo/matmul_rows.jsonl`, one
+    // ONNX MatMul each, compiled by `bench/tpumlir_zoo_run.sh`): from the chip's
+    // `matmul_lane_rows_from` rows its MM2 command takes ⌈M / lanes⌉ · K · ⌈N / EU_NUM⌉
+    // · EU_NUM / MACs cycles, exactly; below, vector products (MM), which the model
+    // leaves at the MACs (bm1688's are up to 2.3× slower than those and their loads)
+    let path = format!(
+        "{}/tests/data/tx_zoo/matmul_rows.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let rows: Vec<Value> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut checked = 0;
+    for r in &rows {
+        let chip = NpuChip::preset(r["chip"].as_str().unwrap()).unwrap();
+        let t = chip.timing_at(ElementType::F16).unwrap();
+        let [m, k, n] = ["m", "k", "n"].map(|f| r[f].as_u64().unwrap());
+        let lane_rows = m as f64 >= t.matmul_lane_rows_from;
+        assert_eq!(lane_rows, r["command"] == "MM2", "{r}");
+        if !lane_rows {
+            continue;
+        }
+        let work = Work::Matmul {
+            batch: 1,
+            m,
+            k,
+            n,
+            weight: true,
+        };
+        let out = serde_json::json!({"shape": [m, n], "dtype": 1});
+        let layer = node("MatMul", work, (m * k) as f64, (k * n) as f64, &out);
+        let c = layer_cost(&layer, 16, &LocalMemory::of(&chip.geometry), &t);
+        assert_eq!(c.compute_cycles, r["mm_cycles"].as_u64().unwrap(), "{r}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked}");
 }
