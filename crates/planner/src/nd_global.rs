@@ -21,7 +21,7 @@
 
 mod matmul;
 
-use crate::cost::{act_dma_cycles, flat_dma_cycles, Dir, GlobalOpCost};
+use crate::cost::{act_dma_cycles, Dir, GlobalOpCost};
 use crate::timing::Timing;
 use crate::tpumlir::nd_form::{TxLayer, TxValue};
 pub use matmul::LocalMemory;
@@ -307,37 +307,29 @@ fn permute_cycles(l: &TxLayer, bits: u32, load: u64, t: &Timing) -> f64 {
 /// takes 3,336 cycles, its load and store at those rates 2,427).
 fn transfers(l: &TxLayer, bits: u32, [load, store]: [u64; 2], t: &Timing) -> [f64; 2] {
     let u = &t.used;
-    let (ld_setup, st_setup) = (u.gdma_load_setup_cycles, u.gdma_store_setup_cycles);
     let softmax = matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax");
-    if ELEMENT_WISE.contains(&l.op_type.as_str()) || l.op_type == "Cast" {
-        // a plan recorded before the matrix rates has them 0: the load and store rates
-        let or = |rate: f64, otherwise: f64| if rate > 0.0 { rate } else { otherwise };
-        [
-            flat(
-                ld_setup,
-                load,
+    // a plan recorded before the matrix rates has them 0: the load and store rates
+    let or = |rate: f64, otherwise: f64| if rate > 0.0 { rate } else { otherwise };
+    let [load_rate, store_rate] =
+        if ELEMENT_WISE.contains(&l.op_type.as_str()) || l.op_type == "Cast" {
+            [
                 or(u.gdma_matrix_bytes_per_cycle, u.gdma_bytes_per_cycle),
-            ),
-            flat(
-                st_setup,
-                store,
                 or(
                     u.gdma_matrix_store_bytes_per_cycle,
                     u.gdma_store_bytes_per_cycle,
                 ),
-            ),
-        ]
-    } else if softmax && u.global_tensor_bytes_per_cycle > 0.0 {
-        let rate = u.global_tensor_bytes_per_cycle;
-        [flat(ld_setup, load, rate), flat(st_setup, store, rate)]
-    } else if softmax {
-        rows_each_way(l, bits, t)
-    } else {
-        [
-            flat_dma_cycles(t, Dir::Load, load),
-            flat_dma_cycles(t, Dir::Store, store),
-        ]
-    }
+            ]
+        } else if softmax && u.global_tensor_bytes_per_cycle > 0.0 {
+            [u.global_tensor_bytes_per_cycle; 2]
+        } else if softmax {
+            return rows_each_way(l, bits, t);
+        } else {
+            [u.gdma_bytes_per_cycle, u.gdma_store_bytes_per_cycle]
+        };
+    [
+        flat(u.gdma_load_setup_cycles, load, load_rate),
+        flat(u.gdma_store_setup_cycles, store, store_rate),
+    ]
 }
 
 /// A matmul's traffic at `[input, weight, output]` bits: each operand flat, one set-up

@@ -439,7 +439,7 @@ impl<'a> Ctx<'a> {
         let cycles = if cut.secs == 1 {
             whole_group_cycles(&steps)
         } else {
-            sliced_group_cycles(&steps, cut.secs, dma, compute)
+            sliced_group_cycles(&steps, cut.secs)
         };
         NdGroup {
             start,
@@ -678,14 +678,16 @@ impl GroupModel {
     }
 }
 
-/// Cycles of a group cut in `secs` slices, its transfers `dma` and compute `compute` in
-/// all: its first slice run as a whole group, each member's loads (the weights the group
-/// holds among them) as it comes to them and under the compute before; then the other
-/// slices, their compute and transfers under each other. TPU-MLIR's bm1688 run of
+/// Cycles of a group cut in `secs` slices, its members' transfers and compute over all
+/// slices `steps`: its first slice run as a whole group, each member's loads (the
+/// weights the group holds among them) as it comes to them and under the compute
+/// before; then the other slices, their compute and transfers under each other. TPU-MLIR's bm1688 run of
 /// llama_d1024_s256's o_proj, residual add and RMSNorm in 2 C slices took 438,637 cycles:
 /// its 2 MiB weight's load (125,829 at the group rate) ahead of the matmul's 262,144.
-fn sliced_group_cycles(steps: &[Step], secs: u64, dma: f64, compute: f64) -> f64 {
+fn sliced_group_cycles(steps: &[Step], secs: u64) -> f64 {
     let share = 1.0 / secs.max(1) as f64;
+    let dma: f64 = steps.iter().map(|s| s.load + s.store).sum();
+    let compute: f64 = steps.iter().map(|s| s.compute).sum();
     let first: Vec<Step> = steps
         .iter()
         .map(|s| Step {
