@@ -21,10 +21,13 @@
 //! A group's time: its loads and stores (each a transfer of its planes, at the chip's
 //! rates and per-plane floors, `cost::act_dma_cycles`) and its layers' compute
 //! (element-wise work EU_NUM positions a lane a cycle over that layout). Held whole, a
-//! group runs its loads in order as early as they can go, each member computing once
-//! its loads are in, then its stores ([`whole_group_cycles`]): TPU-MLIR's group of an
-//! RMSNorm and three projections (llama_d320_s256) spans 26,447 cycles, its transfers
-//! come to 26,412 and its TIU work to 10,606, and this gives 26,412. Cut in slices, one
+//! group runs in TPU-MLIR's time steps (`tpumlir::nd_place::one_loop_cycles`): its
+//! transfers placed as TPU-MLIR places them (nearest assignment, software pipelining,
+//! moves by cycle slack, then its time-step combine, `tpumlir::combine`), each step
+//! taking the longer of its compute and its transfers, as TPU-MLIR syncs both engines at
+//! every step. gpt2_d768_s64's last group on bm1684x spans 254,503 cycles compiled: each
+//! 2.4 MB weight loads beside the matmul before its reader, and the transfers run back
+//! to back (the rule before) said 230,855; the steps say 252,138. Cut in slices, one
 //! slice's transfers overlap another's compute, but for the first slice's loads (with the
 //! weights the group holds) and the last one's stores ([`sliced_group_cycles`]).
 //!
@@ -40,10 +43,11 @@ use crate::error::{PlanError, Result};
 use crate::nd_global::{function_ops, layer_cost, LocalMemory, NdLayer};
 use crate::timing::Timing;
 use crate::tpumlir::alloc::{BufKind, Lane};
+use crate::tpumlir::calib::Calibration;
 use crate::tpumlir::nd_attention::{group_views, GroupView};
 use crate::tpumlir::nd_buffers::{buffer_bytes, BufferKind, Lanes, Operand};
 use crate::tpumlir::nd_form::{lower, TxLayer, TxValue};
-use crate::tpumlir::nd_place::{allocates, GroupBuf, GroupOp};
+use crate::tpumlir::nd_place::{allocates, one_loop_cycles, GroupBuf, GroupOp};
 use crate::NpuChip;
 use serde::Serialize;
 use std::cell::RefCell;
@@ -130,6 +134,25 @@ struct Ctx<'a> {
     bank_bytes: u64,
     /// What TPU-MLIR's allocator said of each group model already tried.
     allocated: RefCell<HashMap<AllocKey, bool>>,
+    /// How TPU-MLIR estimates the chip's transfers.
+    calib: Calibration,
+    /// Every value some node of the graph reads (views included).
+    read_in_graph: HashSet<String>,
+    /// Cycles of each unsliced group model already timed.
+    timed: RefCell<HashMap<AllocKey, f64>>,
+}
+
+/// Which of a group's values [`Ctx::group_model`] stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stores {
+    /// For the allocation check, from above: every value read outside the group and
+    /// every view no layer reads (each a possible graph output).
+    Bound,
+    /// For the timing, the transfers TPU-MLIR runs: a view is stored only when nothing
+    /// in the graph reads it (a graph output); the value it views is stored when read
+    /// outside, once (TPU-MLIR's own group of gpt2_d256_s64_b2's Q·Kᵀ stores V's view and
+    /// the scores, where every view of Q, K and V stored would add three transfers).
+    Moved,
 }
 
 /// A group as its allocation sees it: buffers, ops, and whether it is cut.
@@ -179,7 +202,23 @@ impl<'a> Ctx<'a> {
             lane_bytes: chip.geometry.lane_bytes,
             bank_bytes: chip.geometry.bank_bytes(),
             allocated: RefCell::new(HashMap::new()),
+            timed: RefCell::new(HashMap::new()),
+            calib: Calibration::of(&chip.tpu_mlir, &chip.timing),
+            read_in_graph: g
+                .nodes
+                .iter()
+                .flat_map(|n| n.inputs.iter().map(|e| e.name.clone()))
+                .collect(),
         })
+    }
+
+    /// A lane as TPU-MLIR's allocator sees it.
+    fn lane(&self) -> Lane {
+        Lane {
+            bytes: self.lane_bytes,
+            align: self.eu_bytes,
+            bank: self.bank_bytes,
+        }
     }
 
     fn bits_of(&self, v: &TxValue) -> u32 {
@@ -437,7 +476,7 @@ impl<'a> Ctx<'a> {
         }
         let compute: f64 = steps.iter().map(|s| s.compute).sum();
         let cycles = if cut.secs == 1 {
-            whole_group_cycles(&steps)
+            self.one_loop_cycles(start, end)
         } else {
             sliced_group_cycles(&steps, cut.secs)
         };
@@ -455,14 +494,56 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Whether TPU-MLIR's allocator finds room for the group `start..end` cut by `cut`
+    /// Cycles of the group `start..end` held whole, run in TPU-MLIR's time steps
+    /// ([`crate::tpumlir::nd_place::one_loop_cycles`]); a repeated block's group is timed
+    /// once.
+    fn one_loop_cycles(&self, start: usize, end: usize) -> f64 {
+        let m = self.group_model(start, end, Slicing::WHOLE, Stores::Moved);
+        if m.ops.len() < 2 {
+            return m.ops.iter().map(|o| o.cycles as f64).sum::<f64>()
+                + m.bufs.iter().map(|b| b.dma_cycles as f64).sum::<f64>();
+        }
+        let key = (m.bufs, m.ops, false);
+        if let Some(&known) = self.timed.borrow().get(&key) {
+            return known;
+        }
+        let cycles = one_loop_cycles(&key.0, &key.1, self.lane(), &self.calib);
+        self.timed.borrow_mut().insert(key, cycles);
+        cycles
+    }
+
+    /// Cycles to load `v` into the group `start..end` (cut by `cut`) or store it out of
+    /// it: through the permute at the group's edge that writes it (a load) or reads it (a
+    /// store), at that permute's rate, else as any transfer. gpt2_d256_s64_b2's scaled
+    /// scores leave TPU-MLIR's Q·Kᵀ group through their permute in 6,397 cycles, twice
+    /// a plain store's.
+    fn edge_transfer(&self, start: usize, end: usize, dir: Dir, v: &TxValue, cut: Slicing) -> f64 {
+        let part = cut.part(v);
+        let is_edge_permute =
+            |j: &usize| (start..end).contains(j) && self.layers[*j].op_type == "Permute";
+        let permute = match dir {
+            Dir::Load => (start..end)
+                .filter(|j| is_edge_permute(j))
+                .find(|&j| self.layers[j].writes.iter().any(|w| w.name == v.name)),
+            Dir::Store => self
+                .readers
+                .get(v.name.as_str())
+                .and_then(|r| r.iter().copied().find(|j| is_edge_permute(j))),
+        };
+        match permute {
+            Some(j) => self.transfer_for(&self.layers[j], dir, &part),
+            None => self.transfer(dir, &part),
+        }
+    }
+
+    /// The group `start..end` cut by `cut` as TPU-MLIR's time steps and allocator see it
     /// ([`crate::tpumlir::nd_place`]): every value one slice's room, weights held, each
     /// layer's own buffer, and the views the export lists with the group as ops of their
     /// own, each writing a buffer (TPU-MLIR's `tpu.Reshape` in a group: llama_d320_s256's
     /// `reshape_95_0_Reshape` on bm1688 reads the loaded P·V and writes 1,280 bytes a
     /// lane of its own); a permute at the group's edge is the load or store it rides on,
-    /// not an op.
-    fn tpu_mlir_allocates(&self, start: usize, end: usize, cut: Slicing) -> bool {
+    /// not an op ([`Ctx::edge_transfer`]). `stores` says which values leave it.
+    fn group_model(&self, start: usize, end: usize, cut: Slicing, stores: Stores) -> GroupModel {
         let ops: Vec<usize> = (start..end)
             .filter(|&i| self.layers[i].op_type != "Permute")
             .collect();
@@ -501,7 +582,7 @@ impl<'a> Ctx<'a> {
             for (v, &b) in l.reads.iter().zip(&operands) {
                 if !written.contains(v.name.as_str()) && !self.view_of.contains_key(v.name.as_str())
                 {
-                    m.load(b, self.transfer(Dir::Load, &cut.part(v)));
+                    m.load(b, self.edge_transfer(start, end, Dir::Load, v, cut));
                 }
             }
             let own = self.own_buffer_bytes(l, cut);
@@ -521,8 +602,18 @@ impl<'a> Ctx<'a> {
             let mut from: Vec<(&TxValue, usize)> = l.writes.iter().zip(results).collect();
             while let Some((v, b)) = from.pop() {
                 let viewed = self.views_from.contains_key(v.name.as_str());
-                if leaves(v.name.as_str()) || (last && viewed) {
-                    m.store(b, self.transfer(Dir::Store, &cut.part(v)));
+                let stored = match stores {
+                    Stores::Bound => leaves(v.name.as_str()) || (last && viewed),
+                    Stores::Moved if self.view_of.contains_key(v.name.as_str()) => {
+                        match self.readers.get(v.name.as_str()) {
+                            Some(_) => leaves(v.name.as_str()),
+                            None => !self.read_in_graph.contains(v.name.as_str()),
+                        }
+                    }
+                    Stores::Moved => leaves(v.name.as_str()) || (last && viewed),
+                };
+                if stored {
+                    m.store(b, self.edge_transfer(start, end, Dir::Store, v, cut));
                 }
                 if last {
                     continue;
@@ -534,11 +625,14 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        let lane = Lane {
-            bytes: self.lane_bytes,
-            align: self.eu_bytes,
-            bank: self.bank_bytes,
-        };
+        m
+    }
+
+    /// Whether TPU-MLIR's allocator finds room for the group `start..end` cut by `cut`
+    /// ([`Ctx::group_model`]).
+    fn tpu_mlir_allocates(&self, start: usize, end: usize, cut: Slicing) -> bool {
+        let m = self.group_model(start, end, cut, Stores::Bound);
+        let lane = self.lane();
         let sliced = cut.secs > 1;
         // a transformer repeats its blocks: the same group, the same answer
         let key = (m.bufs, m.ops, sliced);
@@ -699,17 +793,14 @@ fn sliced_group_cycles(steps: &[Step], secs: u64) -> f64 {
         .collect();
     let first_dma: f64 = first.iter().map(|s| s.load + s.store).sum();
     let rest = (dma - first_dma).max(0.0);
-    whole_group_cycles(&first) + (compute * (1.0 - share)).max(rest)
+    first_slice_cycles(&first) + (compute * (1.0 - share)).max(rest)
 }
 
-/// Cycles of a group held whole (one slice, so no slice's transfers hide behind
-/// another's compute): its loads in order on the transfer engine, as early as they can
-/// go; each member computing once its loads are in and the member before it is done;
-/// the stores after the loads, each once its member is done. So a norm and three
-/// projections (llama_d320_s256) compute while the projections' weights load (TPU-MLIR:
-/// 26,447 cycles; transfers 26,412, compute 10,606), and a softmax waits for the
-/// scores it reads (gpt2_d64_s64: loads 1,817, then 7,043 of compute).
-fn whole_group_cycles(steps: &[Step]) -> f64 {
+/// Cycles of the first slice of a cut group (no slice's transfers hide behind another's
+/// compute): its loads in order on the transfer engine, as early as they can go; each
+/// member computing once its loads are in and the member before it is done; the stores
+/// after the loads, each once its member is done.
+fn first_slice_cycles(steps: &[Step]) -> f64 {
     let (mut dma, mut tiu) = (0f64, 0f64);
     let mut done = Vec::with_capacity(steps.len());
     for s in steps {

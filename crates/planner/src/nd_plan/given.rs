@@ -135,57 +135,61 @@ fn slicing_of(r: &NdGroupRequest, n: usize, next: usize) -> Result<Slicing> {
 }
 
 /// Grow the runs of `sorted` (in order, checked) over the permutes at their edges, where
-/// our model would fuse them (see the module docs): leading permutes first, then
-/// trailing ones.
+/// our model would fuse them (see the module docs): each permute no run holds, in
+/// order, joins the run it ends or the run it starts, whichever saves more cycles, if
+/// either saves any (so a plan's export, which lists those permutes as global, reads
+/// back as the plan).
 fn absorb_edge_permutes(ctx: &Ctx, sorted: &mut [NdGroupRequest]) {
     let n = ctx.layers.len();
-    let free_permute = |i: usize, runs: &[NdGroupRequest]| {
-        ctx.layers[i].op_type == "Permute" && !runs.iter().any(|r| (r.start..r.end).contains(&i))
-    };
-    for k in 0..sorted.len() {
-        let r = sorted[k];
-        if r.start > 0 && free_permute(r.start - 1, sorted) {
-            let grown = NdGroupRequest {
-                start: r.start - 1,
-                ..r
-            };
-            if fuses(ctx, &r, &grown, r.start - 1) {
-                sorted[k] = grown;
-            }
+    for p in 0..n {
+        if ctx.layers[p].op_type != "Permute"
+            || sorted.iter().any(|r| (r.start..r.end).contains(&p))
+        {
+            continue;
         }
-    }
-    for k in 0..sorted.len() {
-        let r = sorted[k];
-        if r.end < n && free_permute(r.end, sorted) {
-            let grown = NdGroupRequest {
-                end: r.end + 1,
-                ..r
+        let before = sorted.iter().position(|r| r.end == p);
+        let after = sorted.iter().position(|r| r.start == p + 1);
+        let grow = |k: usize| {
+            let r = sorted[k];
+            let grown = if r.end == p {
+                NdGroupRequest { end: p + 1, ..r }
+            } else {
+                NdGroupRequest { start: p, ..r }
             };
-            if fuses(ctx, &r, &grown, r.end) {
-                sorted[k] = grown;
-            }
+            saving(ctx, &r, &grown, p).map(|s| (s, k, grown))
+        };
+        let best = [before, after]
+            .into_iter()
+            .flatten()
+            .filter_map(grow)
+            .max_by_key(|&(s, k, _)| (s, std::cmp::Reverse(k)));
+        if let Some((_, k, grown)) = best {
+            sorted[k] = grown;
         }
     }
 }
 
-/// Whether `grown` (`r` and the permute `p`) may be a group, fits, and costs less than
-/// `r` with `p` global.
-fn fuses(ctx: &Ctx, r: &NdGroupRequest, grown: &NdGroupRequest, p: usize) -> bool {
+/// The cycles `grown` (`r` and the permute `p`) saves against `r` with `p` global, if it
+/// may be a group, fits and saves any.
+fn saving(ctx: &Ctx, r: &NdGroupRequest, grown: &NdGroupRequest, p: usize) -> Option<u64> {
     let Ok(cut) = slicing_of(grown, ctx.layers.len(), grown.start) else {
-        return false;
+        return None;
     };
     let members = &ctx.layers[grown.start..grown.end];
     if too_few(members) || !members.iter().all(groupable) || ctx.straddles_a_flat_view(members) {
-        return false;
+        return None;
     }
     let with = ctx.measure(grown.start, grown.end, cut);
     if !ctx.fits(&with, cut) {
-        return false;
+        return None;
     }
     let apart = if r.end - r.start == 1 {
         ctx.global(r.start).cycles
     } else {
         ctx.measure(r.start, r.end, cut).cycles
     };
-    with.cycles < apart.saturating_add(ctx.global(p).cycles)
+    apart
+        .saturating_add(ctx.global(p).cycles)
+        .checked_sub(with.cycles)
+        .filter(|&s| s > 0)
 }

@@ -49,6 +49,7 @@
 pub mod alloc;
 pub mod cache;
 pub mod calib;
+mod combine;
 mod export;
 pub mod lowering;
 pub(crate) mod nd_attention;
