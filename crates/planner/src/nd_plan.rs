@@ -350,9 +350,7 @@ impl<'a> Ctx<'a> {
         if members.len() < 2 || !members.iter().all(groupable) {
             return None;
         }
-        // a permute joins a group only at its edge, fused into the group's load or store
-        let inner = &members[1..members.len() - 1];
-        if inner.iter().any(|l| l.op_type == "Permute") || too_few(members) {
+        if !self.permutes_at_edges(start, end) || too_few(members) {
             return None;
         }
         if self.straddles_a_flat_view(members) {
@@ -366,6 +364,33 @@ impl<'a> Ctx<'a> {
             .filter(|&axis| members.iter().all(|l| slices_along(l, axis)))
             .filter_map(|axis| self.fewest_slices(start, end, axis))
             .min_by_key(|g| g.cycles)
+    }
+
+    /// Whether every permute of `start..end` is fused into the group's load or store: it
+    /// loads what only the group reads, or stores what the group writes for others. TPU-MLIR
+    /// 1.30.2 runs a permute its cache lists as global inside the load of the group that
+    /// reads it, else the store of the group that writes what it reads, at half the rate
+    /// (llama_d320_s256's Q and K each through its permute into the rotary group, 163,840
+    /// bytes in 6,066 cycles on bm1684x where a plain load takes 3,034; GPT-2's scaled
+    /// scores out of the Q·Kᵀ group through theirs).
+    fn permutes_at_edges(&self, start: usize, end: usize) -> bool {
+        let members = &self.layers[start..end];
+        let written: HashSet<&str> = members
+            .iter()
+            .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+            .collect();
+        let inside = |j: &usize| (start..end).contains(j);
+        let readers = |name: &str| self.readers.get(name).map_or(&[][..], |r| r.as_slice());
+        members.iter().filter(|l| l.op_type == "Permute").all(|l| {
+            // what it loads only the group reads; what it stores only others read
+            let loads = l.reads.iter().all(|v| !written.contains(v.name.as_str()))
+                && l.writes.iter().all(|v| readers(&v.name).iter().all(inside));
+            let stores = l.reads.iter().all(|v| written.contains(v.name.as_str()))
+                && l.writes
+                    .iter()
+                    .all(|v| !readers(&v.name).iter().any(inside));
+            loads || stores
+        })
     }
 
     /// The group `start..end` cut in the fewest slices along `axis` that fit (a binary
@@ -950,7 +975,10 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         Axis::H => rank >= 4,
     };
     match (l.work, l.op_type.as_str()) {
-        (_, "Permute") => false,
+        // fused into the load or store, a slice at a time (TPU-MLIR's bm1688 rotary group
+        // of llama_d320_s256, in 2 H slices, loads Q through its permute 81,920 bytes a
+        // slice)
+        (_, "Permute") => true,
         (Work::Matmul { weight: true, .. }, _) => along_rows,
         // the heads as a batch: along the queries (C), the right operand held whole
         (Work::Matmul { .. }, _) => l.heads_as_batch && axis == Axis::C,

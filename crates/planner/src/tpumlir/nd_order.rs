@@ -169,3 +169,45 @@ pub(crate) fn name_casts(layers: &mut [TxLayer]) {
         )];
     }
 }
+
+/// The permutes (0, 2, 1, 3) of `layers` (in TPU-MLIR's order) moved next to the group
+/// layers that will fuse them: before the first layer that reads what it writes, when
+/// every reader can run in local memory (TPU-MLIR loads llama_d320_s256's Q and K
+/// through their permutes into the rotary group); else right after the layer that
+/// writes what it reads (LLaMA's V, read by a global expand of its heads, leaves the
+/// projections' group through its permute). A permute is global in TPU-MLIR's own order
+/// and in an exported cache, so this order changes no export.
+pub(crate) fn permutes_beside_their_groups(layers: Vec<TxLayer>) -> Vec<TxLayer> {
+    let mut out: Vec<TxLayer> = Vec::with_capacity(layers.len());
+    let mut later: Vec<TxLayer> = Vec::new();
+    let reads_of = |l: &TxLayer, name: &str| l.reads.iter().any(|v| v.name == name);
+    for (i, l) in layers.iter().enumerate() {
+        if l.op_type != "Permute" {
+            // the permutes waiting for this reader go just before it
+            let (now, wait): (Vec<TxLayer>, Vec<TxLayer>) = later
+                .drain(..)
+                .partition(|p| p.writes.iter().any(|w| reads_of(l, &w.name)));
+            out.extend(now);
+            later = wait;
+            out.push(l.clone());
+            continue;
+        }
+        let readers: Vec<&TxLayer> = layers[i + 1..]
+            .iter()
+            .filter(|r| l.writes.iter().any(|w| reads_of(r, &w.name)))
+            .collect();
+        if !readers.is_empty() && readers.iter().all(|r| runs_local(r)) {
+            later.push(l.clone());
+            continue;
+        }
+        let producer = out
+            .iter()
+            .rposition(|p| p.writes.iter().any(|w| reads_of(l, &w.name)));
+        match producer {
+            Some(at) => out.insert(at + 1, l.clone()),
+            None => out.push(l.clone()),
+        }
+    }
+    out.extend(later);
+    out
+}
