@@ -33,10 +33,10 @@
 //!
 //! What may join a group: weight matmuls and the attention's matmuls TPU-MLIR runs with
 //! the heads as a batch (`tpumlir::nd_attention`), element-wise and normalising work
-//! (softmax included), casts, slices, splits and concats, and a permute at the group's
-//! edge, fused into its load or store. Gathers (the embedding), transposes, expands,
-//! tiles and the other attention matmuls stay global: TPU-MLIR 1.30.2 runs every one of
-//! them as a global layer in the zoo.
+//! (softmax included), casts, slices, splits and concats, and permutes, each fused into
+//! the group's load or its store (`Ctx::permutes_at_edges`). Gathers (the embedding),
+//! other transposes, expands, tiles and the other attention matmuls stay global:
+//! TPU-MLIR 1.30.2 runs every one of them as a global layer in the zoo.
 
 use crate::cost::{act_dma_cycles, Dir};
 use crate::error::{PlanError, Result};

@@ -9,6 +9,8 @@
 //! - The attention's two matmuls read the heads where they lie, with the permutes TPU-MLIR
 //!   adds around them ([`super::nd_attention`]); the other transposes next to an
 //!   attention matmul make no layer.
+//! - A transpose (0, 2, 1, 3) elsewhere (LLaMA's Q, K and V before the rotary embedding
+//!   and the key/value repeat) is a `Permute`, as in TPU-MLIR's form.
 //! - A Split is one slice per piece (`split_28_0_Split`, …).
 //! - Under a 16-bit type the graph's outputs are cast to f32 (`matmul_158_0_MatMul_f32`).
 //! - Under a 16-bit type, `Pow(x, c)` for any other c runs in f32 as |x|, ln, ×(c − 1), exp
@@ -17,8 +19,8 @@
 //! - A weight MatMul whose output (its bias added) a Split cuts into columns is one MatMul
 //!   per piece.
 //!
-//! The layers come in TPU-MLIR's op order, the casts named as it names them
-//! ([`super::nd_order`]).
+//! The layers come in TPU-MLIR's op order, the casts named as it names them, each permute
+//! beside the group that will fuse it ([`super::nd_order`]).
 //!
 //! Nodes that do no work (views, folded shape arithmetic) make no layer, and neither do
 //! nodes of weights and constants alone: TPU-MLIR folds them into weights (GPT-2's
