@@ -22,7 +22,8 @@ import os
 import re
 import sys
 
-CMD = re.compile(r'(\w+?)_(\d+)\|\S+?\|s:(\d+)\|b:\d+\|g:\d+\|e:(\d+)')
+from plan_tpumlir_tx_ops import spans_of
+
 FLOW = re.compile(r'flow = \[([-0-9, ]*)\]')
 
 
@@ -42,16 +43,6 @@ def groups_of(final_mlir):
             out[-1][2] = sum(1 for x in flow if x < 0)
             out[-1][3] = sum(1 for x in flow if x >= 0)
     return out
-
-
-def spans_of(profile_txt):
-    span = {}
-    for line in open(profile_txt):
-        for m in CMD.finditer(line):
-            i, s, e = int(m.group(2)), int(m.group(3)), int(m.group(4))
-            a = span.setdefault(i, [s, e])
-            a[0], a[1] = min(a[0], s), max(a[1], e)
-    return span
 
 
 def main():

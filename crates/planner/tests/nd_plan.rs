@@ -598,13 +598,28 @@ struct PricedLayer {
     what: String,
 }
 
+/// TPU-MLIR's own grouping of zoo network `net` on `chip_name`, imported and priced;
+/// `None` for llama_d640_s128_b2's, cut along N, which does not import
+/// (`exports_against_tpu_mlir`).
+fn own_grouping_priced(net: &str, chip_name: &str) -> Option<NdPlan> {
+    use tpusim_planner::nd_plan::plan_nd_with_groups;
+    use tpusim_planner::tpumlir::{nd_cache::import_nd, parse};
+    let chip = NpuChip::preset(chip_name).unwrap();
+    let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
+    let text =
+        std::fs::read_to_string(format!("{DATA}/{net}_{chip_name}.tpumlir_cache.json")).unwrap();
+    let theirs = match import_nd(&g, &chip, ElementType::F16, &parse(&text).unwrap()) {
+        Err(e) if e.to_string().contains("cut along N") => return None,
+        other => other.unwrap(),
+    };
+    let p = plan_nd_with_groups(&g, &chip, ElementType::F16, &theirs.requests).unwrap();
+    Some(p.plan)
+}
+
 /// TPU-MLIR's own grouping of every zoo network on `chip_name` imported and priced, each
 /// global layer beside the same layer of its profile (`file`), for the networks where the
 /// two runs align one to one.
 fn own_global_layers_priced(chip_name: &str, file: &str) -> Vec<PricedLayer> {
-    use tpusim_planner::nd_plan::plan_nd_with_groups;
-    use tpusim_planner::tpumlir::{nd_cache::import_nd, parse};
-    let chip = NpuChip::preset(chip_name).unwrap();
     let rows: Vec<Value> = std::fs::read_to_string(format!("{DATA}/{file}"))
         .unwrap()
         .lines()
@@ -612,17 +627,9 @@ fn own_global_layers_priced(chip_name: &str, file: &str) -> Vec<PricedLayer> {
         .collect();
     let mut out = Vec::new();
     for (net, _, _) in tpu_mlir_totals() {
-        let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
-        let text = std::fs::read_to_string(format!("{DATA}/{net}_{chip_name}.tpumlir_cache.json"))
-            .unwrap();
-        // llama_d640_s128_b2's, cut along N, does not import (`exports_against_tpu_mlir`)
-        let theirs = match import_nd(&g, &chip, ElementType::F16, &parse(&text).unwrap()) {
-            Err(e) if e.to_string().contains("cut along N") => continue,
-            other => other.unwrap(),
+        let Some(p) = own_grouping_priced(&net, chip_name) else {
+            continue;
         };
-        let p = plan_nd_with_groups(&g, &chip, ElementType::F16, &theirs.requests)
-            .unwrap()
-            .plan;
         let profiled: Vec<&Value> = rows
             .iter()
             .filter(|r| r["net"] == net.as_str() && r.get("type").is_some())
@@ -719,8 +726,6 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
 /// which their span then counts.)
 #[test]
 fn long_groups_held_whole_take_what_tpu_mlir_compiles_them_to() {
-    use tpusim_planner::nd_plan::plan_nd_with_groups;
-    use tpusim_planner::tpumlir::{nd_cache::import_nd, parse};
     let spans: Vec<Value> = std::fs::read_to_string(format!("{DATA}/group_spans.jsonl"))
         .unwrap()
         .lines()
@@ -728,23 +733,14 @@ fn long_groups_held_whole_take_what_tpu_mlir_compiles_them_to() {
         .collect();
     let mut checked = 0;
     for chip_name in ["bm1684x", "bm1688"] {
-        let chip = NpuChip::preset(chip_name).unwrap();
         for (net, _, _) in tpu_mlir_totals() {
             let ours: Vec<&Value> = spans
                 .iter()
                 .filter(|s| s["net"] == net.as_str() && s["chip"] == chip_name)
                 .collect();
-            let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
-            let text =
-                std::fs::read_to_string(format!("{DATA}/{net}_{chip_name}.tpumlir_cache.json"))
-                    .unwrap();
-            let theirs = match import_nd(&g, &chip, ElementType::F16, &parse(&text).unwrap()) {
-                Err(e) if e.to_string().contains("cut along N") => continue,
-                other => other.unwrap(),
+            let Some(p) = own_grouping_priced(&net, chip_name) else {
+                continue;
             };
-            let p = plan_nd_with_groups(&g, &chip, ElementType::F16, &theirs.requests)
-                .unwrap()
-                .plan;
             let groups: Vec<_> = p.groups.iter().filter(|r| r.end - r.start > 1).collect();
             assert_eq!(groups.len(), ours.len(), "{chip_name} {net}");
             for (grp, span) in groups.iter().zip(ours) {

@@ -154,13 +154,28 @@ fn reassign(
         moved.dma[dst].push(x);
         let mut q = p.clone();
         q.moved(x.buf, x.mode, dst);
-        if let Some(addrs) = q.placed(&moved, lane) {
-            q.addr = addrs;
-            *t = moved;
-            *p = q;
+        if keep_if_placed(t, p, moved, q, lane) {
             excluded[dst] = true;
         }
     }
+}
+
+/// Take the rows `moved` and the buffers `q` on them if the allocator places them (TPU-MLIR
+/// keeps a move only then); whether it did.
+fn keep_if_placed<'a>(
+    t: &mut PipeTable,
+    p: &mut Placement<'a>,
+    moved: PipeTable,
+    mut q: Placement<'a>,
+    lane: Lane,
+) -> bool {
+    let Some(addrs) = q.placed(&moved, lane) else {
+        return false;
+    };
+    q.addr = addrs;
+    *t = moved;
+    *p = q;
+    true
 }
 
 /// TPU-MLIR's second half of `reassign_timestep_tensors`: one load later and one store
@@ -209,10 +224,7 @@ fn swap_load_and_store(
         let mut q = p.clone();
         q.moved(load.buf, Mode::Load, dst);
         q.moved(store.buf, Mode::Store, src);
-        if let Some(addrs) = q.placed(&moved, lane) {
-            q.addr = addrs;
-            *t = moved;
-            *p = q;
+        if keep_if_placed(t, p, moved, q, lane) {
             return;
         }
     }
