@@ -182,13 +182,13 @@ pub(crate) fn permutes_beside_their_groups(layers: Vec<TxLayer>) -> Vec<TxLayer>
     let mut later: Vec<TxLayer> = Vec::new();
     let reads_of = |l: &TxLayer, name: &str| l.reads.iter().any(|v| v.name == name);
     for (i, l) in layers.iter().enumerate() {
+        // the permutes waiting for this reader go just before it
+        let (now, wait): (Vec<TxLayer>, Vec<TxLayer>) = later
+            .drain(..)
+            .partition(|p| p.writes.iter().any(|w| reads_of(l, &w.name)));
+        out.extend(now);
+        later = wait;
         if l.op_type != "Permute" {
-            // the permutes waiting for this reader go just before it
-            let (now, wait): (Vec<TxLayer>, Vec<TxLayer>) = later
-                .drain(..)
-                .partition(|p| p.writes.iter().any(|w| reads_of(l, &w.name)));
-            out.extend(now);
-            later = wait;
             out.push(l.clone());
             continue;
         }
