@@ -326,19 +326,29 @@ impl<'a> Ctx<'a> {
         };
         match l.work {
             Work::Vector { flops } => {
-                let s = nchw(&cut.part(out));
-                let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
-                let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
                 let per_element = match l.op_type.as_str() {
                     "Softmax" => SOFTMAX_LOCAL_OPS,
                     op => function_ops(op).unwrap_or(flops / out.elements().max(1.0)),
                 };
-                let positions =
-                    (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
-                per_element * positions * wide * cut.count(out) as f64
+                per_element * self.element_passes(out, cut)
             }
+            // a cast in local memory is a TIU pass over what it writes: gpt2_d128_s128's
+            // head cast to f32 on bm1688, [1, 128, 512], took 512 cycles in TPU-MLIR's group
+            Work::Move if l.op_type == "Cast" => self.element_passes(out, cut),
             _ => self.costs[i].compute_cycles as f64,
         }
+    }
+
+    /// Cycles of one EU operation over every element of `out` in local memory, once per
+    /// slice of `cut`: its output slice's positions a lane, EU_NUM a cycle, at its width.
+    /// A view run in a group is such a copy (bm1688's `tpu.Reshape` of GPT-2's heads,
+    /// [1, 128, 4, 32]: 64 cycles, as this gives; bm1684x's of [1, 64, 12, 64]: 24).
+    fn element_passes(&self, out: &TxValue, cut: Slicing) -> f64 {
+        let s = nchw(&cut.part(out));
+        let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
+        let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
+        let positions = (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
+        positions * wide * cut.count(out) as f64
     }
 
     /// The group of layers `start..end`, or `None` when one may not join a group or its
@@ -599,7 +609,8 @@ impl<'a> Ctx<'a> {
                     let x = m.value(self, &view.input, cut);
                     m.load(x, self.transfer(Dir::Load, &cut.part(&view.input)));
                     let y = m.value(self, v, cut);
-                    m.op(vec![x], vec![y], None, false, 0);
+                    let copy = self.element_passes(v, cut).round() as i64;
+                    m.op(vec![x], vec![y], None, false, copy);
                 }
             }
             let operands: Vec<usize> = l.reads.iter().map(|v| m.value(self, v, cut)).collect();
@@ -645,7 +656,8 @@ impl<'a> Ctx<'a> {
                 }
                 for w in self.views_from.get(v.name.as_str()).into_iter().flatten() {
                     let y = m.value(self, w, cut);
-                    m.op(vec![b], vec![y], None, false, 0);
+                    let copy = self.element_passes(w, cut).round() as i64;
+                    m.op(vec![b], vec![y], None, false, copy);
                     from.push((w, y));
                 }
             }
