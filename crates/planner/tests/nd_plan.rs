@@ -719,7 +719,8 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
 /// TPU-MLIR's own groups of the zoo (both chips), imported and priced, beside the spans
 /// its compiled profiles give them (`group_spans.jsonl`, from
 /// `bench/tpumlir_group_spans.py`): every group held whole that spans 100,000 cycles or
-/// more within 5 %. Such a group's weights load beside its matmuls time step by time
+/// more within 5 %, of 30,000 or more within 15 % (13.2 % at worst, gpt2_d192_s96_b3's
+/// on bm1688; 17.2 % before views and casts cost their pass over what they write). Such a group's weights load beside its matmuls time step by time
 /// step; run back to back, as the planner timed them before, gpt2_d768_s64's last group
 /// on bm1684x came to 0.907 of its span and llama_d1024_s256's P·V…FFN group to 0.941.
 /// (Shorter groups are left out: their first loads may run under the layer before,
@@ -745,12 +746,17 @@ fn long_groups_held_whole_take_what_tpu_mlir_compiles_them_to() {
             assert_eq!(groups.len(), ours.len(), "{chip_name} {net}");
             for (grp, span) in groups.iter().zip(ours) {
                 let compiled = span["cycles"].as_f64().unwrap();
-                if grp.csecs * grp.hsecs > 1 || compiled < 100_000.0 {
+                if grp.csecs * grp.hsecs > 1 || compiled < 30_000.0 {
                     continue;
                 }
                 let ratio = grp.cycles as f64 / compiled;
+                let band = if compiled < 100_000.0 {
+                    0.85..=1.15
+                } else {
+                    0.95..=1.05
+                };
                 assert!(
-                    (0.95..=1.05).contains(&ratio),
+                    band.contains(&ratio),
                     "{chip_name} {net} group {}: {} cycles, compiled {compiled}",
                     span["group"],
                     grp.cycles
@@ -759,5 +765,5 @@ fn long_groups_held_whole_take_what_tpu_mlir_compiles_them_to() {
             }
         }
     }
-    assert!(checked >= 12, "{checked}");
+    assert!(checked >= 35, "{checked}");
 }
