@@ -332,9 +332,13 @@ impl<'a> Ctx<'a> {
                 };
                 per_element * self.element_passes(out, cut)
             }
-            // a cast in local memory is a TIU pass over what it writes: gpt2_d128_s128's
-            // head cast to f32 on bm1688, [1, 128, 512], took 512 cycles in TPU-MLIR's group
-            Work::Move if l.op_type == "Cast" => self.element_passes(out, cut),
+            // a cast, slice or concat in local memory is a TIU pass over what it writes:
+            // gpt2_d128_s128's head cast to f32 on bm1688, [1, 128, 512], took 512 cycles
+            // in TPU-MLIR's group; on bm1684x gpt2_d192_s96_b3's Q slice [3, 96, 192] 36,
+            // llama_d320_s256's rotary halves [1, 5, 256, 32] 256 and their concat 512
+            Work::Move if matches!(l.op_type.as_str(), "Cast" | "Slice" | "Split" | "Concat") => {
+                self.element_passes(out, cut)
+            }
             _ => self.costs[i].compute_cycles as f64,
         }
     }

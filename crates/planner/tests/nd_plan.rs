@@ -719,8 +719,9 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
 /// TPU-MLIR's own groups of the zoo (both chips), imported and priced, beside the spans
 /// its compiled profiles give them (`group_spans.jsonl`, from
 /// `bench/tpumlir_group_spans.py`): every group held whole that spans 100,000 cycles or
-/// more within 5 %, of 30,000 or more within 15 % (13.2 % at worst, bert_d256_s96_b2's
-/// on bm1688; 17.2 % before views and casts cost their pass over what they write). Such a group's weights load beside its matmuls time step by time
+/// more within 5 %, of 30,000 or more within 15 % (14.2 % at worst, bert_d256_s96_b2's
+/// on bm1688; 17.2 % before views, casts, slices and concats cost their pass over what
+/// they write). Such a group's weights load beside its matmuls time step by time
 /// step; run back to back, as the planner timed them before, gpt2_d768_s64's last group
 /// on bm1684x came to 0.907 of its span and llama_d1024_s256's P·V…FFN group to 0.941.
 /// (Shorter groups are left out: their first loads may run under the layer before,
