@@ -1199,3 +1199,68 @@ fn verify_runs(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tpusim_graph::nd::{import_onnx, Bind};
+
+    fn zoo(net: &str) -> NdGraph {
+        let path = format!(
+            "{}/tests/data/tx_zoo/{net}_static.onnx",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bind = Bind {
+            batch: 1,
+            seq: 1,
+            past: 0,
+        };
+        import_onnx(&std::fs::read(path).unwrap(), &bind).unwrap()
+    }
+
+    /// The local cycles of the first layer of `op_type` whose output has `dims`, in
+    /// `net`'s form on `chip`, held whole.
+    fn local(net: &str, chip: &str, op_type: &str, dims: &[u64]) -> f64 {
+        let g = zoo(net);
+        let chip = NpuChip::preset(chip).unwrap();
+        let layers = lower(&g, chip.f32_ops_at(ElementType::F16), 16);
+        let ctx = Ctx::new(&g, &layers, &chip, ElementType::F16).unwrap();
+        let i = layers
+            .iter()
+            .position(|l| l.op_type == op_type && l.writes[0].dims == dims)
+            .unwrap_or_else(|| panic!("no {op_type} of {dims:?} in {net}"));
+        ctx.local_compute(i, Slicing::WHOLE)
+    }
+
+    /// TPU-MLIR's own groups run a slice, a concat and a cast in local memory as one TIU
+    /// pass over what they write (their profiles' AR commands).
+    #[test]
+    fn copies_in_a_group_take_a_pass_over_what_they_write() {
+        // bm1684x: gpt2_d192_s96_b3's Q slice 36 cycles; llama_d320_s256's rotary halves
+        // 256 and their concat 512
+        assert_eq!(
+            local("gpt2_d192_s96_b3", "bm1684x", "Split", &[3, 96, 192]),
+            36.0
+        );
+        assert_eq!(
+            local("llama_d320_s256", "bm1684x", "Slice", &[1, 5, 256, 32]),
+            256.0
+        );
+        assert_eq!(
+            local("llama_d320_s256", "bm1684x", "Concat", &[1, 5, 256, 64]),
+            512.0
+        );
+        // bm1688: gpt2_d128_s128's head cast to f32, [1, 128, 512], 512 cycles, and its
+        // reshape of the heads, [1, 128, 4, 32], 64
+        assert_eq!(
+            local("gpt2_d128_s128", "bm1688", "Cast", &[1, 128, 512]),
+            512.0
+        );
+        let g = zoo("gpt2_d128_s128");
+        let chip = NpuChip::preset("bm1688").unwrap();
+        let layers = lower(&g, chip.f32_ops_at(ElementType::F16), 16);
+        let ctx = Ctx::new(&g, &layers, &chip, ElementType::F16).unwrap();
+        let heads = TxValue::activation("heads", vec![1, 128, 4, 32]);
+        assert_eq!(ctx.element_passes(&heads, Slicing::WHOLE), 64.0);
+    }
+}
