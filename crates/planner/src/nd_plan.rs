@@ -642,15 +642,14 @@ impl<'a> Ctx<'a> {
             let mut from: Vec<(&TxValue, usize)> = l.writes.iter().zip(results).collect();
             while let Some((v, b)) = from.pop() {
                 let viewed = self.views_from.contains_key(v.name.as_str());
-                let stored = match stores {
-                    Stores::Bound => leaves(v.name.as_str()) || (last && viewed),
-                    Stores::Moved if self.view_of.contains_key(v.name.as_str()) => {
-                        match self.readers.get(v.name.as_str()) {
-                            Some(_) => leaves(v.name.as_str()),
-                            None => !self.read_in_graph.contains(v.name.as_str()),
-                        }
-                    }
-                    Stores::Moved => leaves(v.name.as_str()) || (last && viewed),
+                // for the timing, a view is stored as read (a view no layer reads but
+                // the graph does leaves through the value it views)
+                let timed_view =
+                    stores == Stores::Moved && self.view_of.contains_key(v.name.as_str());
+                let stored = match (timed_view, self.readers.contains_key(v.name.as_str())) {
+                    (true, true) => leaves(v.name.as_str()),
+                    (true, false) => !self.read_in_graph.contains(v.name.as_str()),
+                    (false, _) => leaves(v.name.as_str()) || (last && viewed),
                 };
                 if stored {
                     m.store(b, self.edge_transfer(start, end, Dir::Store, v, cut));

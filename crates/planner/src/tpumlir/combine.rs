@@ -36,9 +36,9 @@ use super::steps::{step_table, PipeTable};
 use crate::alloc::align_up;
 use std::collections::{BTreeMap, VecDeque};
 
-#[derive(Clone)]
 /// Buffers as the merge walks them: lifetimes (row indices, `end < start` wrapping) and
 /// addresses.
+#[derive(Clone)]
 struct Placement<'a> {
     bufs: &'a [Buf],
     start: Vec<usize>,
@@ -437,14 +437,8 @@ impl Placement<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tpumlir::alloc::StepOp;
     use crate::tpumlir::steps::Transfer;
-
-    const LANE: Lane = Lane {
-        bytes: 1 << 16,
-        align: 64,
-        bank: 1 << 12,
-    };
+    use crate::tpumlir::tests::fixtures::{op, LANE};
 
     fn buf(kind: BufKind, start: usize, end: usize) -> Buf {
         Buf {
@@ -454,15 +448,6 @@ mod tests {
             end,
             hold: kind == BufKind::Weight,
             always: false,
-        }
-    }
-
-    fn op(operands: Vec<usize>, result: usize) -> StepOp {
-        StepOp {
-            operands,
-            results: vec![result],
-            imm: None,
-            inplace: false,
         }
     }
 

@@ -57,6 +57,8 @@ struct Rows {
     perm: Vec<usize>,
     /// The rows, buffers named by their position in `perm`.
     table: PipeTable,
+    /// Compute cycles of each row.
+    compute: Vec<i64>,
 }
 
 /// TPU-MLIR's rows of `ops` (two or more) over `bufs`.
@@ -91,11 +93,15 @@ fn rows(bufs: &[GroupBuf], ops: &[GroupOp]) -> Rows {
         }
     }
     let mut table = pipeline(rows, dma);
-    let row_cycles = row_compute(&table, ops);
+    let compute = row_compute(&table, ops);
     let dma_cycles: Vec<i64> = perm.iter().map(|&b| bufs[b].dma_cycles).collect();
     let bytes: Vec<u64> = perm.iter().map(|&b| bufs[b].size).collect();
-    move_by_slack(&mut table, &row_cycles, &dma_cycles, &bytes);
-    Rows { perm, table }
+    move_by_slack(&mut table, &compute, &dma_cycles, &bytes);
+    Rows {
+        perm,
+        table,
+        compute,
+    }
 }
 
 /// Compute cycles of each row of `table`: its ops in order, from the first row with one
@@ -114,7 +120,7 @@ fn row_compute(table: &PipeTable, ops: &[GroupOp]) -> Vec<i64> {
 
 /// The group's buffers as the allocator sees them on `table`: each with its lifetime in
 /// its rows, in TPU-MLIR's order `perm`.
-fn placed(bufs: &[GroupBuf], perm: &[usize], table: &PipeTable) -> Vec<Buf> {
+fn buffers_on(bufs: &[GroupBuf], perm: &[usize], table: &PipeTable) -> Vec<Buf> {
     let n = table.ops.len();
     let life = lifetimes(table, bufs.len());
     perm.iter()
@@ -139,8 +145,8 @@ pub fn allocates(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, sliced: bool) -
     if ops.len() < 2 {
         return true;
     }
-    let Rows { perm, table } = rows(bufs, ops);
-    let placed = placed(bufs, &perm, &table);
+    let Rows { perm, table, .. } = rows(bufs, ops);
+    let placed = buffers_on(bufs, &perm, &table);
     allocate(&placed, &step_table(table), lane, !sliced).is_ok()
 }
 
@@ -157,7 +163,11 @@ pub fn allocates(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, sliced: bool) -
 /// TPU-MLIR decides its moves and merges by its own estimate of each transfer (`calib`:
 /// on bm1688 1.6 times faster than it runs); the rows are timed by ours.
 pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &Calibration) -> f64 {
-    let Rows { perm, mut table } = rows(bufs, ops);
+    let Rows {
+        perm,
+        mut table,
+        mut compute,
+    } = rows(bufs, ops);
     let dma_of = |b: usize| perm.get(b).map_or(0, |&g| bufs[g].dma_cycles);
     let estimate = |b: usize| {
         perm.get(b).map_or(0, |&g| {
@@ -169,8 +179,7 @@ pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &C
             calib.dma_estimate(dir, bufs[g].dma_cycles as f64).round() as i64
         })
     };
-    let mut compute = row_compute(&table, ops);
-    let placed = placed(bufs, &perm, &table);
+    let placed = buffers_on(bufs, &perm, &table);
     if let Ok(addrs) = allocate(&placed, &step_table(table.clone()), lane, true) {
         combine_rows(&mut table, &mut compute, &estimate, &placed, addrs, lane);
     }
@@ -192,12 +201,7 @@ pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &C
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const LANE: Lane = Lane {
-        bytes: 1 << 16,
-        align: 64,
-        bank: 1 << 12,
-    };
+    use crate::tpumlir::tests::fixtures::LANE;
 
     /// A chip whose transfers TPU-MLIR estimates as they run.
     const EXACT: Calibration = Calibration {

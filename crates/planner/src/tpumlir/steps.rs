@@ -301,15 +301,7 @@ pub fn step_table(t: PipeTable) -> StepTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn op(operands: Vec<usize>, result: usize) -> StepOp {
-        StepOp {
-            operands,
-            results: vec![result],
-            imm: None,
-            inplace: false,
-        }
-    }
+    use crate::tpumlir::tests::fixtures::op;
 
     /// The load of buffer 0 for the next slice.
     fn next_input() -> Transfer {
