@@ -581,8 +581,13 @@ impl<'a> Ctx<'a> {
     /// own, each writing a buffer (TPU-MLIR's `tpu.Reshape` in a group: llama_d320_s256's
     /// `reshape_95_0_Reshape` on bm1688 reads the loaded P·V and writes 1,280 bytes a
     /// lane of its own); a permute at the group's edge is the load or store it rides on,
-    /// not an op ([`Ctx::edge_transfer`]). `stores` says which values leave it.
+    /// not an op ([`Ctx::edge_transfer`]). `stores` says which values leave it. Each op
+    /// computes one slice, as a row of TPU-MLIR's time steps does, beside one slice's
+    /// transfers: its estimates of llama_d640_s128_b2's FFN-down…QKV group in 4 C slices
+    /// on bm1688 give the down projection 69,120 cycles of its 276,480, and the slack it
+    /// moves the next layer's weights by follows from that.
     fn group_model(&self, start: usize, end: usize, cut: Slicing, stores: Stores) -> GroupModel {
+        let per_slice = |cycles: f64| (cycles / cut.secs.max(1) as f64).round() as i64;
         let ops: Vec<usize> = (start..end)
             .filter(|&i| self.layers[i].op_type != "Permute")
             .collect();
@@ -613,8 +618,13 @@ impl<'a> Ctx<'a> {
                     let x = m.value(self, &view.input, cut);
                     m.load(x, self.transfer(Dir::Load, &cut.part(&view.input)));
                     let y = m.value(self, v, cut);
-                    let copy = self.element_passes(v, cut).round() as i64;
-                    m.op(vec![x], vec![y], None, false, copy);
+                    m.op(
+                        vec![x],
+                        vec![y],
+                        None,
+                        false,
+                        per_slice(self.element_passes(v, cut)),
+                    );
                 }
             }
             let operands: Vec<usize> = l.reads.iter().map(|v| m.value(self, v, cut)).collect();
@@ -634,7 +644,7 @@ impl<'a> Ctx<'a> {
                         .is_some_and(|r| r.len() == 1)
                         && y.elements() <= x.elements()
                 });
-            let cycles = self.local_compute(i, cut).round() as i64;
+            let cycles = per_slice(self.local_compute(i, cut));
             m.op(operands, results.clone(), imm, inplace, cycles);
             // what it writes leaves the group as it is, or through the views of it; the
             // views of what the last op writes run outside the group (`nd_export`)
@@ -659,8 +669,13 @@ impl<'a> Ctx<'a> {
                 }
                 for w in self.views_from.get(v.name.as_str()).into_iter().flatten() {
                     let y = m.value(self, w, cut);
-                    let copy = self.element_passes(w, cut).round() as i64;
-                    m.op(vec![b], vec![y], None, false, copy);
+                    m.op(
+                        vec![b],
+                        vec![y],
+                        None,
+                        false,
+                        per_slice(self.element_passes(w, cut)),
+                    );
                     from.push((w, y));
                 }
             }
@@ -691,8 +706,8 @@ impl<'a> Ctx<'a> {
                 ..b.clone()
             })
             .collect();
-        let fits =
-            allocates(&key.0, &key.1, lane, sliced) && allocates(&slow, &key.1, lane, sliced);
+        let fits = allocates(&key.0, &key.1, lane, sliced, &self.calib)
+            && allocates(&slow, &key.1, lane, sliced, &self.calib);
         self.allocated.borrow_mut().insert(key, fits);
         fits
     }

@@ -375,6 +375,7 @@ fn exports_against_tpu_mlir(chip_name: &str) -> ExportTally {
         }
         let (theirs, known) = tpu_mlir_cache_on(&net, chip_name);
         assert!(!cache.group_layer.is_empty(), "{net}");
+        assert_lists_every_op(&cache, &known, &format!("{chip_name} {net}"));
         for grp in &cache.group_layer {
             // every name is one TPU-MLIR gives an op of this graph (GPT-2's scale too, which
             // it renames `div_47_0_Div_matmul_45_0_MatMul` when it moves it before the
@@ -414,6 +415,110 @@ fn exports_against_tpu_mlir(chip_name: &str) -> ExportTally {
     }
     eprintln!("{chip_name}: {tally:?}");
     tally
+}
+
+/// Every op TPU-MLIR names (`known`, from its own cache) is listed in `cache`, in a group
+/// or as a global layer, and `func.return` last: TPU-MLIR overlaps two groups it finds
+/// no global layer between, and then reads a value before the global layer between them
+/// writes it (its own cache of bert_d128_s64 on bm1688 with the global layers left out
+/// computes a wrong output in its cmodel).
+fn assert_lists_every_op(
+    cache: &tpusim_planner::tpumlir::Cache,
+    known: &std::collections::HashSet<String>,
+    what: &str,
+) {
+    let listed: std::collections::HashSet<&String> = cache
+        .group_layer
+        .iter()
+        .flat_map(|g| g.locs.iter())
+        .chain(cache.global_layer.iter().map(|g| &g.loc))
+        .collect();
+    let unlisted: Vec<&String> = known.iter().filter(|l| !listed.contains(l)).collect();
+    assert!(unlisted.is_empty(), "{what}: {unlisted:?}");
+    assert_eq!(
+        cache.global_layer.last().map(|g| g.loc.as_str()),
+        Some("func.return"),
+        "{what}"
+    );
+}
+
+/// The three networks added in the twenty-fifth session, held out, chosen before they
+/// were compiled (`bench/tpumlir_tx_zoo.py`): our exports list every op TPU-MLIR names.
+/// On bm1684x TPU-MLIR fuses bert_d384_s128's attention, Q, K, V and output projections
+/// included, into one `tpu.Attention` a head (its `ConvertMatMul2Attention`: separate Q,
+/// K and V weight matmuls, a scale, a padding mask, a softmax), which the planner does
+/// not model: those names are not ours, and our export of it does not compile there.
+#[test]
+fn exports_of_the_newest_held_out_networks_list_every_op_tpu_mlir_names() {
+    use tpusim_planner::tpumlir::nd_export::export_nd;
+    for net in ["bert_d384_s128", "gpt2_d320_s80_b2", "llama_d512_s96_b3"] {
+        for chip_name in ["bm1684x", "bm1688"] {
+            let chip = NpuChip::preset(chip_name).unwrap();
+            let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
+            let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
+            verify_nd_plan(&g, &chip, ElementType::F16, &p).unwrap();
+            let cache = export_nd(&g, &chip, ElementType::F16, &p);
+            let (_, known) = tpu_mlir_cache_on(net, chip_name);
+            let fused = known.iter().any(|l| l.contains("_head_"));
+            assert_eq!(fused, (net, chip_name) == ("bert_d384_s128", "bm1684x"));
+            if !fused {
+                assert_lists_every_op(&cache, &known, &format!("{chip_name} {net}"));
+            }
+        }
+    }
+}
+
+/// bm1688 keeps a weight matmul's bias in f32 under F16 (its lowered MLIR: gpt2_d320_s80_b2's
+/// `tensor<1x1x320xf32>`), bm1684x in f16: the FFN's 1,280-wide bias takes 5,120 bytes of
+/// a bm1688 lane in a group. Sized at 16 bits, the planner packed the last FFN and the
+/// LM head in 3 C slices that TPU-MLIR could not allocate.
+#[test]
+fn a_matmul_bias_is_f32_on_bm1688_and_f16_on_bm1684x() {
+    use tpusim_planner::tpumlir::nd_form::lower;
+    let g = graph(&format!("{DATA}/gpt2_d320_s80_b2_static.onnx"), 1);
+    for (chip_name, wide) in [("bm1684x", false), ("bm1688", true)] {
+        let f32_ops = NpuChip::preset(chip_name)
+            .unwrap()
+            .f32_ops_at(ElementType::F16);
+        let layers = lower(&g, f32_ops, 16);
+        let fc = layers
+            .iter()
+            .find(|l| l.locs.iter().any(|loc| loc == "add_139_0_Add"))
+            .unwrap();
+        let bias = fc
+            .reads
+            .iter()
+            .find(|v| v.weight && v.dims.len() == 1)
+            .unwrap();
+        assert_eq!(bias.dims, [1280]);
+        assert_eq!(bias.wide, wide, "{chip_name}");
+        // the weight itself stays 16-bit
+        assert!(fc
+            .reads
+            .iter()
+            .filter(|v| v.weight && v.dims.len() == 2)
+            .all(|v| !v.wide));
+    }
+}
+
+/// llama_d640_s128_b2 on bm1688: TPU-MLIR estimates its transfers 1.6 times faster than
+/// they run and moves them by those estimates and by one slice's compute a row; moved
+/// so, the next layer's Q, K and V weights load together under the FFN's down projection,
+/// and a group of the down projection through Q in 4 C slices does not allocate (our
+/// exports before the twenty-fifth session: "local memory allocate failed"). The plan no
+/// longer makes it.
+#[test]
+fn the_ffn_down_projection_is_not_grouped_with_the_next_qkv_where_tpu_mlir_cannot_allocate_it() {
+    use tpusim_planner::tpumlir::nd_export::export_nd;
+    let chip = NpuChip::preset("bm1688").unwrap();
+    let g = graph(&format!("{DATA}/llama_d640_s128_b2_static.onnx"), 1);
+    let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
+    let cache = export_nd(&g, &chip, ElementType::F16, &p);
+    let down = cache
+        .group_layer
+        .iter()
+        .find(|grp| grp.locs.iter().any(|l| l == "matmul_134_0_MatMul"));
+    assert!(down.is_some_and(|grp| !grp.locs.iter().any(|l| l == "matmul_155_0_MatMul")));
 }
 
 /// A chain of `n` element-wise adds of a [1, seq, width] value with a bias weight.

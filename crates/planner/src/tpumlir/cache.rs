@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tpusim_graph::Graph;
 
 /// One `GroupLayer` entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CacheGroup {
     /// Base group (TPU-MLIR's pre-cut of the function); 0 here.
     #[serde(default)]

@@ -43,8 +43,8 @@ pub struct ChipCalibration {
     pub tpu_mlir_dma_speedup: Option<f64>,
     /// The ops TPU-MLIR computes in f32 under a 16-bit type, by the names of
     /// [`super::precision::F32_OP_NAMES`] (`None`: none). bm1684x: `avgpool`, `sigmoid`,
-    /// `tanh`, `hard_sigmoid`; bm1688 the same but `hard_sigmoid` (see
-    /// [`super::precision`]).
+    /// `tanh`, `hard_sigmoid`, `gelu`; bm1688 `avgpool`, `sigmoid`, `tanh` and
+    /// `matmul_bias`, a weight matmul's bias held in f32 (see [`super::precision`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpu_mlir_f32_ops: Option<Vec<String>>,
 }

@@ -1,9 +1,16 @@
 //! A transformer plan's grouping (`nd_plan`) as a TPU-MLIR layer-group cache, to force
 //! with `LOAD_TPU_GROUP=1`: one `GroupLayer` per group of two or more layers, listing
 //! the names TPU-MLIR gives every op it stands for (`nd_form::TxLayer::locs`) and the
-//! views around them. Global layers are left out: TPU-MLIR 1.30.2 compiles a cache of
-//! groups alone, running every op they do not name as a global layer (its own cache of
-//! llama_d256_s128 with its `GlobalLayer` list emptied compiles to the same 7 groups).
+//! views around them, and one `GlobalLayer` per op of every other layer and view, in op
+//! order, `func.return` last, as TPU-MLIR's own caches list them. TPU-MLIR 1.30.2 compiles
+//! a cache of groups alone, running every op they do not name as a global layer, but it
+//! then takes two groups with no global layer listed between them for neighbours and
+//! overlaps the second's loads with the first (`self_down_overlap_op`): its own cache of
+//! bert_d128_s64 on bm1688 with the `GlobalLayer` list emptied compiles to 152,294
+//! cycles, not 153,447, and computes a wrong output in its cmodel, the QKV projection
+//! between the two groups read before it is written. The indices are not read (the
+//! same cache with other indices compiles to the same program), nor is
+//! `CyclePrefixSum`, which is left empty.
 //!
 //! A view (Reshape, Flatten, Squeeze, Unsqueeze) is listed with a group when it reads what
 //! the group writes, or when only the group reads it, right after (or before) the layer
@@ -17,7 +24,7 @@
 //! 102,353 cycles, a load in 77,647, where its own group's take 800 and 605). A name
 //! TPU-MLIR does not know is ignored, so listing a view it folded away is harmless.
 
-use super::cache::{Cache, CacheGroup};
+use super::cache::{Cache, CacheGlobal, CacheGroup};
 use super::nd_attention::{view_nodes, ViewNode};
 use super::nd_form::{lower, TxLayer};
 use crate::nd_plan::NdPlan;
@@ -29,32 +36,184 @@ use tpusim_layout::ElementType;
 /// `plan`'s groups of `g` (planned on `chip` in `dtype`) as a TPU-MLIR cache.
 pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan) -> Cache {
     let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
-    let mut groups = Vec::new();
     let all: Vec<ViewNode> = view_nodes(g).collect();
     let mut listed: HashSet<&str> = HashSet::new();
-    for run in plan.groups.iter().filter(|r| r.end - r.start > 1) {
+    // the groups first: the views they list are theirs, every other one is global
+    let mut pieces = Vec::new();
+    let mut groups = Vec::new();
+    let mut spans = Vec::new();
+    for run in &plan.groups {
         let Some(members) = layers.get(run.start..run.end) else {
             continue;
         };
+        if members.len() < 2 {
+            pieces.push(Piece::Global(run.start));
+            continue;
+        }
         let locs = group_locs(&all, members, &mut listed);
+        // a permute the group fuses into its load or store is a global layer beside it:
+        // before it if it comes before the group's first op, after it otherwise
+        let first = members.iter().position(|l| l.op_type != "Permute");
+        let permutes = |before: bool| {
+            members
+                .iter()
+                .enumerate()
+                .filter(move |(k, l)| l.op_type == "Permute" && (Some(*k) < first) == before)
+                .map(|(k, _)| Piece::Global(run.start + k))
+        };
+        pieces.extend(permutes(true));
+        pieces.push(Piece::Group(groups.len()));
+        pieces.extend(permutes(false));
+        spans.push(run.start..run.end);
         groups.push(CacheGroup {
-            base_group_idx: groups.len() as i64,
-            start_idx: run.start as i64,
-            end_idx: run.end as i64 - 1,
-            func_start_idx: run.start as i64,
-            func_end_idx: run.end as i64 - 1,
             group_cost: run.cycles.min(i64::MAX as u64) as i64,
-            index: run.start as i64,
             locs,
             shape_secs: vec![1, run.csecs as i64, 1, run.hsecs as i64, 1],
+            ..CacheGroup::default()
         });
     }
+    // the views no group lists, and the transposes the attention's matmuls fold (TPU-MLIR
+    // lists llama_d128_s64's `transpose_40_0_Transpose` as a global layer that takes no
+    // time), each right after what writes its input
+    let named: HashSet<&str> = layers
+        .iter()
+        .flat_map(|l| l.locs.iter().map(String::as_str))
+        .collect();
+    let followers: Vec<Follower> = all
+        .iter()
+        .filter(|v| !listed.contains(v.output))
+        .map(|v| Follower {
+            input: v.input,
+            output: v.output,
+            loc: view_loc(v),
+        })
+        .chain(folded_transposes(g, &named))
+        .collect();
+    let mut seq = Sequence::default();
+    let written: HashSet<&str> = layers
+        .iter()
+        .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+        .collect();
+    let inputs: Vec<&str> = followers
+        .iter()
+        .filter(|f| !written.contains(f.input) && !followers.iter().any(|w| w.output == f.input))
+        .map(|f| f.input)
+        .collect();
+    seq.followers_of(&followers, &inputs, &mut listed);
+    for piece in pieces {
+        let members: &[TxLayer] = match piece {
+            Piece::Global(i) => {
+                let l = &layers[i];
+                let cost = plan.layers.get(i).map_or(0, |x| x.cycles);
+                for loc in &l.locs {
+                    seq.global(loc.clone(), cost);
+                }
+                std::slice::from_ref(l)
+            }
+            Piece::Group(k) => {
+                seq.group(&mut groups[k]);
+                &layers[spans[k].clone()]
+            }
+        };
+        let out: Vec<&str> = members
+            .iter()
+            .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+            .collect();
+        seq.followers_of(&followers, &out, &mut listed);
+    }
+    seq.global("func.return".into(), 0);
     Cache {
         opt: 2,
         group_layer: groups,
-        global_layer: Vec::new(),
+        global_layer: seq.globals,
         cycle_prefix_sum: Vec::new(),
     }
+}
+
+/// A group of the cache, or a global layer (an index into the lowered layers), in op
+/// order.
+#[derive(Debug, Clone, Copy)]
+enum Piece {
+    Group(usize),
+    Global(usize),
+}
+
+/// The groups and global layers in op order, numbered as TPU-MLIR numbers its own: each
+/// piece by its place among them all (`index`), each op by its place in the function.
+#[derive(Default)]
+struct Sequence {
+    pieces: i64,
+    ops: i64,
+    globals: Vec<CacheGlobal>,
+}
+
+impl Sequence {
+    fn global(&mut self, loc: String, cycles: u64) {
+        self.globals.push(CacheGlobal {
+            index: self.pieces,
+            func_idx: self.ops,
+            group_cost: cycles.min(i64::MAX as u64) as i64,
+            loc,
+        });
+        self.pieces += 1;
+        self.ops += 1;
+    }
+
+    fn group(&mut self, g: &mut CacheGroup) {
+        let last = (g.locs.len() as i64 - 1).max(0);
+        g.index = self.pieces;
+        g.base_group_idx = self.pieces;
+        g.start_idx = 0;
+        g.end_idx = last;
+        g.func_start_idx = self.ops;
+        g.func_end_idx = self.ops + last;
+        self.pieces += 1;
+        self.ops += last + 1;
+    }
+
+    /// The followers of `values`, and the followers of those, each once.
+    fn followers_of<'g>(
+        &mut self,
+        followers: &[Follower<'g>],
+        values: &[&str],
+        listed: &mut HashSet<&'g str>,
+    ) {
+        let mut from: Vec<&str> = values.to_vec();
+        while let Some(name) = from.pop() {
+            for f in followers.iter().filter(|f| f.input == name) {
+                if listed.insert(f.output) {
+                    self.global(f.loc.clone(), 0);
+                    from.push(f.output);
+                }
+            }
+        }
+    }
+}
+
+/// A global op no layer stands for (a view, a folded transpose), listed right after what
+/// writes its input.
+struct Follower<'g> {
+    input: &'g str,
+    output: &'g str,
+    loc: String,
+}
+
+/// The transposes of `g` no layer names (`named`): those the attention's matmuls fold.
+fn folded_transposes<'g>(g: &'g NdGraph, named: &HashSet<&str>) -> Vec<Follower<'g>> {
+    g.nodes
+        .iter()
+        .filter(|n| n.op_type == "Transpose")
+        .filter_map(|n| {
+            let output = n.outputs.first()?;
+            let loc = format!("{output}_Transpose");
+            let input = n.inputs.first()?;
+            (!named.contains(loc.as_str())).then_some(Follower {
+                input: &input.name,
+                output,
+                loc,
+            })
+        })
+        .collect()
 }
 
 /// TPU-MLIR's name of a view: `<output>_<type>`.

@@ -534,9 +534,14 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
                     form.taken[add] = true;
                     layer.weight_elements += g.nodes[add].weight_elements;
                     layer.nodes.push(add);
-                    layer
-                        .reads
-                        .extend(reads_of(&g.nodes[add]).into_iter().filter(|v| v.weight));
+                    // the bias, in f32 where the chip keeps it so (`matmul_bias`)
+                    let wide = narrow && f32_ops.matmul_bias();
+                    layer.reads.extend(
+                        reads_of(&g.nodes[add])
+                            .into_iter()
+                            .filter(|v| v.weight)
+                            .map(|v| TxValue { wide, ..v }),
+                    );
                     layer.writes = writes_of(&g.nodes[add]);
                     // TPU-MLIR's fused matmul takes the add's name (gpt2_d768_s64's FFN:
                     // `add_68_0_Add`, its cast to f32 `add_68_0_Addpow_70_0_Pow_abs_f32`)

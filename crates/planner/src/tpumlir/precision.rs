@@ -13,8 +13,11 @@
 use tpusim_graph::{Activation, Op, OpKind};
 use tpusim_lmem::LmemError;
 
-/// The names `tpu_mlir_f32_ops` may list.
-pub const F32_OP_NAMES: [&str; 10] = [
+/// The names `tpu_mlir_f32_ops` may list. `matmul_bias` is not an op but the bias of a
+/// matmul with a weight: bm1688 keeps it in f32 under F16 (its lowered MLIR gives
+/// gpt2_d320_s80_b2's projections a `tensor<1x1x320xf32>` bias, 5,120 bytes a lane for
+/// the FFN's 1,280 in its layer group), bm1684x in f16.
+pub const F32_OP_NAMES: [&str; 11] = [
     "avgpool",
     "relu",
     "relu6",
@@ -25,6 +28,7 @@ pub const F32_OP_NAMES: [&str; 10] = [
     "hard_swish",
     "silu",
     "gelu",
+    "matmul_bias",
 ];
 
 /// A set of op kinds computed in f32 under a 16-bit type.
@@ -64,6 +68,11 @@ impl F32Ops {
     /// Whether an ONNX node of type `op_type` (`Tanh`, `AveragePool`, …) computes in f32.
     pub fn runs_in_f32_onnx(&self, op_type: &str) -> bool {
         onnx_name(op_type).is_some_and(|n| self.holds(n))
+    }
+
+    /// Whether a weight matmul's bias is held and moved in f32.
+    pub fn matmul_bias(&self) -> bool {
+        self.holds("matmul_bias")
     }
 
     fn holds(&self, name: &str) -> bool {
