@@ -9,7 +9,10 @@ CHIP --batch B --seq S --json` of the static graph TPU-MLIR compiled (--graph dy
 the exporter's graph) is set beside codegen's total_cycle. With --compile (TPUMLIR_VENV
 set to TPU-MLIR 1.30.2's venv), our plan's groups are exported (`plan --export-tpu-mlir`)
 and compiled by TPU-MLIR with LOAD_TPU_GROUP=1, beside its own cache compiled the same
-way (bench/tpumlir_zoo_compare.py's flow). Prints one line per network and the median and worst
+way (bench/tpumlir_zoo_compare.py's flow). With --verify too, both bmodels run in TPU-MLIR's
+cmodel (model_runner.py) on one random input and their outputs are compared: a grouping
+TPU-MLIR compiles into a wrong program (it may go on after a group fails to allocate)
+is an error, whatever its cycles. Prints one line per network and the median and worst
 absolute error of the held-out part; --out keeps the rows.
 TPUSIM: the binary (default target/release/tpusim).
 """
@@ -30,6 +33,8 @@ def main():
     ap.add_argument("--chip", default="bm1684x")
     ap.add_argument("--out")
     ap.add_argument("--compile", action="store_true", help="compile our exported grouping and TPU-MLIR's own cache")
+    ap.add_argument("--verify", action="store_true",
+                    help="with --compile, run both bmodels in TPU-MLIR's cmodel and compare their outputs")
     ap.add_argument("--graph", choices=["static", "dynamic"], default="static",
                     help="plan <net>_static.onnx, the graph TPU-MLIR compiles (default), or the exporter's <net>.onnx")
     a = ap.parse_args()
@@ -59,6 +64,10 @@ def main():
             own = os.path.join(a.zoo, net, f"{a.chip}_lg", f"{net}_{a.chip}_f16.layer_group_cache.json")
             row["theirs_reload"] = zc.compile_with_cache(net, a.chip, "theirs_reload", open(own).read())
             row["ours_compiled"] = zc.compile_with_cache(net, a.chip, "ours", open(cache).read())
+            if a.verify and "cycles" in row["ours_compiled"] and "cycles" in row["theirs_reload"]:
+                wrong = outputs_differ(a.zoo, net, a.chip)
+                if wrong:
+                    row["ours_compiled"] = {"error": wrong}
             ours, base = row["ours_compiled"].get("cycles"), row["theirs_reload"].get("cycles")
             if ours and base:
                 row["ours_vs_theirs"] = round(ours / base, 4)
@@ -82,6 +91,53 @@ def main():
         with open(a.out, "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
+
+
+VERIFY = r"""
+import sys, numpy as np, onnx
+graph, out, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = np.random.default_rng(seed)
+inputs = {}
+for i in onnx.load(graph, load_external_data=False).graph.input:
+    dims = [d.dim_value for d in i.type.tensor_type.shape.dim]
+    inputs[i.name] = np.ones(dims, np.int32) if "mask" in i.name else rng.integers(0, 256, dims).astype(np.int32)
+np.savez(out, **inputs)
+"""
+
+COMPARE = r"""
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+for k in b.files:
+    x, y = a[k].astype(np.float64), b[k].astype(np.float64)
+    scale = max(np.abs(y).max(), 1e-30)
+    if x.shape != y.shape or np.abs(x - y).max() > 0.05 * scale:
+        print(f"{k}: max |ours - theirs| {np.abs(x - y).max():.3g} of {scale:.3g}")
+"""
+
+
+def outputs_differ(zoo, net, chip):
+    """Both bmodels of `net` run in TPU-MLIR's cmodel on one random input: a line naming
+    the output that differs by more than 5 % of its largest value, or None."""
+    venv = os.environ["TPUMLIR_VENV"]
+    d = os.path.join(os.path.abspath(zoo), net)
+    inp = os.path.join(d, "verify_in.npz")
+
+    def py(code, *args):
+        return subprocess.run([os.path.join(venv, "bin", "python3"), "-c", code, *args],
+                              capture_output=True, text=True)
+
+    py(VERIFY, os.path.join(os.path.abspath(zoo), net + "_static.onnx"), inp, "0")
+    outs = []
+    for kind in ("ours", "theirs_reload"):
+        out = os.path.join(d, f"{chip}_{kind}", "verify_out.npz")
+        run = subprocess.run(["bash", "-c", f". {venv}/bin/activate && model_runner.py --input {inp} "
+                              f"--model {d}/{chip}_{kind}/{net}.bmodel --output {out}"],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            return f"cmodel run of {kind} failed"
+        outs.append(out)
+    diff = py(COMPARE, *outs).stdout.strip()
+    return f"wrong output: {diff}" if diff else None
 
 
 if __name__ == "__main__":

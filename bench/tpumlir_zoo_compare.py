@@ -55,9 +55,17 @@ def compile_with_cache(net, chip, kind, cache_text):
     opt = sh(f"LOAD_TPU_GROUP=1 tpuc-opt {base}_tpu_opt.mlir --dev-parallel --weight-reorder "
              f'--subnet-divide="dynamic=False" --op-reorder --topo-sort {LAYER_GROUP} --affine-opt '
              f"--core-parallel --after-layergroup-weight-reorder --address-assign -o {base}_final.mlir", d)
+    log = opt.stdout + opt.stderr
     if opt.returncode != 0:
-        err = next((l for l in (opt.stdout + opt.stderr).splitlines() if "error" in l), "failed")
+        err = next((l for l in log.splitlines() if "error" in l), "failed")
         return {"error": err.strip()[:200]}
+    # TPU-MLIR may go on after a group fails to allocate and emit a program that computes
+    # that group's first slice only (gpt2_d320_s80_b2 on bm1688, a group of 3 C slices
+    # run once: rows 32-79 of its output wrong in TPU-MLIR's cmodel): such a compile is
+    # a failure, whatever its cycles
+    failed = next((l for l in log.splitlines() if "local memory allocate failed" in l), None)
+    if failed:
+        return {"error": failed.strip()[:200]}
     gen = sh(f'tpuc-opt {base}_final.mlir --codegen="model_file={net}.bmodel embed_debug_info=True '
              f'model_version=latest bmodel_only=False gdma_check=False rvti=False" -o /dev/null', d)
     if gen.returncode != 0:
