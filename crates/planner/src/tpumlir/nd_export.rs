@@ -39,67 +39,14 @@ pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan)
     let all: Vec<ViewNode> = view_nodes(g).collect();
     let mut listed: HashSet<&str> = HashSet::new();
     // the groups first: the views they list are theirs, every other one is global
-    let mut pieces = Vec::new();
-    let mut groups = Vec::new();
-    let mut spans = Vec::new();
-    for run in &plan.groups {
-        let Some(members) = layers.get(run.start..run.end) else {
-            continue;
-        };
-        if members.len() < 2 {
-            pieces.push(Piece::Global(run.start));
-            continue;
-        }
-        let locs = group_locs(&all, members, &mut listed);
-        // a permute the group fuses into its load or store is a global layer beside it:
-        // before it if it comes before the group's first op, after it otherwise
-        let first = members.iter().position(|l| l.op_type != "Permute");
-        let permutes = |before: bool| {
-            members
-                .iter()
-                .enumerate()
-                .filter(move |(k, l)| l.op_type == "Permute" && (Some(*k) < first) == before)
-                .map(|(k, _)| Piece::Global(run.start + k))
-        };
-        pieces.extend(permutes(true));
-        pieces.push(Piece::Group(groups.len()));
-        pieces.extend(permutes(false));
-        spans.push(run.start..run.end);
-        groups.push(CacheGroup {
-            group_cost: run.cycles.min(i64::MAX as u64) as i64,
-            locs,
-            shape_secs: vec![1, run.csecs as i64, 1, run.hsecs as i64, 1],
-            ..CacheGroup::default()
-        });
-    }
-    // the views no group lists, and the transposes the attention's matmuls fold (TPU-MLIR
-    // lists llama_d128_s64's `transpose_40_0_Transpose` as a global layer that takes no
-    // time), each right after what writes its input
-    let named: HashSet<&str> = layers
-        .iter()
-        .flat_map(|l| l.locs.iter().map(String::as_str))
-        .collect();
-    let followers: Vec<Follower> = all
-        .iter()
-        .filter(|v| !listed.contains(v.output))
-        .map(|v| Follower {
-            input: v.input,
-            output: v.output,
-            loc: view_loc(v),
-        })
-        .chain(folded_transposes(g, &named))
-        .collect();
+    let Runs {
+        pieces,
+        mut groups,
+        spans,
+    } = runs(plan, &layers, &all, &mut listed);
+    let followers = followers(g, &layers, &all, &listed);
     let mut seq = Sequence::default();
-    let written: HashSet<&str> = layers
-        .iter()
-        .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
-        .collect();
-    let inputs: Vec<&str> = followers
-        .iter()
-        .filter(|f| !written.contains(f.input) && !followers.iter().any(|w| w.output == f.input))
-        .map(|f| f.input)
-        .collect();
-    seq.followers_of(&followers, &inputs, &mut listed);
+    seq.followers_of(&followers, &graph_inputs(&layers, &followers), &mut listed);
     for piece in pieces {
         let members: &[TxLayer] = match piece {
             Piece::Global(i) => {
@@ -128,6 +75,95 @@ pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan)
         global_layer: seq.globals,
         cycle_prefix_sum: Vec::new(),
     }
+}
+
+/// The plan's runs as pieces in op order, its groups (numbered when the sequence is
+/// laid out) and each group's layers.
+struct Runs {
+    pieces: Vec<Piece>,
+    groups: Vec<CacheGroup>,
+    spans: Vec<std::ops::Range<usize>>,
+}
+
+/// `plan`'s runs over `layers`: a run of one layer global, a longer one a group with the
+/// names [`group_locs`] gives it (the views it lists marked in `listed`) and the permutes
+/// it fuses beside it as global layers, before it where they come before its first op.
+fn runs<'g>(
+    plan: &NdPlan,
+    layers: &[TxLayer],
+    all: &[ViewNode<'g>],
+    listed: &mut HashSet<&'g str>,
+) -> Runs {
+    let mut out = Runs {
+        pieces: Vec::new(),
+        groups: Vec::new(),
+        spans: Vec::new(),
+    };
+    for run in &plan.groups {
+        let Some(members) = layers.get(run.start..run.end) else {
+            continue;
+        };
+        if members.len() < 2 {
+            out.pieces.push(Piece::Global(run.start));
+            continue;
+        }
+        let first = members.iter().position(|l| l.op_type != "Permute");
+        let permutes = |before: bool| {
+            members
+                .iter()
+                .enumerate()
+                .filter(move |(k, l)| l.op_type == "Permute" && (Some(*k) < first) == before)
+                .map(|(k, _)| Piece::Global(run.start + k))
+        };
+        out.pieces.extend(permutes(true));
+        out.pieces.push(Piece::Group(out.groups.len()));
+        out.pieces.extend(permutes(false));
+        out.spans.push(run.start..run.end);
+        out.groups.push(CacheGroup {
+            group_cost: run.cycles.min(i64::MAX as u64) as i64,
+            locs: group_locs(all, members, listed),
+            shape_secs: vec![1, run.csecs as i64, 1, run.hsecs as i64, 1],
+            ..CacheGroup::default()
+        });
+    }
+    out
+}
+
+/// The views no group lists (`listed`), and the transposes the attention's matmuls fold
+/// (TPU-MLIR lists llama_d128_s64's `transpose_40_0_Transpose` as a global layer that
+/// takes no time): each goes right after what writes its input.
+fn followers<'g>(
+    g: &'g NdGraph,
+    layers: &[TxLayer],
+    all: &[ViewNode<'g>],
+    listed: &HashSet<&str>,
+) -> Vec<Follower<'g>> {
+    let named: HashSet<&str> = layers
+        .iter()
+        .flat_map(|l| l.locs.iter().map(String::as_str))
+        .collect();
+    all.iter()
+        .filter(|v| !listed.contains(v.output))
+        .map(|v| Follower {
+            input: v.input,
+            output: v.output,
+            loc: view_loc(v),
+        })
+        .chain(folded_transposes(g, &named))
+        .collect()
+}
+
+/// The values followers read that no layer and no follower writes: the graph's inputs.
+fn graph_inputs<'g>(layers: &[TxLayer], followers: &[Follower<'g>]) -> Vec<&'g str> {
+    let written: HashSet<&str> = layers
+        .iter()
+        .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+        .collect();
+    followers
+        .iter()
+        .filter(|f| !written.contains(f.input) && !followers.iter().any(|w| w.output == f.input))
+        .map(|f| f.input)
+        .collect()
 }
 
 /// A group of the cache, or a global layer (an index into the lowered layers), in op
