@@ -66,8 +66,12 @@ def main():
             row["ours_compiled"] = zc.compile_with_cache(net, a.chip, "ours", open(cache).read())
             if a.verify and "cycles" in row["ours_compiled"] and "cycles" in row["theirs_reload"]:
                 wrong = outputs_differ(a.zoo, net, a.chip)
-                if wrong:
+                if wrong == UNVERIFIABLE:
+                    row["verified"] = False
+                elif wrong:
                     row["ours_compiled"] = {"error": wrong}
+                else:
+                    row["verified"] = True
             ours, base = row["ours_compiled"].get("cycles"), row["theirs_reload"].get("cycles")
             if ours and base:
                 row["ours_vs_theirs"] = round(ours / base, 4)
@@ -115,9 +119,15 @@ for k in b.files:
 """
 
 
+UNVERIFIABLE = "TPU-MLIR's own bmodel does not run in its cmodel"
+
+
 def outputs_differ(zoo, net, chip):
     """Both bmodels of `net` run in TPU-MLIR's cmodel on one random input: a line naming
-    the output that differs by more than 5 % of its largest value, or None."""
+    the output that differs by more than 5 % of its largest value, or None, or
+    UNVERIFIABLE where TPU-MLIR's own bmodel does not run there either (bm1684x's
+    llama_d320_s256 and llama_d1024_s256: the cmodel stops on `scatter_data: src_offset
+    < (1<<18)` for the bmodel model_deploy itself wrote)."""
     venv = os.environ["TPUMLIR_VENV"]
     d = os.path.join(os.path.abspath(zoo), net)
     inp = os.path.join(d, "verify_in.npz")
@@ -128,15 +138,15 @@ def outputs_differ(zoo, net, chip):
 
     py(VERIFY, os.path.join(os.path.abspath(zoo), net + "_static.onnx"), inp, "0")
     outs = []
-    for kind in ("ours", "theirs_reload"):
+    for kind in ("theirs_reload", "ours"):
         out = os.path.join(d, f"{chip}_{kind}", "verify_out.npz")
         run = subprocess.run(["bash", "-c", f". {venv}/bin/activate && model_runner.py --input {inp} "
                               f"--model {d}/{chip}_{kind}/{net}.bmodel --output {out}"],
                              capture_output=True, text=True)
         if run.returncode != 0:
-            return f"cmodel run of {kind} failed"
+            return UNVERIFIABLE if kind == "theirs_reload" else "cmodel run of ours failed"
         outs.append(out)
-    diff = py(COMPARE, *outs).stdout.strip()
+    diff = py(COMPARE, outs[1], outs[0]).stdout.strip()
     return f"wrong output: {diff}" if diff else None
 
 

@@ -87,7 +87,10 @@ struct Runs {
 
 /// `plan`'s runs over `layers`: a run of one layer global, a longer one a group with the
 /// names [`group_locs`] gives it (the views it lists marked in `listed`) and the permutes
-/// it fuses beside it as global layers, before it where they come before its first op.
+/// it fuses beside it as global layers: before it those it loads through, after it those
+/// it stores through (TPU-MLIR's own llama_d320_s256 lists `transpose_45_0_Transpose`
+/// before the rotary group that loads it; after it, the same groups compiled to a
+/// program its cmodel stopped in, reading past a lane).
 fn runs<'g>(
     plan: &NdPlan,
     layers: &[TxLayer],
@@ -107,12 +110,18 @@ fn runs<'g>(
             out.pieces.push(Piece::Global(run.start));
             continue;
         }
-        let first = members.iter().position(|l| l.op_type != "Permute");
+        // a permute the group loads through goes before it, one it stores through after
+        let read: HashSet<&str> = members
+            .iter()
+            .filter(|l| l.op_type != "Permute")
+            .flat_map(|l| l.reads.iter().map(|v| v.name.as_str()))
+            .collect();
+        let loaded = |l: &TxLayer| l.writes.iter().any(|v| read.contains(v.name.as_str()));
         let permutes = |before: bool| {
             members
                 .iter()
                 .enumerate()
-                .filter(move |(k, l)| l.op_type == "Permute" && (Some(*k) < first) == before)
+                .filter(move |(_, l)| l.op_type == "Permute" && loaded(l) == before)
                 .map(|(k, _)| Piece::Global(run.start + k))
         };
         out.pieces.extend(permutes(true));
