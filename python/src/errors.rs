@@ -48,9 +48,9 @@ pub fn detached_judged<T: Send, E: std::fmt::Display + Send>(
             panic_text(&p)
         ))),
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) if is_internal(&e) => Err(internal(format!(
-            "internal error (please report it): {e}"
-        ))),
+        Ok(Err(e)) if is_internal(&e) => {
+            Err(internal(format!("internal error (please report it): {e}")))
+        }
         Ok(Err(e)) => Err(bad(e)),
     }
 }

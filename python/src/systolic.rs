@@ -232,4 +232,3 @@ fn scalesim_sweep(py: Python<'_>, rows: &str) -> PyResult<String> {
     })?;
     json(&out)
 }
-

@@ -3,6 +3,7 @@
 //! (`fuzz/regressions/TARGET/`, named after what it broke). A panic here is a
 //! regression of a fixed bug or a new one the corpus reaches.
 
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -21,16 +22,26 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Every input of `kind` (corpus or regressions) through its target, on every core
+/// (nd_onnx's planned transformers take most of the time); the inputs run.
 fn replay_folder(kind: &str) -> usize {
-    let mut n = 0;
-    for t in tpusim_fuzz_targets::TARGETS {
-        for f in files(&root().join(kind).join(t)) {
-            let data = std::fs::read(&f).unwrap();
-            assert!(tpusim_fuzz_targets::replay(t, &data), "{t}");
-            n += 1;
-        }
-    }
-    n
+    let inputs: Vec<(&str, PathBuf)> = tpusim_fuzz_targets::TARGETS
+        .iter()
+        .flat_map(|&t| {
+            files(&root().join(kind).join(t))
+                .into_iter()
+                .map(move |f| (t, f))
+        })
+        .collect();
+    inputs.par_iter().for_each(|(t, f)| {
+        let data = std::fs::read(f).unwrap();
+        assert!(
+            tpusim_fuzz_targets::replay(t, &data),
+            "{t}: {}",
+            f.display()
+        );
+    });
+    inputs.len()
 }
 
 #[test]
