@@ -246,8 +246,8 @@ pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     let flops = model_flops_per_step(input);
     let executed = flops * recompute(input);
     let peak = input.slice.chip.peak(RateClass::Bf16).ops_per_s;
-    let eta = input.mfu.unwrap_or(input.eff.mxu_train);
-    let plain = executed / (chips as f64 * peak * eta);
+    let attention = attention_flops_per_step(input) * recompute(input);
+    let plain = compute_seconds(input, executed, attention, chips as f64 * peak);
     let micro = input.microbatches.unwrap_or(sequences / replicas).max(1) as f64;
     let bubble_s = plain * (deg.pp - 1) as f64 / micro;
     let compute_s = plain + bubble_s;
@@ -366,19 +366,37 @@ fn memory(input: &TrainInput, deg: &Degrees, chips: u64) -> TrainMemory {
 /// Model FLOPs per step: `6·P_active` per token, plus attention (`3 × 4·t·N·H·L`
 /// at average context `t`: `T/2` causal, `T` for a full kernel) when counted.
 fn model_flops_per_step(input: &TrainInput) -> f64 {
-    let m = &input.model;
-    let per_token = 6.0 * m.params().params_active as f64
-        + if input.attention_flops {
-            let t = if input.full_attention {
-                input.seq as f64
-            } else {
-                input.seq as f64 / 2.0
-            };
-            3.0 * m.attention_flops_per_token(t)
-        } else {
-            0.0
-        };
-    per_token * input.batch_tokens as f64
+    (6.0 * input.model.params().params_active as f64 * input.batch_tokens as f64)
+        + attention_flops_per_step(input)
+}
+
+/// The part of [`model_flops_per_step`] that grows with the sequence: attention's
+/// scores and values, forward and backward (none when the FLOPs follow the book's
+/// `6·P` rule).
+fn attention_flops_per_step(input: &TrainInput) -> f64 {
+    if !input.attention_flops {
+        return 0.0;
+    }
+    let t = if input.full_attention {
+        input.seq as f64
+    } else {
+        input.seq as f64 / 2.0
+    };
+    3.0 * input.model.attention_flops_per_token(t) * input.batch_tokens as f64
+}
+
+/// Seconds of compute for `executed` FLOPs, `attention` of them attention's, at `rate`
+/// FLOP/s of peak over all chips: a fixed MFU for all, else `mxu_train` for the rest and
+/// `mxu_train · attention_train` for attention.
+fn compute_seconds(input: &TrainInput, executed: f64, attention: f64, rate: f64) -> f64 {
+    match input.mfu {
+        Some(mfu) => executed / (rate * mfu),
+        None => {
+            let eta = input.eff.mxu_train;
+            (executed - attention) / (rate * eta)
+                + attention / (rate * eta * input.eff.attention_train)
+        }
+    }
 }
 
 /// Recomputation counts only in the calibrated model without a fixed MFU (an MFU

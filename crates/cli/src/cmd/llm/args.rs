@@ -53,7 +53,7 @@ pub struct Mode {
     #[arg(long)]
     pub ideal: bool,
     /// Override one efficiency figure, `NAME=VALUE` (repeatable): mxu_train,
-    /// mxu_serve, hbm, ici, hop_latency, dcn, dcn_sync_s, overlap,
+    /// attention_train, mxu_serve, hbm, ici, hop_latency, dcn, dcn_sync_s, overlap,
     /// decode_step_overhead_s, decode_token_overhead_s.
     #[arg(long, value_name = "NAME=VALUE")]
     pub calib: Vec<String>,

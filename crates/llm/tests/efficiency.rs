@@ -1,0 +1,81 @@
+//! The calibrated figures act on the terms they name: training's attention FLOPs run at
+//! `mxu_train · attention_train`, everything else at `mxu_train` (checked against the
+//! FLOPs counted by hand from the model's dimensions).
+
+use tpusim_chip::RateClass;
+use tpusim_llm::train::{train, TrainInput};
+use tpusim_llm::{slices, zoo, Degrees, Efficiency, Remat};
+
+/// LLaMA-2 7B on one v5e: no collectives, no recomputation, causal attention.
+fn one_chip(eff: Efficiency) -> TrainInput {
+    let v5e = tpusim_chip::lookup("v5e").unwrap();
+    let mut i = TrainInput::new(
+        zoo::lookup("llama-2-7b").unwrap(),
+        slices::parse(&v5e, "1").unwrap(),
+        false,
+    );
+    i.batch_tokens = 4 * 2048;
+    i.seq = 2048;
+    i.remat = Remat::None;
+    i.degrees = Some(Degrees::default());
+    i.eff = eff;
+    i
+}
+
+/// Attention's FLOPs a step by hand: forward `4·t·heads·head_dim` a token and layer at
+/// the mean causal context `t = seq / 2` (32 heads of 128, 32 layers), three times
+/// for the backward pass.
+fn attention_flops(i: &TrainInput) -> f64 {
+    let t = i.seq as f64 / 2.0;
+    3.0 * 4.0 * t * 32.0 * 128.0 * 32.0 * i.batch_tokens as f64
+}
+
+#[test]
+fn attention_runs_at_its_own_share_of_the_mxu_fraction() {
+    let peak = tpusim_chip::lookup("v5e")
+        .unwrap()
+        .peak(RateClass::Bf16)
+        .ops_per_s;
+    let mut eff = Efficiency::calibrated();
+    eff.mxu_train = 0.8;
+    eff.attention_train = 0.5;
+    let input = one_chip(eff);
+    let r = train(&input).unwrap();
+    let attention = attention_flops(&input);
+    let want = (r.flops_executed_per_step - attention) / (peak * 0.8) + attention / (peak * 0.4);
+    assert!(
+        (r.compute_s / want - 1.0).abs() < 1e-12,
+        "{} vs {want}",
+        r.compute_s
+    );
+    // at 1 it is the one fraction for every FLOP
+    let mut same = eff;
+    same.attention_train = 1.0;
+    let r1 = train(&one_chip(same)).unwrap();
+    let plain = r1.flops_executed_per_step / (peak * 0.8);
+    assert!((r1.compute_s / plain - 1.0).abs() < 1e-12);
+    assert!(r.compute_s > r1.compute_s);
+}
+
+#[test]
+fn a_fixed_mfu_covers_attention_too() {
+    let mut eff = Efficiency::calibrated();
+    eff.attention_train = 0.25;
+    let mut input = one_chip(eff);
+    input.mfu = Some(0.5);
+    let r = train(&input).unwrap();
+    let peak = input.slice.chip.peak(RateClass::Bf16).ops_per_s;
+    assert!((r.compute_s / (r.flops_executed_per_step / (peak * 0.5)) - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn attention_train_is_a_fraction() {
+    let mut eff = Efficiency::calibrated();
+    for bad in [0.0, -0.5, 1.5, f64::NAN] {
+        let err = eff.set("attention_train", bad).unwrap_err().to_string();
+        assert!(err.contains("attention_train"), "{err}");
+    }
+    eff.set("attention_train", 0.7).unwrap();
+    assert_eq!(eff.attention_train, 0.7);
+    assert_eq!(Efficiency::ideal().attention_train, 1.0);
+}
