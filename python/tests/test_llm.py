@@ -54,6 +54,15 @@ def test_validate_and_thresholds_equal_the_cli(cli):
     assert round(got.x_opt) == 1619
 
 
+def test_a_calibrated_figure_set_by_name_equals_the_cli(cli):
+    # attention's own training efficiency: only the training rows move
+    got = tpusim.llm.validate(calib={"attention_train": 0.3})
+    assert got == cli("llm", "validate", "--calib", "attention_train=0.3")
+    base = {r["case"]: r["predicted"] for r in tpusim.llm.validate()}
+    moved = {r["case"] for r in got if r["predicted"] != base[r["case"]]}
+    assert moved == {r["case"] for r in got if r["quantity"] == "train_step_s"}
+
+
 def test_config_files(tmp_path, cli):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({

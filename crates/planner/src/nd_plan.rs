@@ -427,10 +427,11 @@ impl<'a> Ctx<'a> {
         Some(best)
     }
 
-    /// The group `start..end` cut in `cut`'s slices, or `None` when it does not fit.
+    /// The group `start..end` cut in `cut`'s slices, or `None` when it does not fit
+    /// (checked before a whole group is timed in TPU-MLIR's time steps, the costly part).
     fn sliced(&self, start: usize, end: usize, cut: Slicing) -> Option<NdGroup> {
-        let g = self.measure(start, end, cut);
-        self.fits(&g, cut).then_some(g)
+        let g = self.measure_untimed(start, end, cut);
+        self.fits(&g, cut).then(|| self.timed(g))
     }
 
     /// Whether `g`, cut by `cut`, fits a lane: by the live-byte bound, then by TPU-MLIR's
@@ -442,6 +443,21 @@ impl<'a> Ctx<'a> {
 
     /// The group `start..end` cut in `cut`'s slices, timed, whether it fits or not.
     fn measure(&self, start: usize, end: usize, cut: Slicing) -> NdGroup {
+        self.timed(self.measure_untimed(start, end, cut))
+    }
+
+    /// `g` with its cycles, where [`Ctx::measure_untimed`] left them out: a group held
+    /// whole is timed in TPU-MLIR's time steps ([`Ctx::one_loop_cycles`]).
+    fn timed(&self, mut g: NdGroup) -> NdGroup {
+        if g.csecs == 1 && g.hsecs == 1 {
+            g.cycles = self.one_loop_cycles(g.start, g.end).ceil() as u64;
+        }
+        g
+    }
+
+    /// [`Ctx::measure`] without the cycles of a group held whole (0 until [`Ctx::timed`]);
+    /// a cut group's cycles, from its steps, are cheap and included.
+    fn measure_untimed(&self, start: usize, end: usize, cut: Slicing) -> NdGroup {
         let members = &self.layers[start..end];
         let written: HashSet<&str> = members
             .iter()
@@ -515,7 +531,7 @@ impl<'a> Ctx<'a> {
         }
         let compute: f64 = steps.iter().map(|s| s.compute).sum();
         let cycles = if cut.secs == 1 {
-            self.one_loop_cycles(start, end)
+            0.0
         } else {
             sliced_group_cycles(&steps, cut.secs)
         };
