@@ -188,7 +188,8 @@ fn plan_json(
 
 /// `tpusim plan MODEL.onnx --json` for a transformer graph: its TPU-MLIR form planned in
 /// layer groups on an NPU and verified; `None` when the file is no transformer (a CNN
-/// goes through [`plan_json`]).
+/// goes through [`plan_json`]). Its arguments are the Python call's keywords.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (path, chip, batch, seq, context, dtype, tpu_mlir_cache=None))]
 fn transformer_plan_json(
