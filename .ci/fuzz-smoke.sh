@@ -25,8 +25,7 @@ bin=target/x86_64-unknown-linux-gnu/release
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
 targets=$(sed -n 's/^name = "\(.*\)"/\1/p' Cargo.toml | grep -v '^tpusim-fuzz$')
 export bin scratch secs
-limits=(-timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 -close_fd_mask=3)
-export LIMITS="${limits[*]}"
+export LIMITS="-timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 -close_fd_mask=3"
 
 # One job: `replay TARGET LIST` runs the inputs named in file LIST once each;
 # `fuzz TARGET` fuzzes for $secs seconds from a sample of the corpus. Its log is kept

@@ -509,11 +509,7 @@ fn a_matmul_bias_is_f32_on_bm1688_and_f16_on_bm1684x() {
 /// longer makes it.
 #[test]
 fn the_ffn_down_projection_is_not_grouped_with_the_next_qkv_where_tpu_mlir_cannot_allocate_it() {
-    use tpusim_planner::tpumlir::nd_export::export_nd;
-    let chip = NpuChip::preset("bm1688").unwrap();
-    let g = graph(&format!("{DATA}/llama_d640_s128_b2_static.onnx"), 1);
-    let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
-    let cache = export_nd(&g, &chip, ElementType::F16, &p);
+    let cache = zoo_export("llama_d640_s128_b2", "bm1688");
     let down = cache
         .group_layer
         .iter()
@@ -641,13 +637,18 @@ fn a_softmax_or_norm_buffer_can_cut_a_group_that_fits_without_it() {
     assert!(relu.groups[0].lane_bytes < 1152, "{:?}", relu.groups);
 }
 
-/// The slices of the exported group that names `loc`, on `chip`: (C, H).
-fn exported_slices(net: &str, chip_name: &str, loc: &str) -> (i64, i64) {
+/// The zoo network `net` planned on `chip_name` in F16 and exported as a TPU-MLIR cache.
+fn zoo_export(net: &str, chip_name: &str) -> tpusim_planner::tpumlir::Cache {
     use tpusim_planner::tpumlir::nd_export::export_nd;
     let chip = NpuChip::preset(chip_name).unwrap();
     let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
     let plan = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
-    let cache = export_nd(&g, &chip, ElementType::F16, &plan);
+    export_nd(&g, &chip, ElementType::F16, &plan)
+}
+
+/// The slices of the exported group that names `loc`, on `chip`: (C, H).
+fn exported_slices(net: &str, chip_name: &str, loc: &str) -> (i64, i64) {
+    let cache = zoo_export(net, chip_name);
     let grp = cache
         .group_layer
         .iter()
