@@ -47,11 +47,13 @@ use crate::tpumlir::calib::Calibration;
 use crate::tpumlir::nd_attention::{group_views, GroupView};
 use crate::tpumlir::nd_buffers::{buffer_bytes, BufferKind, Lanes, Operand};
 use crate::tpumlir::nd_form::{lower, TxLayer, TxValue};
-use crate::tpumlir::nd_place::{allocates, one_loop_cycles, GroupBuf, GroupOp};
+use crate::tpumlir::nd_place::{allocates, one_loop_cycles, one_loop_floor, GroupBuf, GroupOp};
 use crate::NpuChip;
 use serde::Serialize;
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+// FxHash, not SipHash: the group caches hash whole group models, thousands a plan
+// (SipHash was 9 % of planning bert_tiny); a crafted collision could only slow a plan
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tpusim_graph::nd::{NdGraph, Work};
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
@@ -119,7 +121,7 @@ pub struct NdPlan {
 struct Ctx<'a> {
     layers: &'a [TxLayer],
     /// The graph's views: output → (what it views, flat).
-    views: HashMap<String, (String, bool)>,
+    views: std::collections::HashMap<String, (String, bool)>,
     /// Views run in a group (not flat): output → the view.
     view_of: HashMap<String, GroupView>,
     /// Views run in a group: input → their outputs.
@@ -140,6 +142,14 @@ struct Ctx<'a> {
     read_in_graph: HashSet<String>,
     /// Cycles of each unsliced group model already timed.
     timed: RefCell<HashMap<AllocKey, f64>>,
+}
+
+/// A group that fits, for a caller that wants one faster than some budget.
+enum Candidate {
+    /// The group, timed.
+    Timed(NdGroup),
+    /// Held whole, it computes for the budget or longer: not timed.
+    Slower,
 }
 
 /// Which of a group's values [`Ctx::group_model`] stores.
@@ -173,8 +183,8 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|l| layer_cost(l, bits, &lmem, &t))
             .collect();
-        let mut view_of = HashMap::new();
-        let mut views_from: HashMap<String, Vec<TxValue>> = HashMap::new();
+        let mut view_of = HashMap::default();
+        let mut views_from: HashMap<String, Vec<TxValue>> = HashMap::default();
         for v in group_views(g) {
             views_from
                 .entry(v.input.name.clone())
@@ -182,7 +192,7 @@ impl<'a> Ctx<'a> {
                 .push(v.output.clone());
             view_of.insert(v.output.name.clone(), v);
         }
-        let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut readers: HashMap<&str, Vec<usize>> = HashMap::default();
         for (i, l) in layers.iter().enumerate() {
             for v in &l.reads {
                 readers.entry(v.name.as_str()).or_default().push(i);
@@ -201,8 +211,8 @@ impl<'a> Ctx<'a> {
             eu_bytes: chip.geometry.eu_bytes.max(1),
             lane_bytes: chip.geometry.lane_bytes,
             bank_bytes: chip.geometry.bank_bytes(),
-            allocated: RefCell::new(HashMap::new()),
-            timed: RefCell::new(HashMap::new()),
+            allocated: RefCell::new(HashMap::default()),
+            timed: RefCell::new(HashMap::default()),
             calib: Calibration::of(&chip.tpu_mlir, &chip.timing),
             read_in_graph: g
                 .nodes
@@ -360,6 +370,18 @@ impl<'a> Ctx<'a> {
     /// fewest C slices and the fewest H slices that fit, where every layer allows that
     /// axis ([`slices_along`]).
     fn group(&self, start: usize, end: usize) -> Option<NdGroup> {
+        match self.group_within(start, end, u64::MAX)? {
+            Candidate::Timed(g) => Some(g),
+            Candidate::Slower => None,
+        }
+    }
+
+    /// [`Ctx::group`], where a caller that only wants a group faster than `budget`
+    /// cycles is told [`Candidate::Slower`] instead of a group held whole that cannot
+    /// take less (its compute or its transfers alone take `budget` or more): such a group
+    /// is not timed in TPU-MLIR's time steps, the costly part of planning. Whether it
+    /// fits is still found out.
+    fn group_within(&self, start: usize, end: usize, budget: u64) -> Option<Candidate> {
         let members = &self.layers[start..end];
         if members.len() < 2 || !members.iter().all(groupable) {
             return None;
@@ -370,14 +392,16 @@ impl<'a> Ctx<'a> {
         if self.straddles_a_flat_view(members) {
             return None;
         }
-        if let Some(g) = self.sliced(start, end, Slicing::WHOLE) {
-            return Some(g);
+        let whole = self.measure_untimed(start, end, Slicing::WHOLE);
+        if self.fits(&whole, Slicing::WHOLE) {
+            return Some(self.timed_within(whole, budget));
         }
         [Axis::C, Axis::H]
             .into_iter()
             .filter(|&axis| members.iter().all(|l| slices_along(l, axis)))
             .filter_map(|axis| self.fewest_slices(start, end, axis))
             .min_by_key(|g| g.cycles)
+            .map(Candidate::Timed)
     }
 
     /// Whether every permute of `start..end` is fused into the group's load or store: it
@@ -448,11 +472,23 @@ impl<'a> Ctx<'a> {
 
     /// `g` with its cycles, where [`Ctx::measure_untimed`] left them out: a group held
     /// whole is timed in TPU-MLIR's time steps ([`Ctx::one_loop_cycles`]).
-    fn timed(&self, mut g: NdGroup) -> NdGroup {
-        if g.csecs == 1 && g.hsecs == 1 {
-            g.cycles = self.one_loop_cycles(g.start, g.end).ceil() as u64;
+    fn timed(&self, g: NdGroup) -> NdGroup {
+        match self.timed_within(g, u64::MAX) {
+            Candidate::Timed(g) => g,
+            Candidate::Slower => unreachable!("no group is slower than u64::MAX cycles"),
         }
-        g
+    }
+
+    /// [`Ctx::timed`], or [`Candidate::Slower`] when `g` is held whole and cannot take
+    /// less than `budget` cycles.
+    fn timed_within(&self, mut g: NdGroup, budget: u64) -> Candidate {
+        if g.csecs == 1 && g.hsecs == 1 {
+            match self.one_loop_cycles(g.start, g.end, budget) {
+                Some(cycles) => g.cycles = cycles.ceil() as u64,
+                None => return Candidate::Slower,
+            }
+        }
+        Candidate::Timed(g)
     }
 
     /// [`Ctx::measure`] without the cycles of a group held whole (0 until [`Ctx::timed`]);
@@ -463,8 +499,8 @@ impl<'a> Ctx<'a> {
             .iter()
             .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
             .collect();
-        let mut spans: HashMap<&str, Span> = HashMap::new();
-        let mut loaded: HashSet<&str> = HashSet::new();
+        let mut spans: HashMap<&str, Span> = HashMap::default();
+        let mut loaded: HashSet<&str> = HashSet::default();
         let (mut load, mut store) = (0u64, 0u64);
         let mut dma = 0f64;
         // each member's loads and stores, in cycles
@@ -551,20 +587,27 @@ impl<'a> Ctx<'a> {
 
     /// Cycles of the group `start..end` held whole, run in TPU-MLIR's time steps
     /// ([`crate::tpumlir::nd_place::one_loop_cycles`]); a repeated block's group is timed
-    /// once.
-    fn one_loop_cycles(&self, start: usize, end: usize) -> f64 {
+    /// once. `None`, untimed, when it cannot take less than `budget`
+    /// ([`crate::tpumlir::nd_place::one_loop_floor`]).
+    fn one_loop_cycles(&self, start: usize, end: usize, budget: u64) -> Option<f64> {
         let m = self.group_model(start, end, Slicing::WHOLE, Stores::Moved);
         if m.ops.len() < 2 {
-            return m.ops.iter().map(|o| o.cycles as f64).sum::<f64>()
-                + m.bufs.iter().map(|b| b.dma_cycles as f64).sum::<f64>();
+            return Some(
+                m.ops.iter().map(|o| o.cycles as f64).sum::<f64>()
+                    + m.bufs.iter().map(|b| b.dma_cycles as f64).sum::<f64>(),
+            );
         }
         let key = (m.bufs, m.ops, false);
         if let Some(&known) = self.timed.borrow().get(&key) {
-            return known;
+            return Some(known);
+        }
+        let floor = u64::try_from(one_loop_floor(&key.0, &key.1)).unwrap_or(0);
+        if floor >= budget {
+            return None;
         }
         let cycles = one_loop_cycles(&key.0, &key.1, self.lane(), &self.calib);
         self.timed.borrow_mut().insert(key, cycles);
-        cycles
+        Some(cycles)
     }
 
     /// Cycles to load `v` into the group `start..end` (cut by `cut`) or store it out of
@@ -1083,12 +1126,14 @@ pub fn plan_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
             if !groupable(&layers[start]) {
                 break;
             }
-            // a run that fits no slicing only grows by reaching further back
-            let Some(grp) = ctx.group(start, end) else {
-                if too_few(&layers[start..end]) {
-                    continue;
-                }
-                break;
+            // a run that fits no slicing only grows by reaching further back; one
+            // that cannot beat the pick is not timed
+            let budget = pick.0.saturating_sub(best[start].0);
+            let grp = match ctx.group_within(start, end, budget) {
+                Some(Candidate::Timed(grp)) => grp,
+                Some(Candidate::Slower) => continue,
+                None if too_few(&layers[start..end]) => continue,
+                None => break,
             };
             let total = best[start].0.saturating_add(grp.cycles);
             if total < pick.0 {

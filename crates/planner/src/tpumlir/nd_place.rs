@@ -207,7 +207,29 @@ pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &C
             total += tiu.max(dma);
         }
     }
+    debug_assert!(total >= one_loop_floor(bufs, ops), "a group beat its floor");
     total as f64
+}
+
+/// A bound from below on [`one_loop_cycles`], without the rows: the larger of the ops'
+/// compute and the transfers' cycles. Every op computes in some row of the middle pass
+/// (rows merge, their compute adds up) and every transfer moves in some row of one of
+/// the three passes, and each row takes the longer of its compute and its transfers.
+pub fn one_loop_floor(bufs: &[GroupBuf], ops: &[GroupOp]) -> i64 {
+    let k = ops.len();
+    let compute = ops
+        .iter()
+        .map(|o| o.cycles.max(0))
+        .fold(0i64, i64::saturating_add);
+    let moved = |b: &&GroupBuf| {
+        b.loaded_for.is_some_and(|j| j < k) || b.stored_after.is_some_and(|j| j < k)
+    };
+    let dma = bufs
+        .iter()
+        .filter(moved)
+        .map(|b| b.dma_cycles.max(0))
+        .fold(0i64, i64::saturating_add);
+    compute.max(dma)
 }
 
 #[cfg(test)]
@@ -269,7 +291,8 @@ mod tests {
     }
 
     /// Chains of element-wise ops with loads and stores of every size: a group's time is
-    /// never below its compute or its transfers alone, nor above the two run in turn.
+    /// never below its compute or its transfers alone ([`one_loop_floor`], by which the
+    /// planner leaves a group untimed), nor above the two run in turn.
     #[test]
     fn a_group_takes_between_its_longer_engine_and_both_in_turn() {
         let mut seed = 0x9e37_79b9_u64;
@@ -301,6 +324,11 @@ mod tests {
                 .filter(|b| b.loaded_for.is_some() || b.stored_after.is_some())
                 .map(|b| b.dma_cycles)
                 .sum();
+            assert_eq!(
+                one_loop_floor(&bufs, &ops),
+                tiu.max(dma),
+                "the planner's floor"
+            );
             let t = one_loop_cycles(&bufs, &ops, LANE, &EXACT);
             assert!(
                 t >= tiu.max(dma) as f64 && t <= (tiu + dma) as f64,
