@@ -797,3 +797,23 @@ fn a_built_in_transformer_on_an_npu_asks_for_an_onnx_export() {
         "covers CNN plans so far",
     );
 }
+
+/// gpt2_tiny's causal mask is 64 × 64: at --seq's default of 128 it does not import.
+/// The error names the default and a length that imports, for report and plan alike;
+/// with --seq given there is no such hint, and the length it names does import.
+#[test]
+fn a_graph_shorter_than_the_default_sequence_names_one_it_imports_at() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../graph/tests/data/nd");
+    let gpt2 = format!("{dir}/gpt2_tiny.onnx");
+    let hint = "bound to its default, 128; this graph imports with --seq 64";
+    fails(&["report", &gpt2], hint);
+    fails(&["plan", &gpt2], hint);
+    let given = tpusim()
+        .args(["report", &gpt2, "--seq", "65"])
+        .output()
+        .unwrap();
+    common::bad_input(&given, &["do not broadcast"]);
+    assert!(!String::from_utf8_lossy(&given.stderr).contains("imports with"));
+    let v = json(&["report", &gpt2, "--seq", "64", "--json"]);
+    assert_eq!(v["inputs"][0]["dims"], serde_json::json!([1, 64]));
+}

@@ -7,9 +7,9 @@ use super::report::{print_memory, print_ops, print_totals};
 use crate::cmd::chip::args::ChipFile;
 use crate::fmt::bytes;
 use crate::util::print_json;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
-use tpusim_graph::nd::{import_onnx, Bind};
+use tpusim_graph::nd::{import_onnx, Bind, NdGraph};
 use tpusim_llm::tpu::graph_report;
 
 /// What the report verb passes on.
@@ -40,9 +40,8 @@ pub fn run(a: &OnnxArgs, onnx: &[u8]) -> Result<()> {
         chip_file: a.chip_file.clone(),
     }
     .resolve(&a.chip)?;
-    let bind = bind(a)?;
     let weights = precision("--dtype", a.dtype.as_deref().unwrap_or("bf16"))?;
-    let g = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
+    let g = import_bound(a, onnx)?;
     let r = graph_report(&g, &chip, weights)?;
     if a.json {
         return print_json(&r);
@@ -70,6 +69,50 @@ pub fn run(a: &OnnxArgs, onnx: &[u8]) -> Result<()> {
         print_ops(&r.ops);
     }
     Ok(())
+}
+
+/// `onnx` imported with its dynamic axes bound ([`bind`]). When --seq was left at its
+/// default and the import fails, the error says so and names a sequence below the
+/// default that the graph imports at: a small export's causal mask or position table is
+/// often shorter than 128 (gpt2_tiny's 64 × 64 mask cannot be sliced to 128).
+pub(crate) fn import_bound(a: &OnnxArgs, onnx: &[u8]) -> Result<NdGraph> {
+    let bind = bind(a)?;
+    let err = match import_onnx(onnx, &bind) {
+        Ok(g) => return Ok(g),
+        Err(e) => anyhow::Error::new(e).context(format!("'{}'", a.path)),
+    };
+    if a.seq.is_some() {
+        return Err(err);
+    }
+    match longest_seq_that_imports(onnx, &bind) {
+        Some(seq) => Err(anyhow::anyhow!(
+            "{err:#} (--seq was not given, so the sequence axes were bound to its default, \
+             {}; this graph imports with --seq {seq})",
+            bind.seq
+        )),
+        None => Err(err),
+    }
+}
+
+/// A sequence below `bind.seq` that `onnx` imports at, if any: by a binary search, the
+/// longest one where imports fail from some length up (masks and position tables sliced
+/// to the sequence); the length returned has imported, whatever the graph.
+fn longest_seq_that_imports(onnx: &[u8], bind: &Bind) -> Option<u64> {
+    let imports = |seq: u64| import_onnx(onnx, &Bind { seq, ..*bind }).is_ok();
+    if !imports(1) {
+        return None;
+    }
+    // imports at lo, not at hi
+    let (mut lo, mut hi) = (1u64, bind.seq);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if imports(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
 }
 
 /// The dynamic axes bound by --batch, --seq (default 128) and --context (default 0).

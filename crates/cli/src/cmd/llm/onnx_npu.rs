@@ -2,10 +2,10 @@
 //! its TPU-MLIR form planned in layer groups on the NPU (`tpusim_planner::nd_plan`),
 //! checked by the verifier, each run timed.
 
-use super::onnx::{bind, OnnxArgs};
+use super::onnx::{import_bound, OnnxArgs};
 use crate::util::print_json;
-use anyhow::{anyhow, Context, Result};
-use tpusim_graph::nd::{import_onnx, NdGraph, Work};
+use anyhow::{anyhow, Result};
+use tpusim_graph::nd::{NdGraph, Work};
 use tpusim_planner::nd_global::NdLayer;
 use tpusim_planner::nd_plan::{plan_document, plan_verified, NdGroup, NdPlan};
 use tpusim_planner::tpumlir::nd_cache::{self, imported_document, ImportReport};
@@ -43,12 +43,11 @@ pub fn plan_imported(
 }
 
 fn graph_of(a: &OnnxArgs, onnx: &[u8]) -> Result<(NdGraph, tpusim_layout::ElementType)> {
-    let bind = bind(a)?;
     let dtype_name = a.dtype.as_deref().unwrap_or("f16");
     let dtype: tpusim_layout::ElementType = dtype_name
         .parse()
         .map_err(|_| anyhow!("unknown --dtype '{dtype_name}' (try f16, bf16, f32, int8)"))?;
-    let graph = import_onnx(onnx, &bind).with_context(|| format!("'{}'", a.path))?;
+    let graph = import_bound(a, onnx)?;
     Ok((graph, dtype))
 }
 
