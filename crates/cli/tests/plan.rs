@@ -478,3 +478,47 @@ fn an_onnx_export_names_the_casts_tpu_mlir_inserts() {
         assert_eq!(names(&cache), names(&theirs), "{chip}");
     }
 }
+
+/// TPU-MLIR 1.30.2 fuses bert_d384_s128's two attentions into `tpu.Attention` on bm1684x
+/// (its own cache names the heads) and not on bm1688: `plan` and `report` say so on
+/// bm1684x, `--export-tpu-mlir` adds that the cache will not compile; on bm1688, and for
+/// GPT-2 (its mask a Where, not an Add), nothing is said.
+#[test]
+fn an_attention_tpu_mlir_fuses_is_named_on_bm1684x_only() {
+    let zoo = concat!(env!("CARGO_MANIFEST_DIR"), "/../planner/tests/data/tx_zoo");
+    let bert = format!("{zoo}/bert_d384_s128_static.onnx");
+    let gpt2 = format!("{zoo}/gpt2_d64_s64_static.onnx");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("bert.json");
+    let stderr = |args: &[&str]| {
+        let out = tpusim().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let plain = stderr(&["plan", &bert, "--chip", "bm1684x"]);
+    assert!(
+        plain.contains("fuses the attention before '/MatMul_64'"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("and 1 more into tpu.Attention on bm1684x"),
+        "{plain}"
+    );
+    assert!(!plain.contains("will not compile"), "{plain}");
+    let exporting = stderr(&[
+        "plan",
+        &bert,
+        "--chip",
+        "bm1684x",
+        "--export-tpu-mlir",
+        cache.to_str().unwrap(),
+    ]);
+    assert!(
+        exporting.contains("TPU-MLIR will not compile it"),
+        "{exporting}"
+    );
+    let report = stderr(&["report", &bert, "--chip", "bm1684x", "--summary"]);
+    assert!(report.contains("into tpu.Attention"), "{report}");
+    assert_eq!(stderr(&["plan", &bert, "--chip", "bm1688"]), "");
+    assert_eq!(stderr(&["plan", &gpt2, "--chip", "bm1684x"]), "");
+}

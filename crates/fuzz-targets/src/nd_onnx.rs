@@ -31,6 +31,8 @@ pub fn run(data: &[u8]) {
     let _ = tpusim_llm::tpu::graph_report(&g, &chip, tpusim_llm::Precision::Bf16);
     // and on an NPU: TPU-MLIR's form planned in layer groups, verified, exported
     // (`tpusim plan MODEL.onnx --export-tpu-mlir`)
+    // what `tpusim plan` says of the attentions TPU-MLIR would fuse
+    let _ = tpusim_planner::tpumlir::nd_fusion::fused_attentions(&g, "bm1684x");
     let npu = tpusim_planner::NpuChip::preset("bm1684x").expect("built-in preset");
     let dtype = tpusim_layout::ElementType::F16;
     if let Ok(plan) = tpusim_planner::nd_plan::plan_verified(&g, &npu, dtype) {

@@ -562,6 +562,7 @@ fn long_chain(seq: u64, width: u64, n: usize) -> NdGraph {
         nodes,
         parameters: n as u64 * width,
         opset: 17,
+        ir_version: 8,
     }
 }
 

@@ -295,6 +295,11 @@ fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
         }
         None => (super::llm::onnx_npu::plan(&onnx_args, bytes, &chip)?, None),
     };
+    for note in
+        super::llm::onnx_npu::fusion_notes(&planned.graph, &chip, args.export_tpu_mlir.is_some())
+    {
+        eprintln!("note: {}", crate::util::shown(&note));
+    }
     if let Some(path) = &args.export_tpu_mlir {
         let cache = tpusim_planner::tpumlir::nd_export::export_nd(
             &planned.graph,

@@ -196,6 +196,7 @@ pub fn import_onnx(bytes: &[u8], bind: &Bind) -> Result<NdGraph> {
         nodes,
         parameters,
         opset,
+        ir_version: model.ir_version,
     })
 }
 

@@ -122,4 +122,8 @@ pub struct NdGraph {
     pub parameters: u64,
     /// ONNX opset of the default domain.
     pub opset: i64,
+    /// The file's ONNX IR version (TPU-MLIR 1.30.2's onnx 1.16.2 checks models up to
+    /// 10, and simplifies none above it).
+    #[serde(skip)]
+    pub ir_version: i64,
 }

@@ -86,7 +86,38 @@ pub fn import_notes(imported: &ImportReport) -> Vec<String> {
 
 /// Import, plan, verify and print it on `chip`.
 pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
-    print(a, &plan(a, onnx, chip)?, None)
+    let planned = plan(a, onnx, chip)?;
+    for note in fusion_notes(&planned.graph, chip, false) {
+        eprintln!("note: {}", crate::util::shown(&note));
+    }
+    print(a, &planned, None)
+}
+
+/// What to say when TPU-MLIR 1.30.2 will fuse some of `g`'s attentions into
+/// `tpu.Attention` on `chip`, which the planner does not model: its cycles are for the
+/// unfused ops, and an export names ops TPU-MLIR no longer has.
+pub fn fusion_notes(g: &NdGraph, chip: &NpuChip, exporting: bool) -> Vec<String> {
+    let fused = tpusim_planner::tpumlir::nd_fusion::fused_attentions(g, &chip.geometry.name);
+    let Some(first) = fused.first() else {
+        return Vec::new();
+    };
+    let more = match fused.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    let mut notes = vec![format!(
+        "TPU-MLIR 1.30.2 fuses the attention before '{first}'{more} into tpu.Attention on \
+         {} (its ConvertMatMul2Attention), which tpusim does not model; these cycles are for the unfused ops",
+        chip.geometry.name
+    )];
+    if exporting {
+        notes.push(
+            "the exported cache names the unfused ops, so TPU-MLIR will not compile it \
+             (\"operand #0 does not dominate this use\")"
+                .to_string(),
+        );
+    }
+    notes
 }
 
 /// Print a planned graph as `a` asks (`--json`, `--summary`), with what the model says
