@@ -1,5 +1,7 @@
 """tpusim.systolic, chip, lmem, report and plan against independent references."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -122,6 +124,18 @@ def test_plan_groups_a_berts_whole_attention_as_tpu_mlir_does(repo):
     assert not any(l["op_type"] == "Permute" for l in layers)
     assert sum(l["heads_as_batch"] for l in layers) == 4
     assert any(l["op_type"] == "Gelu" and l["f32"] for l in layers)
+
+
+def test_plan_warns_of_the_attentions_tpu_mlir_fuses_and_lists_them_as_the_cli_does(cli, repo):
+    zoo = repo / "crates" / "planner" / "tests" / "data" / "tx_zoo"
+    bert = str(zoo / "bert_d384_s128_static.onnx")
+    with pytest.warns(UserWarning, match=r"fuses the attention before '/MatMul_64' and 1 more"):
+        p = tpusim.plan(bert, chip="bm1684x")
+    assert p.tpu_mlir_fused_attentions == ["/MatMul_64", "/MatMul_122"]
+    assert cli("plan", bert, "--chip", "bm1684x") == p.to_dict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tpusim.plan(bert, chip="bm1688").tpu_mlir_fused_attentions == []
 
 
 def test_plan_prices_tpu_mlir_s_own_grouping_as_the_cli_does(cli, repo, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any, Optional, Sequence, Union
 
 from . import _native
@@ -125,14 +126,27 @@ def report(
 
 class TransformerPlan(Record):
     """``tpusim plan MODEL.onnx --json`` for a transformer graph: ``model``, ``inputs``,
-    ``parameters`` and ``plan`` (its TPU-MLIR layers, the runs of them in layer groups or
-    global, their cycles, and the ungrouped total)."""
+    ``parameters``, ``plan`` (its TPU-MLIR layers, the runs of them in layer groups or
+    global, their cycles, and the ungrouped total) and ``tpu_mlir_fused_attentions``."""
 
 
 def _count(name: str, value: int, least: int) -> int:
     if isinstance(value, bool) or int(value) != value or value < least:
         raise BadInput(f"{name} {value!r}: must be a whole number ≥ {least}")
     return int(value)
+
+
+def _warn_fused(result: "TransformerPlan", chip: str) -> None:
+    # as `tpusim plan` notes on stderr: TPU-MLIR fuses these attentions, the plan does not
+    fused = result.tpu_mlir_fused_attentions
+    if fused:
+        more = f" and {len(fused) - 1} more" if len(fused) > 1 else ""
+        warnings.warn(
+            f"TPU-MLIR 1.30.2 fuses the attention before {fused[0]!r}{more} into "
+            f"tpu.Attention on {chip}, which tpusim does not model; these cycles are for "
+            "the unfused ops, and an exported cache of this plan will not compile",
+            stacklevel=3,
+        )
 
 
 def plan(
@@ -152,14 +166,19 @@ def plan(
     by ``batch``, ``seq`` and ``context`` (a :class:`TransformerPlan`). With
     ``tpu_mlir_cache`` (a TPU-MLIR layer-group cache JSON, ``--import-tpu-mlir``), its
     grouping is priced instead of searched; a transformer's document then also holds
-    ``tpu_mlir_import``: the groups our model would refuse, and names it did not match."""
+    ``tpu_mlir_import``: the groups our model would refuse, and names it did not match.
+    ``tpu_mlir_fused_attentions`` names the attentions TPU-MLIR fuses into
+    ``tpu.Attention`` on the chip (bm1684x), which the plan does not model; a
+    ``UserWarning`` says so when there are any."""
     batch = _count("batch", batch, 1)
     path = os.fspath(model)
     cache = None if tpu_mlir_cache is None else os.fspath(tpu_mlir_cache)
     if path.lower().endswith(".onnx"):
         doc = _native.transformer_plan_json(path, chip, batch, _count("seq", seq, 1), _count("context", context, 0), dtype, cache)
         if doc is not None:
-            return TransformerPlan._from_json(doc)
+            result = TransformerPlan._from_json(doc)
+            _warn_fused(result, chip)
+            return result
     doc = _native.plan_json(path, chip, batch, dtype, input_dtype, _res(resolution), bool(fuse), cache)
     return Plan._from_json(doc)
 

@@ -520,5 +520,12 @@ fn an_attention_tpu_mlir_fuses_is_named_on_bm1684x_only() {
     let report = stderr(&["report", &bert, "--chip", "bm1684x", "--summary"]);
     assert!(report.contains("into tpu.Attention"), "{report}");
     assert_eq!(stderr(&["plan", &bert, "--chip", "bm1688"]), "");
+    let listed =
+        |chip: &str| plan_json(&[&bert, "--chip", chip])["tpu_mlir_fused_attentions"].clone();
+    assert_eq!(
+        listed("bm1684x"),
+        serde_json::json!(["/MatMul_64", "/MatMul_122"])
+    );
+    assert_eq!(listed("bm1688"), serde_json::json!([]));
     assert_eq!(stderr(&["plan", &gpt2, "--chip", "bm1684x"]), "");
 }

@@ -1184,13 +1184,17 @@ pub fn plan_verified(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
 }
 
 /// The JSON document of a planned transformer: the graph's name, its bound inputs, its
-/// parameters and the plan.
+/// parameters, the plan, and the output projections of the attentions TPU-MLIR 1.30.2
+/// fuses into `tpu.Attention` on the plan's chip, which the plan does not model
+/// ([`crate::tpumlir::nd_fusion`]).
 pub fn plan_document(g: &NdGraph, plan: &NdPlan) -> serde_json::Value {
     serde_json::json!({
         "model": g.name,
         "inputs": g.inputs,
         "parameters": g.parameters,
         "plan": plan,
+        "tpu_mlir_fused_attentions":
+            crate::tpumlir::nd_fusion::fused_attentions(g, &plan.chip),
     })
 }
 
