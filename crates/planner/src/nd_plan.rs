@@ -148,7 +148,8 @@ struct Ctx<'a> {
 enum Candidate {
     /// The group, timed.
     Timed(NdGroup),
-    /// Held whole, it computes for the budget or longer: not timed.
+    /// Held whole, its compute or its transfers alone take the budget or longer: not
+    /// timed.
     Slower,
 }
 
@@ -475,7 +476,8 @@ impl<'a> Ctx<'a> {
     fn timed(&self, g: NdGroup) -> NdGroup {
         match self.timed_within(g, u64::MAX) {
             Candidate::Timed(g) => g,
-            Candidate::Slower => unreachable!("no group is slower than u64::MAX cycles"),
+            // the floor is an i64, below any u64::MAX budget
+            Candidate::Slower => unreachable!("no group's floor reaches u64::MAX cycles"),
         }
     }
 

@@ -180,8 +180,13 @@ impl<'a> Form<'a> {
     /// the slices' widths (their dims from the matmul's last on) add up to the matmul's
     /// last dim.
     fn split_projection(&self, split: &'a NdNode, e: &NdEdge) -> Option<Projection<'a>> {
+        // two slices or more, each value on the way read by the next alone
+        (split.outputs.len() >= 2).then_some(())?;
         let mut src = split.inputs.first()?.name.as_str();
+        (self.readers_of(src).len() == 1).then_some(())?;
+        let mut steps = 0..self.nodes.len();
         let matmul = loop {
+            steps.next()?;
             let n = self.writer_of(src)?;
             if n.op_type == "Reshape" {
                 src = n.inputs.first()?.name.as_str();
