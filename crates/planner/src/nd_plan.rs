@@ -153,6 +153,17 @@ enum Candidate {
     Slower,
 }
 
+impl Candidate {
+    /// The group, for a caller whose budget was `u64::MAX`: every group is timed then
+    /// (its floor is an `i64`, below any such budget).
+    fn timed(self) -> NdGroup {
+        match self {
+            Candidate::Timed(g) => g,
+            Candidate::Slower => unreachable!("no group's floor reaches u64::MAX cycles"),
+        }
+    }
+}
+
 /// Which of a group's values [`Ctx::group_model`] stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stores {
@@ -371,10 +382,8 @@ impl<'a> Ctx<'a> {
     /// fewest C slices and the fewest H slices that fit, where every layer allows that
     /// axis ([`slices_along`]).
     fn group(&self, start: usize, end: usize) -> Option<NdGroup> {
-        match self.group_within(start, end, u64::MAX)? {
-            Candidate::Timed(g) => Some(g),
-            Candidate::Slower => None,
-        }
+        self.group_within(start, end, u64::MAX)
+            .map(Candidate::timed)
     }
 
     /// [`Ctx::group`], where a caller that only wants a group faster than `budget`
@@ -393,9 +402,8 @@ impl<'a> Ctx<'a> {
         if self.straddles_a_flat_view(members) {
             return None;
         }
-        let whole = self.measure_untimed(start, end, Slicing::WHOLE);
-        if self.fits(&whole, Slicing::WHOLE) {
-            return Some(self.timed_within(whole, budget));
+        if let Some(whole) = self.sliced_within(start, end, Slicing::WHOLE, budget) {
+            return Some(whole);
         }
         [Axis::C, Axis::H]
             .into_iter()
@@ -455,8 +463,21 @@ impl<'a> Ctx<'a> {
     /// The group `start..end` cut in `cut`'s slices, or `None` when it does not fit
     /// (checked before a whole group is timed in TPU-MLIR's time steps, the costly part).
     fn sliced(&self, start: usize, end: usize, cut: Slicing) -> Option<NdGroup> {
+        self.sliced_within(start, end, cut, u64::MAX)
+            .map(Candidate::timed)
+    }
+
+    /// [`Ctx::sliced`], a group held whole left untimed when it cannot take less than
+    /// `budget` cycles ([`Ctx::timed_within`]).
+    fn sliced_within(
+        &self,
+        start: usize,
+        end: usize,
+        cut: Slicing,
+        budget: u64,
+    ) -> Option<Candidate> {
         let g = self.measure_untimed(start, end, cut);
-        self.fits(&g, cut).then(|| self.timed(g))
+        self.fits(&g, cut).then(|| self.timed_within(g, budget))
     }
 
     /// Whether `g`, cut by `cut`, fits a lane: by the live-byte bound, then by TPU-MLIR's
@@ -474,11 +495,7 @@ impl<'a> Ctx<'a> {
     /// `g` with its cycles, where [`Ctx::measure_untimed`] left them out: a group held
     /// whole is timed in TPU-MLIR's time steps ([`Ctx::one_loop_cycles`]).
     fn timed(&self, g: NdGroup) -> NdGroup {
-        match self.timed_within(g, u64::MAX) {
-            Candidate::Timed(g) => g,
-            // the floor is an i64, below any u64::MAX budget
-            Candidate::Slower => unreachable!("no group's floor reaches u64::MAX cycles"),
-        }
+        self.timed_within(g, u64::MAX).timed()
     }
 
     /// [`Ctx::timed`], or [`Candidate::Slower`] when `g` is held whole and cannot take

@@ -156,16 +156,21 @@ impl<'a> Form<'a> {
             return Some(Self::whole(n));
         }
         if n.op_type == "Add" {
-            let m = n.inputs.iter().find_map(|x| {
-                self.writer_of(&x.name)
-                    .filter(|m| Self::is_weight_matmul(m))
-            })?;
+            let m = self.matmul_before(n)?;
             return (self.with_bias(m)? == e.name).then(|| Self::whole(m));
         }
         if n.op_type == "Split" {
             return self.split_projection(n, e);
         }
         None
+    }
+
+    /// The weight matmul `add` reads (whose bias it may add).
+    fn matmul_before(&self, add: &NdNode) -> Option<&'a NdNode> {
+        add.inputs.iter().find_map(|x| {
+            self.writer_of(&x.name)
+                .filter(|m| Self::is_weight_matmul(m))
+        })
     }
 
     fn whole(m: &'a NdNode) -> Projection<'a> {
@@ -195,10 +200,7 @@ impl<'a> Form<'a> {
                 continue;
             }
             let m = if n.op_type == "Add" {
-                n.inputs.iter().find_map(|x| {
-                    self.writer_of(&x.name)
-                        .filter(|m| Self::is_weight_matmul(m))
-                })?
+                self.matmul_before(n)?
             } else {
                 Self::is_weight_matmul(n).then_some(n)?
             };

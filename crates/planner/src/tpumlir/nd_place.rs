@@ -322,18 +322,22 @@ mod tests {
         );
     }
 
+    /// A seeded xorshift: each call a number below its argument.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |m| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        }
+    }
+
     /// Chains of element-wise ops with loads and stores of every size: a group's time is
     /// never below its compute or its transfers alone ([`one_loop_floor`], by which the
     /// planner leaves a group untimed), nor above the two run in turn.
     #[test]
     fn a_group_takes_between_its_longer_engine_and_both_in_turn() {
-        let mut seed = 0x9e37_79b9_u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut next = xorshift(0x9e37_79b9);
         for _ in 0..300 {
             let k = 2 + next(8) as usize;
             let mut bufs = vec![buf(BufKind::Activation, Some(0), None, next(3000) as i64)];
@@ -376,13 +380,7 @@ mod tests {
     /// it. (On 60 % of the lane where the buffers fit side by side, some fail.)
     #[test]
     fn a_lane_with_room_for_any_placement_allocates_without_the_allocator() {
-        let mut seed = 0x2545_f491_u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut next = xorshift(0x2545_f491);
         for case in 0..400 {
             let k = 2 + next(10) as usize;
             let sized = |kind, loaded, stored, dma: u64, size: u64| GroupBuf {
