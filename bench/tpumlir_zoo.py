@@ -25,6 +25,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper, shape_inference
 
 HELD_OUT = {"densenet_like", "fpn_like", "resnext_b4", "yolo_tiny", "dilated_seg_b2"}
+# Round 2 (twenty-eighth session): seven networks written, all held out, before any of them
+# was compiled or planned; their figures are reported apart from the first round's.
+HELD_OUT_2 = {"efficient_like", "preact_resnet_b3", "hourglass_b2", "pool_mix_b6",
+              "deep_narrow_160", "ghost_like_99", "wide_1x1_b8"}
+HELD_OUT |= HELD_OUT_2
 
 
 class Net:
@@ -366,6 +371,92 @@ def grouped_b2(n):
     return n.classifier(x, 160, 10)
 
 
+# ---- round 2 (twenty-eighth session): all held out, written before any was compiled ----
+
+def efficient_like(n):
+    """EfficientNet-style MBConv: swish as x·sigmoid(x), depthwise 5x5, SE, odd widths 21 and 43."""
+    def swish(x):
+        return n.mul(x, n.act(x, "sigmoid"))
+    x = swish(n.conv("input", 3, 21, 3, 2, act=None))
+    cin = 21
+    for exp, cout, k, s in [(63, 27, 3, 2), (81, 43, 5, 2), (129, 43, 5, 1)]:
+        y = swish(n.conv(x, cin, exp, 1, p=0, act=None))
+        y = swish(n.conv(y, exp, exp, k, s, group=exp, act=None))
+        y = n.se(y, exp)
+        y = n.conv(y, exp, cout, 1, p=0, act=None)
+        x = n.add(x, y) if (s == 1 and cin == cout) else y
+        cin = cout
+    return n.classifier(x, cin, 10)
+
+
+def preact_resnet_b3(n):
+    """Pre-activation residual blocks (BN, ReLU, Conv) at batch 3, a 1x1 stride-2 shortcut."""
+    x = n.conv("input", 3, 32, 3, 1)
+    cin = 32
+    for cout, s in [(32, 1), (64, 2), (64, 1), (128, 2)]:
+        a = n.act(n.bn(x, cin), "relu")
+        y = n.conv(a, cin, cout, 3, s)
+        y = n.conv(n.act(n.bn(y, cout), "relu"), cout, cout, 3, 1, act=None)
+        sc = x if (s == 1 and cin == cout) else n.conv(a, cin, cout, 1, s, p=0, act=None)
+        x, cin = n.add(y, sc), cout
+    return n.classifier(n.act(n.bn(x, cin), "relu"), cin, 10)
+
+
+def hourglass_b2(n):
+    """An hourglass at batch 2: strided convs down, ConvTranspose up with residual adds, 1x1 heads."""
+    d1 = n.conv("input", 3, 24, 3, 2)
+    d2 = n.conv(d1, 24, 48, 3, 2)
+    d3 = n.conv(d2, 48, 96, 3, 2)
+    u2 = n.add(n.deconv(d3, 96, 48, act=None), d2)
+    u1 = n.add(n.deconv(n.act(u2, "relu"), 48, 24, act=None), d1)
+    return n.conv(n.act(u1, "relu"), 24, 7, 1, p=0, act=None)
+
+
+def pool_mix_b6(n):
+    """Batch 6 at 48x48: parallel max and average pools concatenated, HardSwish, ReLU6."""
+    x = n.conv("input", 3, 20, 3, 1, act="hswish")
+    a = n.maxpool(x, 3, 1, 1)
+    b = n.avgpool(x, 3, 1, 1)
+    x = n.concat([a, b, x])
+    x = n.conv(x, 60, 40, 3, 2, act="relu6")
+    x = n.maxpool(x, 2, 2)
+    x = n.conv(x, 40, 80, 3, 1, act="hswish")
+    return n.classifier(x, 80, 16)
+
+
+def deep_narrow_160(n):
+    """Ten 3x3 convs of 8 to 24 channels at 160x160, ReLU6, one stride 2: long groups at high resolution."""
+    x, cin = "input", 3
+    for i, cout in enumerate([8, 8, 12, 12, 16, 16, 20, 20, 24, 24]):
+        x = n.conv(x, cin, cout, 3, 2 if i == 4 else 1, act="relu6")
+        cin = cout
+    return n.conv(x, cin, 2, 1, p=0, act="sigmoid")
+
+
+def ghost_like_99(n):
+    """Ghost modules (a conv, a cheap depthwise conv of it, concatenated) at an odd 99x99, LeakyReLU."""
+    def ghost(x, cin, cout):
+        half = cout // 2
+        p = n.conv(x, cin, half, 1, p=0, act="leaky")
+        c = n.conv(p, half, half, 3, 1, group=half, act="leaky")
+        return n.concat([p, c])
+    x = n.conv("input", 3, 16, 3, 2)
+    x = n.add(x, ghost(x, 16, 16))
+    x = ghost(n.conv(x, 16, 32, 3, 2), 32, 48)
+    x = n.maxpool(ghost(x, 48, 64), 2, 2)
+    return n.classifier(x, 64, 5)
+
+
+def wide_1x1_b8(n):
+    """Batch 8 at 14x14, wide 1x1 convs (256 to 512 channels) and a Gemm head."""
+    x = n.conv("input", 64, 256, 1, p=0)
+    y = n.conv(x, 256, 512, 1, p=0)
+    y = n.conv(y, 512, 256, 1, p=0, act=None)
+    x = n.act(n.add(x, y), "relu")
+    x = n.conv(x, 256, 384, 3, 2)
+    return n.classifier(x, 384, 100)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -386,6 +477,14 @@ ZOO = {
     "resnext_b4": (resnext_b4, [4, 3, 64, 64]),
     "wide_stem_b5": (wide_stem_b5, [5, 3, 96, 96]),
     "grouped_b2": (grouped_b2, [2, 3, 80, 80]),
+    # round 2
+    "efficient_like": (efficient_like, [1, 3, 112, 112]),
+    "preact_resnet_b3": (preact_resnet_b3, [3, 3, 64, 64]),
+    "hourglass_b2": (hourglass_b2, [2, 3, 96, 96]),
+    "pool_mix_b6": (pool_mix_b6, [6, 3, 48, 48]),
+    "deep_narrow_160": (deep_narrow_160, [1, 3, 160, 160]),
+    "ghost_like_99": (ghost_like_99, [1, 3, 99, 99]),
+    "wide_1x1_b8": (wide_1x1_b8, [8, 64, 14, 14]),
 }
 
 

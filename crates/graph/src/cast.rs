@@ -72,6 +72,19 @@ fn cast_op(name: String, from: TensorId, to: TensorId) -> Op {
     }
 }
 
+/// How an op of [`cast_wide_by`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// In the network's element type.
+    Narrow,
+    /// In the wider type, between casts.
+    Wide,
+    /// Wide inside, from either width: it reads each input as it is and writes the
+    /// network's type (a compiler's own cast in front of it is its own business, as
+    /// TPU-MLIR's f32 global average pool after a 16-bit op).
+    Either,
+}
+
 /// `g` with the ops `wide` picks computed in `bits`, wider than the network's element
 /// type, as an NPU compiler runs some ops (an average pool, a sigmoid) in f32 under a
 /// 16-bit type: each such op reads a [`OpKind::Cast`] of every input not already that
@@ -81,6 +94,16 @@ fn cast_op(name: String, from: TensorId, to: TensorId) -> Op {
 /// (as TPU-MLIR shares it): named `<reader>_cast<k>` after the first, placed right
 /// before it. Ops that are casts already are left alone.
 pub fn cast_wide(g: &Graph, wide: impl Fn(&Op) -> bool, bits: u32) -> Graph {
+    cast_wide_by(
+        g,
+        |op| if wide(op) { Width::Wide } else { Width::Narrow },
+        bits,
+    )
+}
+
+/// [`cast_wide`] with a [`Width`] for every op: an op of [`Width::Either`] reads its
+/// inputs without casts.
+pub fn cast_wide_by(g: &Graph, width: impl Fn(&Op) -> Width, bits: u32) -> Graph {
     let mut out = g.clone();
     let mut taken: HashSet<String> = names_in_use(g);
     let mut is_wide = vec![false; g.tensors.len()];
@@ -94,12 +117,13 @@ pub fn cast_wide(g: &Graph, wide: impl Fn(&Op) -> bool, bits: u32) -> Graph {
             continue;
         }
         let view = matches!(op.kind, OpKind::Flatten | OpKind::Reshape);
+        let either = !view && width(&op) == Width::Either;
         let runs_wide = if view {
             op.inputs.first().is_some_and(|&t| is_wide[t])
         } else {
-            wide(&op)
+            width(&op) == Width::Wide
         };
-        if !view {
+        if !view && !either {
             let mut made = 0;
             for k in 0..op.inputs.len() {
                 let t = op.inputs[k];
@@ -216,5 +240,39 @@ mod tests {
         assert_eq!(w.ops[6].inputs[1], w.ops[4].outputs[0]);
         // nothing wide, nothing changes
         assert_eq!(cast_wide(&g, |_| false, 32), g);
+    }
+
+    #[test]
+    fn an_op_of_either_width_reads_a_wide_tensor_without_a_cast() {
+        // a SiLU in f32 feeding a global average pool (computed wide from either width)
+        // and a mul (narrow): only the mul reads a cast back
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", Shape4::new(1, 4, 8, 8));
+        let s = b.act("silu", x, crate::ir::Activation::Silu).unwrap();
+        let p = b.add_op("gap", OpKind::GlobalAvgPool, &[s], &[]).unwrap();
+        let m = b.add_op("mul", OpKind::Mul, &[s, x], &[]).unwrap();
+        b.output(p);
+        b.output(m);
+        let g = b.finish().unwrap();
+        let width = |o: &Op| match o.kind {
+            OpKind::Act(_) => Width::Wide,
+            OpKind::GlobalAvgPool => Width::Either,
+            _ => Width::Narrow,
+        };
+        let w = cast_wide_by(&g, width, 32);
+        validate(&w).unwrap();
+        let names: Vec<&str> = w.ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["silu_cast0", "silu", "gap", "mul_cast0", "mul"]);
+        let silu_out = w.ops[1].outputs[0];
+        assert_eq!(
+            w.ops[2].inputs,
+            vec![silu_out],
+            "the pool reads the f32 tensor"
+        );
+        assert_eq!(
+            w.tensors[w.ops[2].outputs[0]].bits, None,
+            "and writes 16 bits"
+        );
+        assert_eq!(w.ops[4].inputs[0], w.ops[3].outputs[0]);
     }
 }

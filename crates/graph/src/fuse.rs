@@ -1,4 +1,5 @@
-//! Batch-norm and activation folding: the inference form TPU-MLIR plans.
+//! Batch-norm and activation folding, and TPU-MLIR's other canonicalizations of CNNs: the
+//! inference form TPU-MLIR plans.
 //!
 //! Rules (each applies only when the intermediate tensor has exactly one consumer and is
 //! not a graph output, so no observable value disappears):
@@ -22,6 +23,12 @@
 //!   2.4 MB of f16 weights, and the first block's projection (32 → 16) into the next
 //!   expansion (16 → 96); TPU-MLIR's layer-group caches list neither dropped conv.
 //!
+//! - **`x · sigmoid(x)` becomes one SiLU** (TPU-MLIR's `MulToSiLU`): a Mul of two inputs
+//!   with no fused activation, one of them a sigmoid of the other that nothing else reads.
+//!   The SiLU keeps the Mul's output and, for TPU-MLIR's names, its op type
+//!   ([`Op::source_type`] `Mul`: `mul5_Mul`); the sigmoid is dropped. Applied first, so
+//!   a ReLU after such a Mul stays a separate op.
+//!
 //! Unused tensors (the folded intermediates, BN scales) are removed and ids renumbered;
 //! the result passes the validator.
 
@@ -32,7 +39,7 @@ use crate::ir::{Activation, Graph, Op, OpKind, Shape4, Tensor, TensorId};
 /// 1×1 convs merged into the conv after them (see the module docs). `g` must be valid;
 /// the result is validated.
 pub fn fuse(g: &Graph) -> Result<Graph> {
-    merge_linear_1x1(&fold(g)?)
+    merge_linear_1x1(&fold(&silu(g)?)?)
 }
 
 /// How many times each tensor is read (graph outputs count once) and which op writes it.
@@ -47,6 +54,51 @@ fn uses_and_producers(g: &Graph) -> (Vec<usize>, Vec<Option<usize>>) {
         producer[op.outputs[0]] = Some(i);
     }
     (uses, producer)
+}
+
+/// TPU-MLIR's `MulToSiLU` canonicalization alone: a two-input Mul (no fused activation)
+/// of `x` and `sigmoid(x)`, where the sigmoid's output has no other reader, becomes one
+/// SiLU of `x` named after the Mul (`mul5_Mul`); the sigmoid is dropped.
+fn silu(g: &Graph) -> Result<Graph> {
+    crate::validate::validate(g)?;
+    let (uses, producer) = uses_and_producers(g);
+    let mut ops: Vec<Op> = g.ops.clone();
+    let mut removed = vec![false; ops.len()];
+    for i in 0..ops.len() {
+        let op = &ops[i];
+        if !matches!(op.kind, OpKind::Mul) || op.fused_act.is_some() || !op.weights.is_empty() {
+            continue;
+        }
+        let [a, b] = op.inputs[..] else { continue };
+        // the sigmoid writing `s` from `x` alone, read only here
+        let sigmoid_of = |s: TensorId, x: TensorId| {
+            producer[s].filter(|&p| {
+                let sig = &ops[p];
+                !removed[p]
+                    && uses[s] == 1
+                    && sig.kind == OpKind::Act(Activation::Sigmoid)
+                    && sig.fused_act.is_none()
+                    && sig.inputs == [x]
+            })
+        };
+        let (x, sigmoid) = match (sigmoid_of(b, a), sigmoid_of(a, b)) {
+            (Some(p), _) => (a, p),
+            (None, Some(p)) => (b, p),
+            (None, None) => continue,
+        };
+        removed[sigmoid] = true;
+        let op = &mut ops[i];
+        op.kind = OpKind::Act(Activation::Silu);
+        op.inputs = vec![x];
+        op.source_type = Some("Mul".into());
+    }
+    let ops = ops
+        .into_iter()
+        .zip(removed)
+        .filter(|(_, r)| !r)
+        .map(|(o, _)| o)
+        .collect();
+    compact(g, ops)
 }
 
 /// Batch-norm and activation folding alone.
@@ -254,6 +306,42 @@ mod tests {
         assert_eq!(g.tensors[conv_out].name, "c");
         assert_eq!(g.ops[1].inputs[0], conv_out);
         assert!(g.tensors.iter().all(|t| t.name != "bn"));
+    }
+
+    #[test]
+    fn x_times_its_sigmoid_becomes_one_silu_named_after_the_mul() {
+        // swish as torch exports it: Mul(x, Sigmoid(x)), in either operand order
+        for sigmoid_first in [false, true] {
+            let mut b = GraphBuilder::new("t");
+            let x = b.input("x", Shape4::new(1, 4, 8, 8));
+            let y = b.conv("c", x, 4, 3, 1, 1, 1, true).unwrap();
+            let s = b.act("sig", y, Activation::Sigmoid).unwrap();
+            let ins = if sigmoid_first { [s, y] } else { [y, s] };
+            let m = b.add_op("mul5", OpKind::Mul, &ins, &[]).unwrap();
+            b.output(m);
+            let g = fuse(&b.finish().unwrap()).unwrap();
+            assert_eq!(g.ops.len(), 2);
+            let silu = &g.ops[1];
+            assert_eq!(silu.kind, OpKind::Act(Activation::Silu));
+            assert_eq!(silu.inputs, g.ops[0].outputs);
+            assert_eq!(g.tensors[silu.outputs[0]].name, "mul5");
+            assert_eq!(silu.source_type.as_deref(), Some("Mul"));
+        }
+        // a sigmoid read elsewhere too, or of another tensor, stays a sigmoid and a mul
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", Shape4::new(1, 4, 8, 8));
+        let y = b.conv("c", x, 4, 3, 1, 1, 1, true).unwrap();
+        let s = b.act("sig", y, Activation::Sigmoid).unwrap();
+        let m = b.add_op("gate", OpKind::Mul, &[x, s], &[]).unwrap();
+        let m2 = b.add_op("swish", OpKind::Mul, &[y, s], &[]).unwrap();
+        b.output(m);
+        b.output(m2);
+        let g = fuse(&b.finish().unwrap()).unwrap();
+        assert!(g
+            .ops
+            .iter()
+            .all(|o| o.kind != OpKind::Act(Activation::Silu)));
+        assert_eq!(g.ops.len(), 4);
     }
 
     #[test]

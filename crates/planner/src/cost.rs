@@ -167,12 +167,13 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
     (channels, bytes / channels < t.small_coeff_bytes)
 }
 
-/// Cycles of a first-layer conv as the backend lowers it with its "3ic" trick
+/// Cycles of a conv on few input channels as the backend lowers it with its "3ic" trick
 /// ([`crate::timestep::is_3ic_conv`]), for `row_pos` output positions × lane rows
 /// (`out_pos` positions) and `real_area` input positions: kernel rows (or, when
 /// `ic·kh·kw` fits one pass of EU_NUM channels, the whole kernel) folded into the
-/// channels, so the CONV command runs `kw` taps (or 1) over ⌈ic′ / EU_NUM⌉ passes of
-/// EU_NUM channels at the MAC rate. Before it, the input is broadcast over the lanes
+/// channels, so the CONV command runs `kw` taps (or 1) over ⌈ic′ / P⌉ passes of the
+/// chip's `P` input channels a pass (`conv_ic_bytes` at the plan's type: bm1684x F16
+/// 32 = EU_NUM, bm1688 16 = 2 EU_NUM) at the MAC rate. Before it, the input is broadcast over the lanes
 /// (`real_area · (ic + 1) / EU_NUM`, the input positions the slice really reads: no
 /// padding rows) and laid out folded on the pooling unit: `kh·kw` passes of the output
 /// positions' EU rows with the whole kernel folded, `kh` with its rows, a stride taking
@@ -182,9 +183,11 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
 /// one, the whole kernel folded, 3,136 + 6,272 + 10,584 (+ 808); the zoo's U-Net's
 /// 3×3/1 on 128²: bm1684x 4,096 + 2,048 + 4,608 (+ 1,028), bm1688 (rows folded) 24,576
 /// + 8,192 + 6,144 (+ 4,100): these formulas exactly. bm1688's ResNet conv1 in 4 H
-/// slices: 180,320 + 27,440 + 22,540 (ours 131,712 + 25,088 + 21,952: its CONV command
-/// runs 1.37× our MAC rate). The plain MAC count gives 14,406 and 1,323 cycles on
-/// bm1684x.
+/// slices: 180,320 + 27,440 + 22,540 (ours 175,616 + 25,088 + 21,952; 131,712 for the
+/// CONV when its passes were of EU_NUM channels). Beyond first layers (the zoo's U-Net's
+/// 16 → 16 and 16 → 32 on bm1684x, 24,576 + 8,704 + 1,536 and 6,144 + 2,176 + 384; an
+/// inception's 8-channel 5×5, 2,880 + 324 + 180): these formulas exactly. The plain MAC
+/// count gives 14,406 and 1,323 cycles on bm1684x for the first two.
 fn three_ic_cycles(
     p: &tpusim_graph::ConvParams,
     ic: u64,
@@ -202,7 +205,8 @@ fn three_ic_cycles(
     } else {
         (ic * kh, kw, kh * if strided { 2.0 } else { 1.0 })
     };
-    let conv = row_pos * taps * (folded / eu).ceil() * eu / t.used.macs_per_cycle_per_lane;
+    let unit = t.conv_ic_per_pass.max(1.0);
+    let conv = row_pos * taps * (folded / unit).ceil() * unit / t.used.macs_per_cycle_per_lane;
     conv + real_area * (ic + 1.0) / eu + out_pos * layout / eu
 }
 
@@ -334,7 +338,7 @@ pub fn op_cycles_as(
             / t.used.macs_per_cycle_per_lane
     };
     let base = match &op.kind {
-        OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c) => {
+        OpKind::Conv(p) if !plain && crate::timestep::is_3ic_conv(&op.kind, x.c, t.ic_parallel) => {
             // input area (all channels) behind the output rows computed: the rows a
             // stride covers (the fold), and the real rows of the slice (the broadcast)
             let area = (n_len * h_len) as f64 * (x.h * x.w) as f64 / y.h.max(1) as f64;
@@ -473,11 +477,13 @@ fn spread_positions(s: Shape4, n_len: u64, h_len: u64, npu_num: u64, unit: f64) 
 /// elements (bm1684x 3.5–3.9 cycles an element a lane on 16-element rows, bm1688
 /// 14.0–14.3 on 4-element rows: U-Net's, SE gates', a decoder's and odd-channel nets'
 /// own groups); hard-sigmoid and hard-swish 5 (a MobileNetV3-like net, every one); a
-/// leaky ReLU 3 (a decoder's three, 264 cycles over 84 rows). Others one pass.
+/// leaky ReLU 3 (a decoder's three, 264 cycles over 84 rows). A SiLU (`x · sigmoid(x)`,
+/// which TPU-MLIR fuses) as a sigmoid, as the transformer path times it
+/// ([`crate::nd_global::function_ops`]). Others one pass.
 fn act_passes(a: tpusim_graph::Activation) -> f64 {
     use tpusim_graph::Activation as A;
     match a {
-        A::Sigmoid | A::Tanh => 57.0,
+        A::Sigmoid | A::Tanh | A::Silu => 57.0,
         A::HardSigmoid | A::HardSwish => 5.0,
         A::LeakyRelu => 3.0,
         _ => 1.0,
@@ -523,7 +529,14 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
     let f32_pool = matches!(op.kind, OpKind::GlobalAvgPool) && bits < 32;
     let mut cast = 0f64;
     if f32_pool {
-        for x in op.inputs.iter().filter_map(|&i| graph.tensors.get(i)) {
+        // (an input in f32 already, an f32 op's output, is read as it is)
+        let narrow = |x: &&tpusim_graph::Tensor| x.bits.unwrap_or(bits) < 32;
+        for x in op
+            .inputs
+            .iter()
+            .filter_map(|&i| graph.tensors.get(i))
+            .filter(narrow)
+        {
             let e = x.shape.elements().unwrap_or(u64::MAX);
             let (from, to) = (bytes_of(e, x.bits.unwrap_or(bits)), bytes_of(e, 32));
             bytes = bytes.saturating_add(from).saturating_add(to);

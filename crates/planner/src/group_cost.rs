@@ -409,9 +409,16 @@ mod tests {
                             continue;
                         };
                         for stream in [false, true] {
-                            let (blocks, steps) =
-                                build(&g, &chip.geometry, opts.dtype, &gt, &slicing, stream)
-                                    .unwrap();
+                            let (blocks, steps) = build(
+                                &g,
+                                &chip.geometry,
+                                opts.dtype,
+                                &gt,
+                                &slicing,
+                                stream,
+                                ctx.timing.ic_parallel,
+                            )
+                            .unwrap();
                             let exposed: Vec<bool> = blocks
                                 .iter()
                                 .map(|b| occupancy(b.start, b.end, steps.k, slicing.is_sliced()).1)

@@ -335,7 +335,20 @@ pub fn prepare(
     if how.f32_ops.is_empty() {
         return Ok(tpu_mlir_order(g));
     }
-    let wide = tpusim_graph::cast::cast_wide(g, |op| how.f32_ops.runs_in_f32(op), 32);
+    // a global average pool computes in f32 from either width (TPU-MLIR casts a 16-bit
+    // input in front of it, implicitly here: see `tpumlir::lowering`), so it reads an
+    // f32 op's output as it is (an SE block after a SiLU)
+    let width = |op: &tpusim_graph::Op| {
+        use tpusim_graph::cast::Width;
+        if how.f32_ops.runs_in_f32(op) {
+            Width::Wide
+        } else if matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool) {
+            Width::Either
+        } else {
+            Width::Narrow
+        }
+    };
+    let wide = tpusim_graph::cast::cast_wide_by(g, width, 32);
     Ok(tpu_mlir_order(&wide))
 }
 

@@ -45,6 +45,7 @@ impl Ctx<'_> {
             gt,
             slicing,
             stream_weights,
+            self.timing.ic_parallel,
         )?;
         let sliced = slicing.is_sliced();
         // unsliced: loads moved to earlier steps with DMA time to spare, if that layout

@@ -103,11 +103,20 @@ pub fn weight_local_shape(s: tpusim_graph::Shape4) -> (u64, u64, u64, u64) {
     }
 }
 
-/// Whether the NPU backend lowers `kind` on `in_c` input channels with its "3ic" trick (a
-/// dense conv on at most 4 channels with a kernel taller than 1: kernel rows folded
-/// into channels, in a scratch buffer).
-pub fn is_3ic_conv(kind: &OpKind, in_c: u64) -> bool {
-    matches!(kind, OpKind::Conv(p) if p.groups == 1 && in_c <= 4 && p.kernel[0] > 1)
+/// Whether the NPU backend lowers `kind` on `in_c` input channels with its "3ic" trick:
+/// kernel rows (or, see [`crate::cost`], the whole kernel) folded into the input
+/// channels, the input broadcast over the lanes into a scratch buffer. TPU-MLIR 1.30.2's
+/// weight reorder sets `use_3ic_optimize` for a dense conv with a kernel taller than 1
+/// when `in_c · kh` is at most its IC_PARALLEL (`ic_parallel`: bm1684x 64, bm1688 32,
+/// the int8 count under every type): every such conv of the zoos' final MLIR has it
+/// (bm1684x: 8, 12, 16 and 20 channels on 3×3 kernels, 4 and 8 on 5×5; not 24 on 3×3
+/// or 13 on 5×5; bm1688: 8 on 3×3, not 12, nor 8 on 5×5), and its codegen profile
+/// runs them with one lane broadcast per input channel. (A kernel one row high whose
+/// columns fit is folded by columns there; not modelled.)
+pub fn is_3ic_conv(kind: &OpKind, in_c: u64, ic_parallel: u64) -> bool {
+    matches!(kind, OpKind::Conv(p) if p.groups == 1
+        && p.kernel[0] > 1
+        && in_c.saturating_mul(p.kernel[0]) <= ic_parallel)
 }
 
 /// Bytes per lane of a weight block: [`weight_local_shape`] in the compact layout (no
@@ -168,15 +177,16 @@ pub fn bn_is_dense(channels: u64, npu_num: u64) -> bool {
 /// `buffer_size` of the compiled graph, bm1684x and bm1688, every case reproduced exactly):
 /// a depthwise conv holds its output slice at 32 bits, one input plane and its taps (so
 /// does a batch-norm no conv absorbed, when TPU-MLIR makes it depthwise); a
-/// conv on ≤ 4 input channels is lowered with kernel rows (and columns, when
-/// `ic·kh·kw ≤ EU_BYTES/2`) folded into channels ("3ic"), which needs one channel of the
-/// rearranged input per lane.
+/// conv on few input channels ([`is_3ic_conv`] under `ic_parallel`) is lowered with
+/// kernel rows (and columns, when `ic·kh·kw ≤ EU_BYTES/2`) folded into channels
+/// ("3ic"), which needs one channel of the rearranged input per lane.
 pub fn buffer_size(
     chip: &Chip,
     dtype: ElementType,
     kind: &OpKind,
     in_nch: (u64, u64, u64, u64),
     out_nch: (u64, u64, u64, u64),
+    ic_parallel: u64,
 ) -> Result<Option<u64>> {
     match kind {
         OpKind::Conv(p) if p.groups > 1 && p.groups == in_nch.1 && p.groups == out_nch.1 => {
@@ -188,7 +198,7 @@ pub fn buffer_size(
         OpKind::BatchNorm if !bn_is_dense(in_nch.1, chip.npu_num) => {
             depthwise_buffer(chip, dtype, in_nch, out_nch, 1).map(Some)
         }
-        OpKind::Conv(p) if is_3ic_conv(kind, in_nch.1) => {
+        OpKind::Conv(p) if is_3ic_conv(kind, in_nch.1, ic_parallel) => {
             let (ic, kh, kw) = (in_nch.1, p.kernel[0], p.kernel[1]);
             let (n, _, oh, ow) = out_nch;
             // kh and kw folded: one output-sized plane; kh only: output rows × input width
@@ -222,7 +232,7 @@ pub fn buffer_size(
             let (n, c, h, w) = out_nch;
             Ok(Some(lane_size(chip, ElementType::F32, n, c, h, w)?))
         }
-        OpKind::Act(Activation::Sigmoid | Activation::Tanh) => {
+        OpKind::Act(Activation::Sigmoid | Activation::Tanh | Activation::Silu) => {
             // twice one image's output and 128 bytes (the compiled graphs of the zoo,
             // bm1684x and bm1688, f32: SE gates of 1, 2, 3 channels a lane on 1×1, 64 →
             // 256, 128 → 384, 192 → 512 bytes; a tanh on 3×27×38² 17,472 → 11,776); more
@@ -264,7 +274,8 @@ fn depthwise_buffer(
 
 /// Build the blocks and the step table of group `gt` sliced as `slicing` (more than one
 /// slice: weights resident, or reloaded in every slice when `stream_weights`). Blocks
-/// are sized by each tensor's largest slice.
+/// are sized by each tensor's largest slice; `ic_parallel` decides which convs have a
+/// 3ic buffer ([`is_3ic_conv`]).
 pub fn build(
     graph: &Graph,
     chip: &Chip,
@@ -272,6 +283,7 @@ pub fn build(
     gt: &GroupTensors,
     slicing: &Slicing,
     stream_weights: bool,
+    ic_parallel: u64,
 ) -> Result<(Vec<BlockSpec>, Steps)> {
     let resident = slicing.is_sliced() && !stream_weights;
     let k = (gt.last - gt.first + 1) as u64;
@@ -386,6 +398,7 @@ pub fn build(
             &op.kind,
             (xn, xs.c, xh, xs.w),
             (yn, ys.c, yh, ys.w),
+            ic_parallel,
         )? {
             let s = step_of(o);
             blocks.push(BlockSpec {

@@ -291,6 +291,10 @@ pub struct Timing {
     /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
     /// EU_NUM, one per execution unit.
     pub eltwise_per_cycle_per_lane: f64,
+    /// TPU-MLIR's IC_PARALLEL as a channel count, whatever the element type: a conv
+    /// whose input channels times kernel rows fit it is lowered with its "3ic" fold
+    /// ([`crate::timestep::is_3ic_conv`]; the chip's `conv_ic_bytes`, EU_BYTES if unset).
+    pub ic_parallel: u64,
     /// Rows from which a matmul runs its rows across the lanes (the chip's
     /// `matmul_lane_rows_from`, 1 if unset).
     pub matmul_lane_rows_from: f64,
@@ -353,6 +357,7 @@ impl Timing {
             conv_position_group,
             conv_ic_per_pass: (ic_bytes * 8.0 / f64::from(dtype.bits().max(1))).max(1.0),
             eltwise_per_cycle_per_lane: eu_num,
+            ic_parallel: ic_bytes as u64,
             matmul_lane_rows_from: t.matmul_lane_rows_from.unwrap_or(1.0),
             dtype_bits: dtype.bits(),
         })
@@ -368,6 +373,7 @@ impl Timing {
             conv_position_group: 1.0,
             conv_ic_per_pass: eu_num,
             eltwise_per_cycle_per_lane: eu_num,
+            ic_parallel: eu_bytes,
             matmul_lane_rows_from: 1.0,
             dtype_bits,
         }

@@ -229,9 +229,49 @@ struct ConflictSets {
     npu: Vec<Vec<usize>>,
     dma: Vec<Vec<usize>>,
     member: Vec<u32>,
+    /// Per buffer, the steps whose sets held it at the start (sets only shrink).
+    steps_of: Vec<Vec<usize>>,
+    /// Whether a first [`ConflictSets::remove`] has visited every step.
+    settled: bool,
 }
 
 impl ConflictSets {
+    /// The sets of `table`'s steps with ops (buffers below `count` only).
+    fn new(table: &StepTable, count: usize) -> ConflictSets {
+        let n = table.len();
+        let mut sets = ConflictSets {
+            npu: vec![Vec::new(); n],
+            dma: vec![Vec::new(); n],
+            member: vec![0; count],
+            steps_of: vec![Vec::new(); count],
+            settled: false,
+        };
+        for t in (0..n).filter(|&t| !table.ops[t].is_empty()) {
+            for op in &table.ops[t] {
+                for &x in op.operands.iter().chain(&op.results) {
+                    if x < count && !sets.npu[t].contains(&x) {
+                        sets.npu[t].push(x);
+                        sets.join(x, t);
+                    }
+                }
+            }
+            for &(x, _) in &table.dma[t] {
+                if x < count && !sets.dma[t].contains(&x) {
+                    sets.dma[t].push(x);
+                    sets.join(x, t);
+                }
+            }
+        }
+        sets
+    }
+
+    fn join(&mut self, x: usize, t: usize) {
+        self.member[x] += 1;
+        if self.steps_of[x].last() != Some(&t) {
+            self.steps_of[x].push(t);
+        }
+    }
+
     fn drop_from(list: &mut Vec<usize>, member: &mut [u32], x: usize, zeroed: &mut Vec<usize>) {
         if let Some(p) = list.iter().position(|&y| y == x) {
             list.swap_remove(p);
@@ -252,16 +292,24 @@ impl ConflictSets {
     }
 
     /// TPU-MLIR's `conflict_heap_delete` after placing `x`; returns the buffers no set
-    /// holds any more.
+    /// holds any more. It visits every step, but after the first call every step
+    /// holds (an op set with at least one buffer, or no DMA set) and (an op set
+    /// of two or more, or a DMA set), and only steps whose sets held `x` can change.
     fn remove(&mut self, x: usize) -> Vec<usize> {
+        let steps: Vec<usize> = if self.settled {
+            std::mem::take(&mut self.steps_of[x])
+        } else {
+            self.settled = true;
+            (0..self.npu.len()).collect()
+        };
         let mut zeroed = Vec::new();
-        for t in 0..self.npu.len() {
+        for &t in &steps {
             Self::drop_from(&mut self.npu[t], &mut self.member, x, &mut zeroed);
             if self.npu[t].is_empty() && !self.dma[t].is_empty() {
                 Self::clear(&mut self.dma[t], &mut self.member, &mut zeroed);
             }
         }
-        for t in 0..self.npu.len() {
+        for &t in &steps {
             Self::drop_from(&mut self.dma[t], &mut self.member, x, &mut zeroed);
             if self.npu[t].len() == 1 && self.dma[t].is_empty() {
                 Self::clear(&mut self.npu[t], &mut self.member, &mut zeroed);
@@ -543,30 +591,7 @@ pub fn allocate(
     }
     // the conflict sets: per step, buffers of its ops and of its transfers; `member`
     // counts the sets holding each buffer (its conflict flag is `member > 0`)
-    let mut sets = ConflictSets {
-        npu: vec![Vec::new(); n],
-        dma: vec![Vec::new(); n],
-        member: vec![0; bufs.len()],
-    };
-    for t in 0..n {
-        if table.ops[t].is_empty() {
-            continue;
-        }
-        for op in &table.ops[t] {
-            for &x in op.operands.iter().chain(&op.results) {
-                if x < bufs.len() && !sets.npu[t].contains(&x) {
-                    sets.npu[t].push(x);
-                    sets.member[x] += 1;
-                }
-            }
-        }
-        for &(x, _) in &table.dma[t] {
-            if x < bufs.len() && !sets.dma[t].contains(&x) {
-                sets.dma[t].push(x);
-                sets.member[x] += 1;
-            }
-        }
-    }
+    let mut sets = ConflictSets::new(table, bufs.len());
     if live_peak(bufs, table, lane.align, hold_all) > lane.bytes {
         // no placement can fit: the bytes held in some step exceed the lane
         let big = (0..bufs.len()).max_by_key(|&i| bufs[i].size).unwrap_or(0);

@@ -794,12 +794,7 @@ fn split_pieces(split: &TxLayer) -> Vec<TxLayer> {
 }
 
 fn runs_in_f32(f32_ops: F32Ops, op_type: &str) -> bool {
-    let onnx = if op_type == "SiLU" {
-        "Sigmoid"
-    } else {
-        op_type
-    };
-    f32_ops.runs_in_f32_onnx(onnx)
+    f32_ops.runs_in_f32_onnx(op_type)
 }
 
 /// `layer` in f32 between a cast in and a cast out.

@@ -57,14 +57,31 @@ impl PipelinedPlacer {
     /// transfer held throughout instead.
     fn fit_pipelined(&self, ctx: &Ctx<'_>, gt: &GroupTensors, slicing: &Slicing) -> Result<Fitted> {
         let sliced = slicing.is_sliced();
-        let (mut blocks, mut steps) = build(ctx.graph, ctx.chip, ctx.dtype, gt, slicing, false)?;
+        let ic_parallel = ctx.timing.ic_parallel;
+        let (mut blocks, mut steps) = build(
+            ctx.graph,
+            ctx.chip,
+            ctx.dtype,
+            gt,
+            slicing,
+            false,
+            ic_parallel,
+        )?;
         let weights = blocks
             .iter()
             .filter(|b| b.kind == BlockKind::Weight)
             .fold(0u64, |a, b| a.saturating_add(b.size));
         let stream = sliced && weights >= ctx.geo.lane_bytes;
         if stream {
-            (blocks, steps) = build(ctx.graph, ctx.chip, ctx.dtype, gt, slicing, true)?;
+            (blocks, steps) = build(
+                ctx.graph,
+                ctx.chip,
+                ctx.dtype,
+                gt,
+                slicing,
+                true,
+                ic_parallel,
+            )?;
         }
         // where our cycles are not TPU-MLIR's (see `calib`), a group must also fit,
         // searching, with the moves timed by our full DMA cycles: with the fitted
@@ -258,6 +275,7 @@ impl PipelinedPlacer {
                                 .inputs
                                 .first()
                                 .map_or(0, |&x| ctx.graph.tensors[x].shape.c),
+                            ctx.timing.ic_parallel,
                         )
                     }),
                 }

@@ -1,9 +1,10 @@
 //! Which ops TPU-MLIR 1.30.2 computes in f32 under a 16-bit quantization (F16/BF16): the
 //! chip file's `tpu_mlir_f32_ops`, read off TPU-MLIR's lowered MLIR
 //! (`*_tpu_opt.mlir`) for the zoo of `bench/tpumlir_zoo.py`. On bm1684x: average
-//! pools, Sigmoid, Tanh and HardSigmoid; on bm1688 the same but HardSigmoid, which it
-//! runs in 16 bits. (Global average pools also run in f32 on both; the cost model
-//! times those itself, see `cost::pool_store_bits`.)
+//! pools, Sigmoid, Tanh, SiLU (the `x · sigmoid(x)` TPU-MLIR fuses: `tpu.Active` SILU on
+//! f32 tensors, both chips, in the zoo's EfficientNet-like net) and HardSigmoid; on
+//! bm1688 the same but HardSigmoid, which it runs in 16 bits. (Global average pools also
+//! run in f32 on both; the cost model times those itself, see `cost::pool_store_bits`.)
 //!
 //! The planner runs the named ops in f32 with explicit casts around them
 //! ([`tpusim_graph::cast::cast_wide`]), so their f32 tensors take their room in local
@@ -65,7 +66,8 @@ impl F32Ops {
         kind_name(op).is_some_and(|n| self.holds(n))
     }
 
-    /// Whether an ONNX node of type `op_type` (`Tanh`, `AveragePool`, …) computes in f32.
+    /// Whether an ONNX node of type `op_type` (`Tanh`, `AveragePool`, …; `SiLU` for the
+    /// transformer form's fused SiLU) computes in f32.
     pub fn runs_in_f32_onnx(&self, op_type: &str) -> bool {
         onnx_name(op_type).is_some_and(|n| self.holds(n))
     }
@@ -90,6 +92,7 @@ fn onnx_name(op_type: &str) -> Option<&'static str> {
         "Relu" => "relu",
         "LeakyRelu" => "leaky_relu",
         "Sigmoid" => "sigmoid",
+        "SiLU" => "silu",
         "Tanh" => "tanh",
         "HardSigmoid" => "hard_sigmoid",
         "HardSwish" => "hard_swish",

@@ -158,7 +158,16 @@ fn conv_buffers_are_tpu_mlirs() {
     ];
     for (chip, k, s, g, x, y, want) in cases {
         let c = NpuChip::preset(chip).unwrap();
-        let got = buffer_size(&c.geometry, ElementType::F16, &conv(k, s, g), x, y).unwrap();
+        let ic_parallel = c.timing_at(ElementType::F16).unwrap().ic_parallel;
+        let got = buffer_size(
+            &c.geometry,
+            ElementType::F16,
+            &conv(k, s, g),
+            x,
+            y,
+            ic_parallel,
+        )
+        .unwrap();
         assert_eq!(
             got,
             Some(want),
@@ -173,6 +182,7 @@ fn conv_buffers_are_tpu_mlirs() {
         &conv(3, 1, 1),
         (1, 64, 56, 56),
         (1, 64, 56, 56),
+        64,
     );
     assert_eq!(dense.unwrap(), None);
 }
@@ -194,7 +204,7 @@ fn a_batch_norm_alone_has_a_depthwise_buffer_when_its_channels_fill_the_lanes() 
     for (chip, c, hw, want) in cases {
         let g = NpuChip::preset(chip).unwrap().geometry;
         let x = (1, c, hw, hw);
-        let got = buffer_size(&g, ElementType::F16, &OpKind::BatchNorm, x, x).unwrap();
+        let got = buffer_size(&g, ElementType::F16, &OpKind::BatchNorm, x, x, 64).unwrap();
         assert_eq!(got, want, "{chip} BN on {c} channels of {hw}x{hw}");
     }
 }

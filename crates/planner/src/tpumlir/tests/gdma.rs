@@ -171,7 +171,7 @@ fn bm1688_transfers_as_tpu_mlir_estimates_them() {
             .find(|o| name.strip_suffix("_filter_reorderd") == Some(loc_name(&g, o).as_str()))
         {
             let s = g.tensors[op.weights[0]].shape;
-            if crate::timestep::is_3ic_conv(&op.kind, s.c) {
+            if crate::timestep::is_3ic_conv(&op.kind, s.c, t.ic_parallel) {
                 continue; // a first-layer filter, laid out for the 3ic lowering
             }
             (Dir::Load, weight_load_cycles(&t, s, 16))
