@@ -324,7 +324,7 @@ fn text_summary() {
 }
 
 #[test]
-fn the_f32_input_is_cast_on_the_chip_unless_it_arrives_in_the_dtype() {
+fn the_f32_input_and_output_are_cast_on_the_chip_unless_they_are_in_the_dtype() {
     let all_ops = |v: &Value| -> Vec<String> {
         let mut ops: Vec<String> = v["groups"]
             .as_array()
@@ -342,16 +342,19 @@ fn the_f32_input_is_cast_on_the_chip_unless_it_arrives_in_the_dtype() {
     let f32 = plan_json(&["resnet18", "--resolution", "64", "--dtype", "f32"]);
     let with: Vec<String> = all_ops(&cast);
     let without: Vec<String> = all_ops(&same);
-    assert_eq!(with.len(), without.len() + 1);
+    // the input's cast to f16 and, as TPU-MLIR stores a 16-bit network's output in
+    // f32, the fc output's cast back
+    assert_eq!(with.len(), without.len() + 2);
     assert!(with.iter().any(|o| o == "input_cast"));
+    assert_eq!(with.iter().filter(|o| o.ends_with("_cast")).count(), 2);
     assert!(!without.iter().any(|o| o.ends_with("_cast")));
     // no cast when the plan is f32 itself
     assert!(!all_ops(&f32).iter().any(|o| o.ends_with("_cast")));
-    // all global, the cast adds its own traffic: 3 x 64 x 64 f32 in, f16 out (conv1
-    // reads the same f16 input either way)
+    // all global, the casts add their own traffic: 3 x 64 x 64 f32 in, f16 out (conv1
+    // reads the same f16 input either way), and 1,000 f16 logits in, f32 out
     let d = cast["gmem_bytes_all_global"].as_u64().unwrap()
         - same["gmem_bytes_all_global"].as_u64().unwrap();
-    assert_eq!(d, 3 * 64 * 64 * (4 + 2));
+    assert_eq!(d, 3 * 64 * 64 * (4 + 2) + 1000 * (2 + 4));
 }
 
 #[test]

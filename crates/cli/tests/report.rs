@@ -54,9 +54,11 @@ fn json_fields_are_the_contract() {
     assert_eq!(v["model"], "tiny");
     assert_eq!(v["chip"], "bm1684x");
     let layers = v["layers"].as_array().unwrap();
-    // the f32 input's cast (an NPU runs it on the chip, as TPU-MLIR does) and two convs
-    assert_eq!(layers.len(), 3);
+    // the f32 input's cast (an NPU runs it on the chip, as TPU-MLIR does), two convs
+    // and the cast of the 16-bit output to f32 (as TPU-MLIR stores it)
+    assert_eq!(layers.len(), 4);
     assert_eq!(layers[0]["op"], "cast");
+    assert_eq!(layers[3]["op"], "cast");
     for l in layers {
         for k in [
             "name",

@@ -29,14 +29,7 @@ pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
         if t.kind != TensorKind::Activation || !g.ops.iter().any(|o| o.inputs.contains(&x)) {
             continue;
         }
-        let name = unique(&mut taken, &format!("{}_cast", t.name));
-        let y = out.tensors.len();
-        out.tensors.push(Tensor {
-            name: name.clone(),
-            shape: t.shape,
-            kind: TensorKind::Activation,
-            bits: None,
-        });
+        let (name, y) = cast_tensor(&mut out, &mut taken, x, None);
         out.tensors[x].bits = Some(bits);
         for op in &mut out.ops {
             for i in op.inputs.iter_mut().filter(|i| **i == x) {
@@ -48,6 +41,53 @@ pub fn cast_inputs(g: &Graph, bits: u32) -> Graph {
     casts.append(&mut out.ops);
     out.ops = casts;
     out
+}
+
+/// `g` with a [`OpKind::Cast`] to `bits` after every network output that `narrow`
+/// picks, as TPU-MLIR stores a 16-bit network's outputs in f32 (unless `model_deploy
+/// --quant_output`): the output's producer keeps its tensor, a new tensor
+/// `<output>_cast` at `bits` made by an op of the same name right after the producer
+/// becomes the network output. Outputs no op writes stay as they are.
+pub fn cast_outputs(g: &Graph, bits: u32, narrow: impl Fn(TensorId) -> bool) -> Graph {
+    let mut out = g.clone();
+    let mut taken: HashSet<String> = names_in_use(g);
+    let mut ops: Vec<Op> = Vec::with_capacity(g.ops.len() + g.outputs.len());
+    for op in &g.ops {
+        ops.push(op.clone());
+        for &y in &op.outputs {
+            let t = &g.tensors[y];
+            if !narrow(y) || t.kind != TensorKind::Activation || !g.outputs.contains(&y) {
+                continue;
+            }
+            let (name, wide) = cast_tensor(&mut out, &mut taken, y, Some(bits));
+            for o in out.outputs.iter_mut().filter(|o| **o == y) {
+                *o = wide;
+            }
+            ops.push(cast_op(name, y, wide));
+        }
+    }
+    out.ops = ops;
+    out
+}
+
+/// A new activation tensor `<x>_cast` (a name no other has) of `x`'s shape held at
+/// `bits`, appended to `g`: its name and id.
+fn cast_tensor(
+    g: &mut Graph,
+    taken: &mut HashSet<String>,
+    x: TensorId,
+    bits: Option<u32>,
+) -> (String, TensorId) {
+    let t = &g.tensors[x];
+    let name = unique(taken, &format!("{}_cast", t.name));
+    let shape = t.shape;
+    g.tensors.push(Tensor {
+        name: name.clone(),
+        shape,
+        kind: TensorKind::Activation,
+        bits,
+    });
+    (name, g.tensors.len() - 1)
 }
 
 /// Every tensor and op name of `g` (a new name must be none of them).
@@ -240,6 +280,31 @@ mod tests {
         assert_eq!(w.ops[6].inputs[1], w.ops[4].outputs[0]);
         // nothing wide, nothing changes
         assert_eq!(cast_wide(&g, |_| false, 32), g);
+    }
+
+    #[test]
+    fn a_narrow_output_leaves_through_a_cast_right_after_its_producer() {
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", Shape4::new(1, 4, 8, 8));
+        let y = b.conv("conv", x, 4, 3, 1, 1, 1, false).unwrap();
+        let z = b.act("tanh", y, crate::ir::Activation::Tanh).unwrap();
+        b.output(y);
+        b.output(z);
+        let g = b.finish().unwrap();
+        // the tanh's output is held wide already: only the conv's is cast
+        let w = cast_outputs(&g, 32, |t| t == y);
+        validate(&w).unwrap();
+        let names: Vec<&str> = w.ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["conv", "conv_cast", "tanh"]);
+        let cast = &w.ops[1];
+        assert_eq!(cast.kind, OpKind::Cast);
+        assert_eq!(cast.inputs, vec![y]);
+        assert_eq!(w.outputs, vec![cast.outputs[0], z]);
+        assert_eq!(w.tensors[cast.outputs[0]].bits, Some(32));
+        assert_eq!(w.tensors[cast.outputs[0]].name, "conv_cast");
+        // the tanh still reads the conv's own tensor
+        assert_eq!(w.ops[2].inputs, vec![y]);
+        assert_eq!(cast_outputs(&g, 32, |_| false), g);
     }
 
     #[test]

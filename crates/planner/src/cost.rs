@@ -181,9 +181,9 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
 /// F16 (`tests/compute.rs`; CONV + broadcast + fold, and the ReLU's AR commands):
 /// ResNet's 7×7/2 conv1 on bm1684x 21,952 + 6,272 + 5,488 (+ 804); MobileNetV2's 3×3/2
 /// one, the whole kernel folded, 3,136 + 6,272 + 10,584 (+ 808); the zoo's U-Net's
-/// 3×3/1 on 128²: bm1684x 4,096 + 2,048 + 4,608 (+ 1,028), bm1688 (rows folded) 24,576
-/// + 8,192 + 6,144 (+ 4,100): these formulas exactly. bm1688's ResNet conv1 in 4 H
-/// slices: 180,320 + 27,440 + 22,540 (ours 175,616 + 25,088 + 21,952; 131,712 for the
+/// 3×3/1 on 128²: bm1684x 4,096 + 2,048 + 4,608 (+ 1,028), bm1688 (rows folded)
+/// 24,576 + 8,192 + 6,144 (+ 4,100): these formulas exactly. bm1688's ResNet conv1 in 4
+/// H slices: 180,320 + 27,440 + 22,540 (ours 175,616 + 25,088 + 21,952; 131,712 for the
 /// CONV when its passes were of EU_NUM channels). Beyond first layers (the zoo's U-Net's
 /// 16 → 16 and 16 → 32 on bm1684x, 24,576 + 8,704 + 1,536 and 6,144 + 2,176 + 384; an
 /// inception's 8-channel 5×5, 2,880 + 324 + 180): these formulas exactly. The plain MAC
@@ -511,8 +511,10 @@ pub fn is_view(op: &Op) -> bool {
 /// smaller of the two (the backend's global ResNet-50 batch-8 conv on bm1684x: 113,344
 /// cycles of compute, 105,725 of DMA, 184,361 in all). Views cost nothing. Matrix and
 /// element-wise ops move their tensors as flat byte ranges (the backend's global MatMul and
-/// Add do), so only the byte rates apply to them; convolutions and pools pay the
-/// per-plane floors too. Biases move at 32 bits under narrower types.
+/// Add do, and its global casts: a network output's 8×100 cast to f32 on bm1684x loads
+/// 1,600 bytes in 271 cycles and stores 3,200 in 358, as matrices), so only the byte
+/// rates apply to them; convolutions and pools pay the per-plane floors too. Biases
+/// move at 32 bits under narrower types.
 pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) -> GlobalOpCost {
     if is_view(op) {
         return GlobalOpCost::default();
@@ -521,7 +523,12 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
     let mut dma = 0f64;
     let flat = matches!(
         op.kind,
-        OpKind::Gemm | OpKind::Add | OpKind::Mul | OpKind::Act(_) | OpKind::BatchNorm
+        OpKind::Gemm
+            | OpKind::Add
+            | OpKind::Mul
+            | OpKind::Act(_)
+            | OpKind::BatchNorm
+            | OpKind::Cast
     );
     // a global average pool in a narrower type runs in f32: the backend casts its input
     // with a global cast first (ResNet-18 on bm1684x: 3,170 cycles, then the pool

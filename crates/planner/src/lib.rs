@@ -302,8 +302,10 @@ pub struct Preparation {
     /// Fold batch-norm and activations into their producers and merge linear 1×1 convs
     /// (TPU-MLIR's inference form); `false` plans the layers as written.
     pub fuse: bool,
-    /// Bits the network's inputs arrive in when they differ from the planned type: a
-    /// cast op then converts them on the chip first. `None`: they arrive in it.
+    /// Bits the network's inputs arrive in, and its outputs leave in, when they differ
+    /// from the planned type: cast ops then convert them on the chip, first and last
+    /// (TPU-MLIR keeps both f32 under F16 unless told to quantize them). `None`: they
+    /// arrive and leave in it.
     pub input_bits: Option<u32>,
     /// Ops the chip's compiler computes in f32 under the planned 16-bit type: they run
     /// in f32 between explicit casts ([`NpuChip::f32_ops_at`]; empty: none).
@@ -312,7 +314,8 @@ pub struct Preparation {
 
 /// The one recipe every verb plans a network by: fuse (when asked), cast the inputs
 /// (when they arrive in another type), run the chip's f32 ops in f32 between casts,
-/// then TPU-MLIR's op order, once.
+/// cast the outputs computed narrower than they leave in, then TPU-MLIR's op order,
+/// once.
 pub fn prepare(
     graph: &Graph,
     how: Preparation,
@@ -332,8 +335,16 @@ pub fn prepare(
         }
         None => g,
     };
+    // (a global average pool computes in f32 where the chip runs f32 ops at all)
+    let gap_wide = !how.f32_ops.is_empty();
+    let out_cast = |g: &Graph| match how.input_bits {
+        Some(bits) => {
+            tpusim_graph::cast::cast_outputs(g, bits, |y| computed_narrower(g, y, bits, gap_wide))
+        }
+        None => g.clone(),
+    };
     if how.f32_ops.is_empty() {
-        return Ok(tpu_mlir_order(g));
+        return Ok(tpu_mlir_order(&out_cast(g)));
     }
     // a global average pool computes in f32 from either width (TPU-MLIR casts a 16-bit
     // input in front of it, implicitly here: see `tpumlir::lowering`), so it reads an
@@ -349,7 +360,28 @@ pub fn prepare(
         }
     };
     let wide = tpusim_graph::cast::cast_wide_by(g, width, 32);
-    Ok(tpu_mlir_order(&wide))
+    Ok(tpu_mlir_order(&out_cast(&wide)))
+}
+
+/// Whether tensor `y` of a prepared `graph` is computed narrower than `bits`: held so
+/// ([`tpusim_graph::Tensor::bits`]), and not (with `gap_wide`) a global average pool's
+/// output, which TPU-MLIR computes in f32 under 16-bit types (see
+/// [`tpumlir::lowering`]), or a view of one (SqueezeNet-like heads end in one).
+fn computed_narrower(graph: &Graph, y: tpusim_graph::TensorId, bits: u32, gap_wide: bool) -> bool {
+    if graph.tensors[y].bits.is_some_and(|b| b >= bits) {
+        return false;
+    }
+    let producer = graph.ops.iter().find(|o| o.outputs.contains(&y));
+    match producer {
+        Some(p) if matches!(p.kind, tpusim_graph::OpKind::GlobalAvgPool) => {
+            !(gap_wide && bits <= 32)
+        }
+        Some(p) if cost::is_view(p) => p
+            .inputs
+            .first()
+            .map_or(true, |&x| computed_narrower(graph, x, bits, gap_wide)),
+        _ => true,
+    }
 }
 
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);
