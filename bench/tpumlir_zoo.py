@@ -494,13 +494,18 @@ def main():
     ap.add_argument("--stripped", action="store_true",
                     help="keep the initializers' dims, drop their data (but constants of 16 elements or fewer)")
     a = ap.parse_args()
-    stripped, out = a.stripped, a.outdir
+    write_zoo(ZOO, a.outdir, a.stripped, HELD_OUT, seed0=0)
+
+
+def write_zoo(nets, out, stripped, held_out, seed0):
+    """Write `nets` ({name: (builder, input shape)}) to OUT/<name>.onnx, network i seeded
+    `seed0 + i`, and their index to OUT/zoo.json."""
     index = {}
-    for i, (name, (build, shape)) in enumerate(ZOO.items()):
-        n = Net(seed=i)
+    for i, (name, (build, shape)) in enumerate(nets.items()):
+        n = Net(seed=seed0 + i)
         y = build(n)
         n.save(f"{out}/{name}.onnx", name, shape, y, stripped)
-        index[name] = {"input_shape": shape, "held_out": name in HELD_OUT}
+        index[name] = {"input_shape": shape, "held_out": name in held_out}
     with open(f"{out}/zoo.json", "w") as f:
         json.dump(index, f, indent=1)
         f.write("\n")

@@ -173,11 +173,12 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
 /// `ic·kh·kw` fits one pass of EU_NUM channels, the whole kernel) folded into the
 /// channels, so the CONV command runs `kw` taps (or 1) over ⌈ic′ / P⌉ passes of the
 /// chip's `P` input channels a pass (`conv_ic_bytes` at the plan's type: bm1684x F16
-/// 32 = EU_NUM, bm1688 16 = 2 EU_NUM) at the MAC rate. Before it, the input is broadcast over the lanes
-/// (`real_area · (ic + 1) / EU_NUM`, the input positions the slice really reads: no
-/// padding rows) and laid out folded on the pooling unit: `kh·kw` passes of the output
-/// positions' EU rows with the whole kernel folded, `kh` with its rows, a stride taking
-/// 3× and 2× that (a fused ReLU adds its pass as on any conv). The backend's profiles,
+/// 32 = EU_NUM, bm1688 16 = 2 EU_NUM) at the MAC rate. Before it, the input is
+/// broadcast over the lanes (`real_area · (ic + 1) / EU_NUM`, the input positions the
+/// slice really reads: no padding rows) and laid out folded on the pooling unit: `kh·kw`
+/// passes of the output positions' EU rows with the whole kernel folded, `kh` with its
+/// rows, a stride taking 3× and 2× that (a fused ReLU adds its pass as on any conv).
+/// The backend's profiles,
 /// F16 (`tests/compute.rs`; CONV + broadcast + fold, and the ReLU's AR commands):
 /// ResNet's 7×7/2 conv1 on bm1684x 21,952 + 6,272 + 5,488 (+ 804); MobileNetV2's 3×3/2
 /// one, the whole kernel folded, 3,136 + 6,272 + 10,584 (+ 808); the zoo's U-Net's
@@ -221,9 +222,11 @@ fn three_ic_cycles(
 /// 14,112 without ReLU and 14,308 with. Depthwise convs and
 /// pools run on the pooling unit at EU_NUM taps per cycle, 3× that with a stride (a
 /// 3×3/2 max pool on 64 channels of 56² outputs 2,646 cycles, 4 strided depthwise convs
-/// within 23 %); a depthwise conv on at most EU_NUM channels runs on the CONV unit
-/// instead, one pass of EU_NUM channels (MobileNetV2's first, 32 channels on 112²: 28,224
-/// cycles and 784 for the activation, exactly its 29,008). Positions go in whole groups:
+/// within 23 %); a depthwise conv on at most one pass of the chip's input channels
+/// (bm1684x 32, bm1688 16 at F16) runs on the CONV unit instead, one such pass
+/// (MobileNetV2's first, 32 channels on 112²: 28,224 cycles and 784 for the activation,
+/// exactly its 29,008), and on fewer still, folded as a "3ic" conv
+/// ([`crate::timestep::is_3ic_conv`]). Positions go in whole groups:
 /// EU_NUM at a time on the execution units, the chip's `conv_position_group` at a time
 /// in a dense conv (a 7×7 map: 64 and 52 positions on bm1684x). With these rules, of the
 /// layer-group ops of the compiler's own bm1684x groupings 58 of MobileNetV2's 61, 29 of
@@ -349,9 +352,12 @@ pub fn op_cycles_as(
             let icg = (x.c / p.groups.max(1)).max(1);
             let taps = (p.kernel[0] * p.kernel[1]) as f64;
             if icg == 1 && p.groups > 1 {
-                if !plain && (y.c as f64) <= eu {
-                    // few channels: on the CONV unit, one pass of EU_NUM channels
-                    rows(y.c) * pos * taps * eu / t.used.macs_per_cycle_per_lane
+                if !plain && (y.c as f64) <= unit {
+                    // few channels: on the CONV unit, one pass of the chip's input
+                    // channels (bm1688 16 at F16, twice EU_NUM: `bench/
+                    // tpumlir_cnn_op_sweep.py`, 12 and 16 channels 3×3 on 32², 4,608
+                    // cycles profiled, on the pooling unit 1,152)
+                    rows(y.c) * pos * taps * unit / t.used.macs_per_cycle_per_lane
                 } else {
                     rows(y.c) * eu_pos * taps / eu * strided(p.stride)
                 }

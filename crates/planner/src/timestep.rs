@@ -111,10 +111,12 @@ pub fn weight_local_shape(s: tpusim_graph::Shape4) -> (u64, u64, u64, u64) {
 /// the int8 count under every type): every such conv of the zoos' final MLIR has it
 /// (bm1684x: 8, 12, 16 and 20 channels on 3×3 kernels, 4 and 8 on 5×5; not 24 on 3×3
 /// or 13 on 5×5; bm1688: 8 on 3×3, not 12, nor 8 on 5×5), and its codegen profile
-/// runs them with one lane broadcast per input channel. (A kernel one row high whose
-/// columns fit is folded by columns there; not modelled.)
+/// runs them with one lane broadcast per input channel. Depthwise convs too, by the same
+/// rule (`bench/tpumlir_cnn_op_sweep.py`: bm1684x 4 to 16 channels on 3×3, 4 to 12 on
+/// 5×5; bm1688 4 and 8 on 3×3, 4 on 5×5; the fold's commands priced exactly). (A
+/// kernel one row high whose columns fit is folded by columns there; not modelled.)
 pub fn is_3ic_conv(kind: &OpKind, in_c: u64, ic_parallel: u64) -> bool {
-    matches!(kind, OpKind::Conv(p) if p.groups == 1
+    matches!(kind, OpKind::Conv(p) if (p.groups == 1 || p.groups == in_c)
         && p.kernel[0] > 1
         && in_c.saturating_mul(p.kernel[0]) <= ic_parallel)
 }
@@ -188,8 +190,20 @@ pub fn buffer_size(
     out_nch: (u64, u64, u64, u64),
     ic_parallel: u64,
 ) -> Result<Option<u64>> {
+    // a conv's input channels a pass through the MAC array (`conv_ic_bytes`)
+    let conv_pass = ic_parallel.saturating_mul(8) / u64::from(dtype.bits().max(1));
     match kind {
-        OpKind::Conv(p) if p.groups > 1 && p.groups == in_nch.1 && p.groups == out_nch.1 => {
+        OpKind::Conv(p)
+            if p.groups > 1
+                && p.groups == in_nch.1
+                && p.groups == out_nch.1
+                && !is_3ic_conv(kind, in_nch.1, ic_parallel) =>
+        {
+            // on the CONV unit (a pass of channels or fewer) it needs none (the sweep's
+            // final MLIR: bm1684x 24 and 32 channels, bm1688 12 and 16: buffer_size 0)
+            if out_nch.1 <= conv_pass {
+                return Ok(None);
+            }
             let taps = p.kernel[0].saturating_mul(p.kernel[1]);
             depthwise_buffer(chip, dtype, in_nch, out_nch, taps).map(Some)
         }

@@ -100,9 +100,11 @@ fn hand_checks(r: &Report, elem_bytes: u64) {
     let names: Vec<&str> = r.layers.iter().map(|l| l.name.as_str()).collect();
     let cast = r.chip_kind == "npu";
     if cast {
-        // NPUs: the f32 input is cast on the chip first (as TPU-MLIR compiles it)
-        assert_eq!(names, ["conv1.input_cast", "conv1", "conv2"]);
+        // NPUs: the f32 input is cast on the chip first, and the 16-bit output back to
+        // f32 last (as TPU-MLIR compiles it)
+        assert_eq!(names, ["conv1.input_cast", "conv1", "conv2", "conv2_cast"]);
         assert_eq!(r.layers[0].bytes_logical, 18 * 18 * 3 * (4 + elem_bytes));
+        assert_eq!(r.layers[3].bytes_logical, 16 * 16 * 64 * (elem_bytes + 4));
     } else {
         assert_eq!(names, ["conv1", "conv2"]);
     }

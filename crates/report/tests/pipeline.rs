@@ -145,8 +145,9 @@ fn every_builtin_model_on_every_chip_kind() {
             let res = if model == "vgg16" { 32 } else { 64 };
             let r = report(&req(model, chip, 1, None, res))
                 .unwrap_or_else(|e| panic!("{model} on {chip}: {e}"));
-            // every op is a layer; NPUs also run the f32 input's cast (as `tpusim plan`)
-            let cast = usize::from(r.chip_kind == "npu");
+            // every op is a layer; NPUs also run the f32 input's cast and the 16-bit
+            // output's cast back to f32 (as `tpusim plan`)
+            let cast = 2 * usize::from(r.chip_kind == "npu");
             assert_eq!(
                 r.layers.len(),
                 tpusim_graph::fuse::fuse(&tpusim_graph::load(model, 1, (res, res)).unwrap())

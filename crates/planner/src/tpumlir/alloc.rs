@@ -292,9 +292,9 @@ impl ConflictSets {
     }
 
     /// TPU-MLIR's `conflict_heap_delete` after placing `x`; returns the buffers no set
-    /// holds any more. It visits every step, but after the first call every step
-    /// holds (an op set with at least one buffer, or no DMA set) and (an op set
-    /// of two or more, or a DMA set), and only steps whose sets held `x` can change.
+    /// holds any more. It visits every step, but after the first call no step has an
+    /// empty op set beside a DMA set, nor an op set of one buffer without one, so only
+    /// the steps whose sets held `x` can change.
     fn remove(&mut self, x: usize) -> Vec<usize> {
         let steps: Vec<usize> = if self.settled {
             std::mem::take(&mut self.steps_of[x])

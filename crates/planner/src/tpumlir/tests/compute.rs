@@ -534,3 +534,71 @@ fn a_small_global_fc_pays_its_weight_planes() {
         );
     }
 }
+
+/// Depthwise convs on 4 to 48 channels (3×3 and 5×5, 32² and 64², one image) against
+/// TPU-MLIR 1.30.2's own compiles of them (`bench/tpumlir_cnn_op_sweep.py`, a tuning
+/// set apart from the zoo; `tests/data/cnn_op_sweep.jsonl`): where its weight reorder
+/// folds the kernel rows (`use_3ic_optimize` set), ours does; every conv's cycles are
+/// its profile's TIU commands within 3 % (the fold's lane broadcasts, its layout pass and
+/// the CONV command; a pass of the chip's input channels on the CONV unit up to 32
+/// channels on bm1684x and 16 on bm1688; EU_NUM taps on the pooling unit above); and its
+/// local buffer is TPU-MLIR's `buffer_size` (the fold's, none on the CONV unit, the
+/// depthwise one on the pooling unit).
+#[test]
+fn depthwise_convs_on_few_channels_cost_what_tpu_mlir_compiles() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cnn_op_sweep.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut checked = 0;
+    for line in text.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let net = row["net"].as_str().unwrap();
+        let Some(rest) = net.strip_prefix("dw_c") else {
+            continue; // the adds: see RESULTS-plan (TPU-MLIR takes half our cycles)
+        };
+        let nums: Vec<u64> = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let [c, hw, k] = nums[..] else {
+            panic!("{net}")
+        };
+        let chip_name = row["chip"].as_str().unwrap();
+        let (chip, t) = f16(chip_name);
+        let mut b = GraphBuilder::new("dw");
+        let x = b.input("x", Shape4::new(1, c, hw, hw));
+        let y = b.conv("dw", x, c, k, 1, k / 2, c, true).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        let op = &g.ops[0];
+        let folded = crate::timestep::is_3ic_conv(&op.kind, c, t.ic_parallel);
+        assert_eq!(
+            folded,
+            row["use_3ic_optimize"].as_u64().unwrap() != 0,
+            "{net} {chip_name}: fold"
+        );
+        let ours = op_cycles(&g, op, 1, hw, chip.geometry.npu_num, &t);
+        let theirs = row["cycles"].as_f64().unwrap();
+        assert!(
+            (ours / theirs - 1.0).abs() <= 0.03,
+            "{net} {chip_name}: ours {ours}, TPU-MLIR {theirs}"
+        );
+        let nchw = (1, c, hw, hw);
+        let buffer = crate::timestep::buffer_size(
+            &chip.geometry,
+            ElementType::F16,
+            &op.kind,
+            nchw,
+            nchw,
+            t.ic_parallel,
+        )
+        .unwrap();
+        assert_eq!(
+            buffer.unwrap_or(0),
+            row["buffer_size"].as_u64().unwrap(),
+            "{net} {chip_name}: buffer"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 56);
+}
