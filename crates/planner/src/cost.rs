@@ -178,17 +178,16 @@ pub fn coeff_planes(t: &Timing, s: Shape4, bytes: u64) -> (u64, bool) {
 /// slice really reads: no padding rows) and laid out folded on the pooling unit: `kh·kw`
 /// passes of the output positions' EU rows with the whole kernel folded, `kh` with its
 /// rows, a stride taking 3× and 2× that (a fused ReLU adds its pass as on any conv).
-/// The backend's profiles,
-/// F16 (`tests/compute.rs`; CONV + broadcast + fold, and the ReLU's AR commands):
-/// ResNet's 7×7/2 conv1 on bm1684x 21,952 + 6,272 + 5,488 (+ 804); MobileNetV2's 3×3/2
-/// one, the whole kernel folded, 3,136 + 6,272 + 10,584 (+ 808); the zoo's U-Net's
-/// 3×3/1 on 128²: bm1684x 4,096 + 2,048 + 4,608 (+ 1,028), bm1688 (rows folded)
-/// 24,576 + 8,192 + 6,144 (+ 4,100): these formulas exactly. bm1688's ResNet conv1 in 4
-/// H slices: 180,320 + 27,440 + 22,540 (ours 175,616 + 25,088 + 21,952; 131,712 for the
-/// CONV when its passes were of EU_NUM channels). Beyond first layers (the zoo's U-Net's
-/// 16 → 16 and 16 → 32 on bm1684x, 24,576 + 8,704 + 1,536 and 6,144 + 2,176 + 384; an
-/// inception's 8-channel 5×5, 2,880 + 324 + 180): these formulas exactly. The plain MAC
-/// count gives 14,406 and 1,323 cycles on bm1684x for the first two.
+/// The backend's profiles, F16 (`tests/compute.rs`; CONV + broadcast + fold, and the ReLU's AR
+/// commands): ResNet's 7×7/2 conv1 on bm1684x 21,952 + 6,272 + 5,488 (+ 804); MobileNetV2's
+/// 3×3/2 one, the whole kernel folded, 3,136 + 6,272 + 10,584 (+ 808); the zoo's U-Net's 3×3/1
+/// on 128²: bm1684x 4,096 + 2,048 + 4,608 (+ 1,028), bm1688 (rows folded) 24,576 + 8,192 +
+/// 6,144 (+ 4,100): these formulas exactly. bm1688's ResNet conv1 in 4 H slices: 180,320 +
+/// 27,440 + 22,540 (ours 175,616 + 25,088 + 21,952; 131,712 for the CONV when its passes were
+/// of EU_NUM channels). Beyond first layers (the zoo's U-Net's 16 → 16 and 16 → 32 on bm1684x,
+/// 24,576 + 8,704 + 1,536 and 6,144 + 2,176 + 384; an inception's 8-channel 5×5, 2,880 + 324 +
+/// 180): these formulas exactly. The plain MAC count gives 14,406 and 1,323 cycles on bm1684x
+/// for the first two.
 fn three_ic_cycles(
     p: &tpusim_graph::ConvParams,
     ic: u64,
