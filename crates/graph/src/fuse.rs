@@ -92,13 +92,16 @@ fn silu(g: &Graph) -> Result<Graph> {
         op.inputs = vec![x];
         op.source_type = Some("Mul".into());
     }
-    let ops = ops
-        .into_iter()
+    compact(g, kept(ops, &removed))
+}
+
+/// The ops of `ops` not `removed`.
+fn kept(ops: Vec<Op>, removed: &[bool]) -> Vec<Op> {
+    ops.into_iter()
         .zip(removed)
-        .filter(|(_, r)| !r)
+        .filter(|(_, r)| !**r)
         .map(|(o, _)| o)
-        .collect();
-    compact(g, ops)
+        .collect()
 }
 
 /// Batch-norm and activation folding alone.
@@ -154,13 +157,7 @@ fn fold(g: &Graph) -> Result<Graph> {
             producer[out] = Some(p);
         }
     }
-    let ops: Vec<Op> = ops
-        .into_iter()
-        .zip(removed)
-        .filter(|(_, r)| !r)
-        .map(|(o, _)| o)
-        .collect();
-    compact(g, ops)
+    compact(g, kept(ops, &removed))
 }
 
 /// Merges each linear 1×1 conv into the one conv that reads its output (see the module

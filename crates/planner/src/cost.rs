@@ -205,7 +205,7 @@ fn three_ic_cycles(
     } else {
         (ic * kh, kw, kh * if strided { 2.0 } else { 1.0 })
     };
-    let unit = t.conv_ic_per_pass.max(1.0);
+    let unit = t.conv_ic_per_pass();
     let conv = row_pos * taps * (folded / unit).ceil() * unit / t.used.macs_per_cycle_per_lane;
     conv + real_area * (ic + 1.0) / eu + out_pos * layout / eu
 }
@@ -324,7 +324,7 @@ pub fn op_cycles_as(
     };
     // input channels go through the MAC array in whole passes (the chip's
     // `conv_ic_bytes`)
-    let unit = t.conv_ic_per_pass.max(1.0);
+    let unit = t.conv_ic_per_pass();
     let passes = |c: u64| {
         if plain {
             c as f64

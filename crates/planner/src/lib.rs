@@ -335,12 +335,17 @@ pub fn prepare(
         }
         None => g,
     };
-    // (a global average pool computes in f32 where the chip runs f32 ops at all)
-    let gap_wide = !how.f32_ops.is_empty();
+    // an output computed narrower than it leaves in: under a 16-bit plan with f32 ops,
+    // whatever TPU-MLIR does not compute in f32 (`tpumlir::lowering`), else by its bits
+    let sixteen = !how.f32_ops.is_empty();
     let out_cast = |g: &Graph| match how.input_bits {
-        Some(bits) => {
-            tpusim_graph::cast::cast_outputs(g, bits, |y| computed_narrower(g, y, bits, gap_wide))
-        }
+        Some(bits) => tpusim_graph::cast::cast_outputs(g, bits, |y| {
+            if sixteen {
+                !tpumlir::lowering::computed_in_f32(g, y)
+            } else {
+                g.tensors[y].bits.map_or(true, |b| b < bits)
+            }
+        }),
         None => g.clone(),
     };
     if how.f32_ops.is_empty() {
@@ -361,27 +366,6 @@ pub fn prepare(
     };
     let wide = tpusim_graph::cast::cast_wide_by(g, width, 32);
     Ok(tpu_mlir_order(&out_cast(&wide)))
-}
-
-/// Whether tensor `y` of a prepared `graph` is computed narrower than `bits`: held so
-/// ([`tpusim_graph::Tensor::bits`]), and not (with `gap_wide`) a global average pool's
-/// output, which TPU-MLIR computes in f32 under 16-bit types (see
-/// [`tpumlir::lowering`]), or a view of one (SqueezeNet-like heads end in one).
-fn computed_narrower(graph: &Graph, y: tpusim_graph::TensorId, bits: u32, gap_wide: bool) -> bool {
-    if graph.tensors[y].bits.is_some_and(|b| b >= bits) {
-        return false;
-    }
-    let producer = graph.ops.iter().find(|o| o.outputs.contains(&y));
-    match producer {
-        Some(p) if matches!(p.kind, tpusim_graph::OpKind::GlobalAvgPool) => {
-            !(gap_wide && bits <= 32)
-        }
-        Some(p) if cost::is_view(p) => p
-            .inputs
-            .first()
-            .map_or(true, |&x| computed_narrower(graph, x, bits, gap_wide)),
-        _ => true,
-    }
 }
 
 /// Plan `graph` with a given grouping (e.g. one imported from TPU-MLIR's cache);

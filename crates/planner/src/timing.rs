@@ -285,9 +285,6 @@ pub struct Timing {
     /// A dense conv takes each plane's output positions this many at a time (the
     /// chip's `conv_position_group`, 1 if unset).
     pub conv_position_group: f64,
-    /// Input channels a conv takes through the MAC array in one pass (the chip's
-    /// `conv_ic_bytes` at the plan's element type; EU_NUM if unset).
-    pub conv_ic_per_pass: f64,
     /// Element-wise results (pool, add, activation, depthwise MAC) per cycle per lane:
     /// EU_NUM, one per execution unit.
     pub eltwise_per_cycle_per_lane: f64,
@@ -303,6 +300,12 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// Input channels a conv takes through the MAC array in one pass: [`Timing::ic_parallel`]
+    /// bytes at the plan's element type (EU_NUM when the chip gives no `conv_ic_bytes`).
+    pub fn conv_ic_per_pass(&self) -> f64 {
+        (self.ic_parallel as f64 * 8.0 / f64::from(self.dtype_bits.max(1))).max(1.0)
+    }
+
     /// Timing of a chip of geometry `geo` and figures `t` at `dtype`. The preset's `macs_per_cycle_per_lane` is taken as
     /// the 16-bit figure; 8-bit doubles it and 32-bit divides it by 8 (the ratios of
     /// Sophgo's published INT8 / FP16 / FP32 peaks for bm1684x: 32 T, 16 T, 2 T).
@@ -355,7 +358,6 @@ impl Timing {
             used,
             small_coeff_bytes: geo.eu_bytes,
             conv_position_group,
-            conv_ic_per_pass: (ic_bytes * 8.0 / f64::from(dtype.bits().max(1))).max(1.0),
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: ic_bytes as u64,
             matmul_lane_rows_from: t.matmul_lane_rows_from.unwrap_or(1.0),
@@ -371,7 +373,6 @@ impl Timing {
             used: used.clone(),
             small_coeff_bytes: eu_bytes,
             conv_position_group: 1.0,
-            conv_ic_per_pass: eu_num,
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: eu_bytes,
             matmul_lane_rows_from: 1.0,

@@ -113,6 +113,19 @@ pub fn lower(graph: &Graph, dtype: &str) -> Vec<Lowered> {
     out
 }
 
+/// Whether TPU-MLIR computes tensor `t` of `graph` in f32 under a 16-bit plan (see
+/// [`lower`]'s precision rules): the output of an op held in f32 (between casts, a cast
+/// up) or of a global average pool, or a view of one. A network input is not.
+pub fn computed_in_f32(graph: &Graph, t: TensorId) -> bool {
+    match graph.ops.iter().find(|o| o.outputs.contains(&t)) {
+        Some(p) if crate::cost::is_view(p) => {
+            p.inputs.first().is_some_and(|&x| computed_in_f32(graph, x))
+        }
+        Some(p) => own_precision(graph, p) == Precision::F32,
+        None => false,
+    }
+}
+
 /// The precision of an op that is not a view: f32 if its output is held in f32 (an op
 /// between casts, a cast up) or it is a global average pool.
 fn own_precision(graph: &Graph, op: &Op) -> Precision {
