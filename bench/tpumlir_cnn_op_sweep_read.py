@@ -13,7 +13,7 @@ import sys
 
 
 def op_commands(profile, kind):
-    """The first op of `kind` (Conv2D, Add) in a profile: {command: cycles}."""
+    """The first op of `kind` (Conv2D, Add, Pool2D) in a profile: {command: cycles}."""
     first, cmds = None, collections.Counter()
     for line in open(profile):
         m = re.match(r"(\w+?)\|(\w+)\|.*\|t:(\d+)", line[:88].strip())
@@ -39,7 +39,7 @@ def main():
     w = sys.argv[1]
     index = json.load(open(f"{w}/zoo.json"))
     for net, v in index.items():
-        kind = "Conv2D" if net.startswith("dw_") else "Add"
+        kind = {"dw": "Conv2D", "fused": "Conv2D", "add": "Add"}.get(net.split("_")[0], "Pool2D")
         for chip in ["bm1684x", "bm1688"]:
             lg = f"{w}/{net}/{chip}_lg"
             if not os.path.exists(f"{lg}/compiler_profile_0.txt"):

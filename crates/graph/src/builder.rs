@@ -289,6 +289,7 @@ impl GraphBuilder {
             stride: [s, s],
             pad: [p; 4],
             ceil_mode: false,
+            count_include_pad: false,
         };
         self.add_op(name, OpKind::MaxPool(pp), &[x], &[])
     }
@@ -300,6 +301,7 @@ impl GraphBuilder {
             stride: [s, s],
             pad: [p; 4],
             ceil_mode: false,
+            count_include_pad: false,
         };
         self.add_op(name, OpKind::AvgPool(pp), &[x], &[])
     }

@@ -599,6 +599,7 @@ mod tests {
                 stride: [s, s],
                 pad: [p; 4],
                 ceil_mode: ceil,
+                count_include_pad: false,
             })
         };
         let x = Shape4::new(1, 64, 112, 112);

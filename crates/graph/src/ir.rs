@@ -98,6 +98,11 @@ pub struct PoolParams {
     pub pad: [u64; 4],
     /// Output size rounds up instead of down (ONNX `ceil_mode`).
     pub ceil_mode: bool,
+    /// An average pool divides every window by its full size, padding included (ONNX
+    /// `count_include_pad`); otherwise windows over padding divide by their real
+    /// elements. Max pools ignore it.
+    #[serde(default)]
+    pub count_include_pad: bool,
 }
 
 /// An element-wise activation function (standalone op, or fused into the op before it).

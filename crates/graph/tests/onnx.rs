@@ -119,7 +119,8 @@ fn opset9_upsample_and_clip_attributes() {
 
 #[test]
 fn attribute_variants() {
-    // SAME_UPPER/SAME_LOWER, ConvTranspose output_shape, asymmetric pads, SE-style Mul of
+    // SAME_UPPER/SAME_LOWER, ConvTranspose output_shape, asymmetric pads and
+    // count_include_pad on an average pool, SE-style Mul of
     // two activations, Resize by sizes, Concat axis -3, Flatten axis 2, Reshape with -1.
     let g = from_onnx_bytes(&data("variants.onnx"), &OnnxOptions::default()).unwrap();
     validate(&g).unwrap();
@@ -140,6 +141,9 @@ fn attribute_variants() {
     };
     // ONNX spec: total pad 1 per axis; without SAME_UPPER the odd row goes at the start.
     assert_eq!(params.pad, [1, 1, 0, 0]);
+    // count_include_pad is read (the cost model corrects padded windows without it)
+    let ap = g.ops.iter().find(|o| o.name == "avg_pad").unwrap();
+    assert!(matches!(ap.kind, OpKind::AvgPool(p) if p.count_include_pad && p.pad == [1, 0, 1, 2]));
 }
 
 #[test]

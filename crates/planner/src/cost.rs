@@ -219,9 +219,11 @@ fn three_ic_cycles(
 /// profile) on bm1684x F16 show each: a 1×1 conv 144 → 24 channels on 56² 3,920 cycles
 /// (144 channels as 160), an add of 24 channels on 56² 392, a ResNet-18 3×3 conv
 /// 14,112 without ReLU and 14,308 with. Depthwise convs and
-/// pools run on the pooling unit at EU_NUM taps per cycle, 3× that with a stride (a
-/// 3×3/2 max pool on 64 channels of 56² outputs 2,646 cycles, 4 strided depthwise convs
-/// within 23 %); a depthwise conv on at most one pass of the chip's input channels
+/// pools run on the pooling unit at EU_NUM taps of their type per cycle, the chip's
+/// `pool_stride_factor` times that with a stride (bm1684x 3×: a 3×3/2 max pool on 64
+/// channels of 56² outputs 2,646 cycles; bm1688 2×), an average pool in f32 at half
+/// of EU_NUM with its corrections of windows over padding (`crate::pool_edges`: 80
+/// pools of both chips' profiles within 1 %); a depthwise conv on at most one pass of the chip's input channels
 /// (bm1684x 32, bm1688 16 at F16) runs on the CONV unit instead, one such pass
 /// (MobileNetV2's first, 32 channels on 112²: 28,224 cycles and 784 for the activation,
 /// exactly its 29,008), and on fewer still, folded as a "3ic" conv
@@ -289,10 +291,11 @@ pub fn op_cycles_as(
         .unwrap_or(y);
     let rows = |c: u64| c.div_ceil(npu_num.max(1)) as f64;
     let eu = t.eltwise_per_cycle_per_lane.max(1.0);
-    // window ops on the pooling unit with a stride take 3× as long
+    // window ops on the pooling unit with a stride take longer (the chip's
+    // `pool_stride_factor`: bm1684x 3×, bm1688 2×)
     let strided = |s: [u64; 2]| {
         if !plain && s.iter().any(|&x| x > 1) {
-            3.0
+            t.pool_stride_factor
         } else {
             1.0
         }
@@ -392,8 +395,30 @@ pub fn op_cycles_as(
             dense(y.c, icg, (p.kernel[0] * p.kernel[1]) as f64)
         }
         OpKind::MaxPool(p) | OpKind::AvgPool(p) => {
-            rows(y.c) * eu_pos * (p.kernel[0] * p.kernel[1]) as f64 / t.eltwise_per_cycle_per_lane
-                * strided(p.stride)
+            // at the rate of the pool's type, each plane's positions in whole EU rows of
+            // it: an average pool under a 16-bit type runs in f32 between casts, half of
+            // EU_NUM a cycle (`bench/tpumlir_cnn_op_sweep.py --set pools`: 2×2/2 on 16
+            // channels of 56² in f32, 588 cycles on bm1684x, 784 positions in EU rows
+            // of 16; the same max pool in f16, 300, 800 positions in rows of 32)
+            let eu_w = if plain { eu } else { eu / widen() };
+            let taps = (p.kernel[0] * p.kernel[1]) as f64;
+            let window = rows(y.c) * grouped(eu_w) * taps / eu_w * strided(p.stride);
+            let edges = match &op.kind {
+                OpKind::AvgPool(_) if !plain => crate::pool_edges::avg_pool_edge_cycles(
+                    p,
+                    crate::pool_edges::EdgePart {
+                        lane_rows: rows(y.c),
+                        batches: n_len,
+                        rows: h_len,
+                        out_h: y.h,
+                        out_w: y.w,
+                        in_hw: [x.h, x.w],
+                        eu: eu_w,
+                    },
+                ),
+                _ => 0.0,
+            };
+            window + edges
         }
         OpKind::GlobalAvgPool | OpKind::GlobalMaxPool => {
             rows(x.c) * (n_len * x.h * x.w) as f64 / t.eltwise_per_cycle_per_lane
@@ -457,10 +482,18 @@ pub fn op_cycles_as(
     // a fused activation is one more pass over the output at half of EU_NUM per cycle
     // (the backend's profiles, bm1684x F16: a ResNet-18 3×3 conv with ReLU 14,308 cycles,
     // the same conv without 14,112, i.e. + 3,136 positions / 16)
-    let act = if !plain && op.fused_act.is_some() {
-        rows(y.c) * eu_pos * 2.0 / t.eltwise_per_cycle_per_lane
-    } else {
-        0.0
+    // (a ReLU6 is two passes, a max and a min: `bench/tpumlir_cnn_op_sweep.py --set
+    // fused`, every conv of both chips)
+    let act = match op.fused_act {
+        Some(a) if !plain => {
+            let passes = if a == tpusim_graph::Activation::Relu6 {
+                2.0
+            } else {
+                1.0
+            };
+            rows(y.c) * eu_pos * 2.0 * passes / t.eltwise_per_cycle_per_lane
+        }
+        _ => 0.0,
     };
     base + act
 }

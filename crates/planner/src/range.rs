@@ -234,6 +234,7 @@ mod tests {
             stride: [2, 2],
             pad: [1, 1, 1, 1],
             ceil_mode: false,
+            count_include_pad: false,
         });
         assert_eq!(backward_h(&p, [0, 28], 112, 56), [0, 56]);
         assert_eq!(backward_h(&p, [28, 56], 112, 56), [55, 112]);

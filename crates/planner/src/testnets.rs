@@ -123,6 +123,7 @@ pub fn mini_resnet(n: u64, c: u64, h: u64, blocks: usize) -> Graph {
         stride: [2, 2],
         pad: [1, 1, 1, 1],
         ceil_mode: false,
+        count_include_pad: false,
     };
     let mut x = b.op(
         "pool",
@@ -203,6 +204,7 @@ pub fn mini_resnet(n: u64, c: u64, h: u64, blocks: usize) -> Graph {
         stride: [4, 4],
         pad: [0, 0, 0, 0],
         ceil_mode: false,
+        count_include_pad: false,
     };
     let p = b.op(
         "avg",

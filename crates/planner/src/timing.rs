@@ -126,6 +126,14 @@ pub struct ChipTiming {
     /// against 1,024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matmul_lane_rows_from: Option<f64>,
+    /// How much longer a window op on the pooling unit (a pool, a depthwise conv on
+    /// more than a pass of channels) takes with a stride than its taps at EU_NUM a
+    /// cycle (`None` = 3). bm1684x 3 and bm1688 2: TPU-MLIR 1.30.2's profiles of
+    /// 3×3/2, 2×2/2 and 3×3/2-padded max pools on 16 to 80 channels
+    /// (`bench/tpumlir_cnn_op_sweep.py --set pools`; bm1688's strided depthwise convs of the
+    /// zoo's MobileNetV3-like net agree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_stride_factor: Option<f64>,
 }
 
 impl ChipTiming {
@@ -151,6 +159,7 @@ impl ChipTiming {
             ("conv_position_group", self.conv_position_group),
             ("conv_ic_bytes", self.conv_ic_bytes),
             ("matmul_lane_rows_from", self.matmul_lane_rows_from),
+            ("pool_stride_factor", self.pool_stride_factor),
             ("gdma_matrix_bytes_per_s", self.gdma_matrix_bytes_per_s),
             (
                 "gdma_matrix_store_bytes_per_s",
@@ -295,9 +304,16 @@ pub struct Timing {
     /// Rows from which a matmul runs its rows across the lanes (the chip's
     /// `matmul_lane_rows_from`, 1 if unset).
     pub matmul_lane_rows_from: f64,
+    /// A strided window op on the pooling unit takes this many times its taps' cycles
+    /// (the chip's `pool_stride_factor`, [`DEFAULT_POOL_STRIDE_FACTOR`] if unset).
+    pub pool_stride_factor: f64,
     /// Bits per element of the plan's dtype (the rates are at this width).
     pub dtype_bits: u32,
 }
+
+/// A strided window op's factor on chips that do not give one: bm1684x's, the first
+/// measured (a 3×3/2 max pool on 64 channels of 56² outputs: 2,646 cycles).
+pub const DEFAULT_POOL_STRIDE_FACTOR: f64 = 3.0;
 
 impl Timing {
     /// Input channels a conv takes through the MAC array in one pass: [`Timing::ic_parallel`]
@@ -361,6 +377,7 @@ impl Timing {
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: ic_bytes as u64,
             matmul_lane_rows_from: t.matmul_lane_rows_from.unwrap_or(1.0),
+            pool_stride_factor: t.pool_stride_factor.unwrap_or(DEFAULT_POOL_STRIDE_FACTOR),
             dtype_bits: dtype.bits(),
         })
     }
@@ -376,6 +393,7 @@ impl Timing {
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: eu_bytes,
             matmul_lane_rows_from: 1.0,
+            pool_stride_factor: DEFAULT_POOL_STRIDE_FACTOR,
             dtype_bits,
         }
     }

@@ -51,6 +51,7 @@ fn adaptive_avgpool_7x7(b: &mut GraphBuilder, y: TensorId) -> Result<TensorId> {
             stride: k,
             pad: [0; 4],
             ceil_mode: false,
+            count_include_pad: false,
         };
         return b.add_op("avgpool", OpKind::AvgPool(p), &[y], &[]);
     }

@@ -434,6 +434,7 @@ fn pool(imp: &mut Importer, node: &Node) -> Result<()> {
         stride: s,
         pad,
         ceil_mode: attr_int(node.n, "ceil_mode", 0) != 0,
+        count_include_pad: attr_int(node.n, "count_include_pad", 0) != 0,
     };
     let kind = if node.n.op_type == "MaxPool" {
         OpKind::MaxPool(pp)

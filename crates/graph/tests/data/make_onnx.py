@@ -105,14 +105,14 @@ def upsample_v9():
 
 
 def variants():
-    """Attribute variants: SAME padding, ConvTranspose output_shape, Resize by sizes,
+    """Attribute variants: SAME padding, ConvTranspose output_shape, count_include_pad, Resize by sizes,
     squeeze-excitation Mul of two activations, Flatten axis 2, Reshape with -1."""
     n = helper.make_node
     nodes = [
         n("Conv", ["x", "c.w"], ["c"], name="conv_same", auto_pad="SAME_UPPER", strides=[2, 2]),
         n("MaxPool", ["c"], ["mp"], name="pool_same_lower", auto_pad="SAME_LOWER", kernel_shape=[3, 3], strides=[2, 2]),
         n("ConvTranspose", ["mp", "d.w"], ["d"], name="deconv_shape", strides=[2, 2], output_shape=[10, 12]),
-        n("AveragePool", ["d"], ["ap"], name="avg_pad", kernel_shape=[3, 3], pads=[1, 0, 1, 2]),
+        n("AveragePool", ["d"], ["ap"], name="avg_pad", kernel_shape=[3, 3], pads=[1, 0, 1, 2], count_include_pad=1),
         n("GlobalAveragePool", ["ap"], ["se0"], name="se_pool"),
         n("Conv", ["se0", "se.w", "se.b"], ["se1"], name="se_fc"),
         n("Sigmoid", ["se1"], ["se2"], name="se_gate"),

@@ -1,10 +1,12 @@
 //! The planner's NPU model against TPU-MLIR 1.30.2's own measurements: its transfer
-//! cycles (`gdma`), op cycles (`compute`) and op buffers (`buffers`). They test crate
-//! internals (the cost model and the time-step buffers), so they live inside the crate.
+//! cycles (`gdma`), op cycles (`compute`; single ops of a sweep, `op_sweeps`) and op
+//! buffers (`buffers`). They test crate internals (the cost model and the time-step
+//! buffers), so they live inside the crate.
 
 mod buffers;
 mod compute;
 mod gdma;
+mod op_sweeps;
 
 /// Helpers the reproductions' own unit tests share (`steps`, `combine`, `nd_place`).
 pub(super) mod fixtures {
