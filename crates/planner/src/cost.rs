@@ -61,6 +61,53 @@ pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) ->
     setup + (bytes as f64 / rate).max(units * per_plane)
 }
 
+/// A global conv run one slice of output channels at a time, as the backend runs it on
+/// a chip with a global tensor rate (bm1688): NPU_NUM channels a slice, each slice
+/// loading its part of the filter flat at that rate and its part of the bias, and
+/// storing its part of the output; the input loads once. TPU-MLIR 1.30.2's profiles of
+/// the global convs of ResNet-18/34/50 and MobileNetV2 on bm1688: 512 output channels
+/// in 16 slices, 2,048 in 64; each 294,912-byte filter slice 11,349 cycles, the set-up
+/// and the bytes at 26.7 a cycle exactly (the rate of its global matmuls; a layer
+/// group's filter loads move 16.7), each 128-byte bias slice 674.
+#[derive(Debug, Clone, Copy)]
+struct OcSlices {
+    /// Slices of output channels.
+    count: u64,
+}
+
+impl OcSlices {
+    /// The slices of `op` if it is a conv run global on a chip with a global tensor rate.
+    fn of(graph: &Graph, op: &Op, npu_num: u64, t: &Timing) -> Option<OcSlices> {
+        let conv = matches!(op.kind, OpKind::Conv(_) | OpKind::Deconv { .. });
+        if !conv || t.used.global_tensor_bytes_per_cycle <= 0.0 {
+            return None;
+        }
+        let y = graph.tensors.get(*op.outputs.first()?)?.shape;
+        Some(OcSlices {
+            count: y.c.div_ceil(npu_num.max(1)).max(1),
+        })
+    }
+
+    /// Cycles of moving a tensor of shape `s` at `bits` (`kind`: 0 input, 1 weight, 2
+    /// output; `bias` for a bias) over the slices.
+    fn transfer_cycles(self, t: &Timing, kind: u8, bias: bool, s: Shape4, bits: u32) -> f64 {
+        let count = self.count as f64;
+        let part = |c: u64| Shape4 {
+            c: c.div_ceil(self.count),
+            ..s
+        };
+        match kind {
+            0 => act_dma_cycles(t, Dir::Load, s, [0, s.n], [0, s.h], bits, 1),
+            1 if bias => count * weight_load_cycles(t, part(s.c), bits),
+            1 => {
+                let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits) as f64;
+                count * t.used.gdma_load_setup_cycles + bytes / t.used.global_tensor_bytes_per_cycle
+            }
+            _ => count * act_dma_cycles(t, Dir::Store, part(s.c), [0, s.n], [0, s.h], bits, 1),
+        }
+    }
+}
+
 /// DMA cycles of `bytes` moved as one flat byte range (no per-plane floor): the set-up
 /// plus the bytes at the direction's rate.
 pub fn flat_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
@@ -213,11 +260,12 @@ fn three_ic_cycles(
 /// Cycles to compute `op` for output batches `n_len` and output rows `h_len` (whole op:
 /// pass the full N and H). Channels map to lanes: an op on C channels takes
 /// ⌈C / NPU_NUM⌉ lane rows. Dense convs take their input channels in whole passes of
-/// EU_NUM, two-input element-wise ops run at EU_NUM / 4 per cycle, and a fused
-/// activation adds a pass over the output at EU_NUM / 2: the compiler's own cycle
-/// estimates per op (its layer-group debug log; the same as the backend's codegen
-/// profile) on bm1684x F16 show each: a 1×1 conv 144 → 24 channels on 56² 3,920 cycles
-/// (144 channels as 160), an add of 24 channels on 56² 392, a ResNet-18 3×3 conv
+/// EU_NUM, two-input element-wise ops run at EU_NUM / 2 per cycle, and a fused
+/// activation adds a pass over the output at EU_NUM / 2 (a ReLU6 two): the backend's
+/// codegen profiles and the compiler's own cycle estimates per op (its layer-group
+/// debug log, the same but for two-input ops, estimated at EU_NUM / 4: [`OpModel`]) on
+/// bm1684x F16 show each: a 1×1 conv 144 → 24 channels on 56² 3,920 cycles (144
+/// channels as 160), an add of 24 channels on 56² 392 estimated, a ResNet-18 3×3 conv
 /// 14,112 without ReLU and 14,308 with. Depthwise convs and
 /// pools run on the pooling unit at EU_NUM taps of their type per cycle, the chip's
 /// `pool_stride_factor` times that with a stride (bm1684x 3×: a 3×3/2 max pool on 64
@@ -241,7 +289,7 @@ pub fn op_cycles(graph: &Graph, op: &Op, n_len: u64, h_len: u64, npu_num: u64, t
         in_h: None,
         spread: false,
     };
-    op_cycles_as(graph, op, part, npu_num, t, false)
+    op_cycles_as(graph, op, part, npu_num, t, OpModel::Profiled)
 }
 
 /// The part of an op computed at once: output batches `n` and rows `h`, and the rows of
@@ -264,20 +312,37 @@ pub struct OpPart {
     pub spread: bool,
 }
 
-/// [`op_cycles`], or with `plain` the older, plainer model: MACs at the MAC rate (no
-/// 3ic lowering, no EU_NUM passes), element-wise, depthwise and pooling ops at EU_NUM
-/// per cycle, no activation pass. A placer that reproduces a compiler's time-step
-/// moves times them by it on chips whose cycles are not known to match its estimates
-/// (fitted on bm1688 before its estimates were known: 294 of 340 logged lifetimes with
-/// 0.25 of our DMA cycles; 307 now with [`op_cycles`] and its DMA estimates).
+/// Which cycles of an op [`op_cycles_as`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpModel {
+    /// What the op takes: the backend's codegen profile ([`op_cycles`]).
+    Profiled,
+    /// TPU-MLIR's own layer-group estimate, by which it moves transfers between time
+    /// steps: the profiled cycles, but for two-input element-wise ops, which it
+    /// estimates at twice their profile (4 cycles an EU row: MobileNetV2's 24-channel
+    /// add on 56², 392 cycles estimated; `bench/tpumlir_cnn_op_sweep.py`'s 16 adds take
+    /// 2 in their profiles).
+    Estimate,
+    /// The older, plainer model: MACs at the MAC rate (no 3ic lowering, no EU_NUM
+    /// passes), element-wise, depthwise and pooling ops at EU_NUM per cycle, no
+    /// activation pass.
+    Plain,
+}
+
+/// [`op_cycles`] under `model`. A placer that reproduces a compiler's time-step moves
+/// times them by TPU-MLIR's estimates on chips whose cycles match them, and by the
+/// plain model elsewhere (fitted on bm1688 before its estimates were known: 294 of 340
+/// logged lifetimes with 0.25 of our DMA cycles; 307 now with the estimates and its DMA
+/// estimates).
 pub fn op_cycles_as(
     graph: &Graph,
     op: &Op,
     part: OpPart,
     npu_num: u64,
     t: &Timing,
-    plain: bool,
+    model: OpModel,
 ) -> f64 {
+    let plain = model == OpModel::Plain;
     let (n_len, h_len) = (part.n, part.h);
     let Some(out) = op.outputs.first().and_then(|&o| graph.tensors.get(o)) else {
         return 0.0;
@@ -434,9 +499,12 @@ pub fn op_cycles_as(
         // cycle (TPU-MLIR's profiles of the zoo's FPN, U-Net and YOLO, bm1684x and
         // bm1688: SG commands of exactly N·⌈C/lanes⌉·H·W cycles, 1,024 to 16,384)
         OpKind::Upsample { .. } if !plain => rows(y.c) * pos,
-        // two-input element-wise ops at a quarter of EU_NUM per cycle
+        // two-input element-wise ops at 2 cycles an EU row (`bench/tpumlir_cnn_op_sweep.py`:
+        // 16 adds of 8–64 channels on 25² and 50², both chips, exactly; an add of 8
+        // channels on 25² 40 cycles on bm1684x, ⌈625 / 32⌉ rows), 4 in TPU-MLIR's estimate
         OpKind::Add | OpKind::Mul if !plain => {
-            rows(y.c) * eu_pos * 4.0 / t.eltwise_per_cycle_per_lane
+            let per_row = if model == OpModel::Estimate { 4.0 } else { 2.0 };
+            rows(y.c) * eu_pos * per_row / t.eltwise_per_cycle_per_lane
         }
         // at the rate of their type: an op run in f32 under a 16-bit type (between casts)
         // at half of EU_NUM per cycle
@@ -588,6 +656,7 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
             cast += flat_dma_cycles(t, Dir::Load, from) + flat_dma_cycles(t, Dir::Store, to);
         }
     }
+    let oc_slices = OcSlices::of(graph, op, npu_num, t);
     for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
         for (wi, &i) in list.iter().enumerate() {
             let Some(x) = graph.tensors.get(i) else {
@@ -609,6 +678,10 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
             // cycles on bm1684x, 482 on bm1688, where its bytes alone take 24)
             let gemm_weight =
                 kind == 1 && matches!(op.kind, OpKind::Gemm) && !crate::timestep::is_bias(wi, s);
+            if let Some(slices) = oc_slices {
+                dma += slices.transfer_cycles(t, kind, bias, s, bits);
+                continue;
+            }
             dma += match kind {
                 1 if gemm_weight => weight_load_cycles(t, s, bits),
                 0 | 1 if flat => flat_dma_cycles(t, Dir::Load, b),

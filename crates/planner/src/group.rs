@@ -237,16 +237,16 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn op_slice_cycles(&self, gt: &GroupTensors, s: &SliceRanges, o: OpId) -> f64 {
-        self.op_slice_cycles_as(gt, s, o, false)
+        self.op_slice_cycles_as(gt, s, o, crate::cost::OpModel::Profiled)
     }
 
-    /// [`Ctx::op_slice_cycles`], `plain` as in [`crate::cost::op_cycles_as`].
+    /// [`Ctx::op_slice_cycles`] under `model` (see [`crate::cost::op_cycles_as`]).
     pub(crate) fn op_slice_cycles_as(
         &self,
         gt: &GroupTensors,
         s: &SliceRanges,
         o: OpId,
-        plain: bool,
+        model: crate::cost::OpModel,
     ) -> f64 {
         let op = &self.graph.ops[o];
         let Some(&y) = op.outputs.first() else {
@@ -268,7 +268,7 @@ impl<'a> Ctx<'a> {
             in_h,
             spread: gt.spread,
         };
-        crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, plain)
+        crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, model)
     }
 
     /// Compute cycles of the whole of `op` (the caller's model if given).

@@ -281,6 +281,24 @@ pub struct TimingUsed {
     pub source: String,
 }
 
+impl TimingUsed {
+    /// The fastest rate any transfer moves at, bytes per cycle: layer groups' loads and
+    /// stores, global element-wise layers' flat matrices, global matmuls' and convs'
+    /// tensors (bm1688: 26.7 for the global tensor rate, 16.7 for a layer group's loads).
+    /// A roofline's memory bound divides by it.
+    pub fn peak_gdma_bytes_per_cycle(&self) -> f64 {
+        [
+            self.gdma_bytes_per_cycle,
+            self.gdma_store_bytes_per_cycle,
+            self.gdma_matrix_bytes_per_cycle,
+            self.gdma_matrix_store_bytes_per_cycle,
+            self.global_tensor_bytes_per_cycle,
+        ]
+        .into_iter()
+        .fold(0.0, f64::max)
+    }
+}
+
 /// The chip's timing as the cost model uses it, per cycle at the plan's element type:
 /// what a plan records ([`Timing::used`]) and the rates derived from the chip's
 /// geometry and the element type.

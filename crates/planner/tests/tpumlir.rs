@@ -630,9 +630,12 @@ fn resnet50_b4_plans_to_tpu_mlir_grouping() {
     assert_eq!(cut(&mine), cut(&p));
 }
 
-/// Every candidate's slicing search starts unsliced: ResNet-50 b1 on bm1688 plans
-/// TPU-MLIR's 16-op layer-1 group cut in 2 H slices (the group one op shorter needs 3;
-/// searching the longer one from 3 on missed it).
+/// Every candidate's slicing search starts unsliced: ResNet-50 b1 on bm1688 plans its
+/// layer-1 group cut in 2 H slices (TPU-MLIR's 16-op group: the group one op shorter
+/// needs 3, and searching the longer one from 3 on missed it). Since adds cost their
+/// profile (2 cycles an EU row, not TPU-MLIR's estimate of 4) the planner extends the
+/// group to 19 ops, still in 2 H slices (compiled by TPU-MLIR 1.30.2: 5,750,035 cycles,
+/// its own grouping 5,756,801).
 #[test]
 fn resnet50_bm1688_layer1_group_fits_in_two_h_slices() {
     let g = ordered_cast("resnet50_onnx_b1.graph.json");
@@ -643,5 +646,6 @@ fn resnet50_bm1688_layer1_group_fits_in_two_h_slices() {
     )
     .unwrap();
     let grp = group_from(&mine, "conv19");
-    assert_eq!((grp.ops.len(), grp.nsecs, grp.hsecs), (16, 1, 2));
+    assert!(grp.ops.len() >= 16, "{} ops", grp.ops.len());
+    assert_eq!((grp.nsecs, grp.hsecs), (1, 2));
 }

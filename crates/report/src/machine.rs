@@ -274,13 +274,13 @@ impl Machine {
         }
     }
 
-    /// Off-chip bandwidth (HBM or the GDMA rate to GMEM), bytes/s.
+    /// Off-chip bandwidth (HBM, or the fastest GDMA rate to GMEM), bytes/s.
     pub fn offchip_bytes_per_s(&self, dtype: ElementType) -> Result<f64> {
         match self {
             Machine::Tpu(t) => Ok(t.chip.hbm_bytes_per_s),
             Machine::Npu(n) => {
                 let tm = npu_timing(&n.chip, dtype)?;
-                Ok(tm.used.gdma_bytes_per_cycle * tm.used.clock_hz)
+                Ok(tm.used.peak_gdma_bytes_per_cycle() * tm.used.clock_hz)
             }
         }
     }

@@ -230,8 +230,12 @@ impl PipelinedPlacer {
                     .flatten()
                     .filter(|_| r < k)
                     .map_or(0, |o| {
-                        let plain = !self.calib.cycles_match;
-                        ctx.op_slice_cycles_as(gt, s0, o, plain).round() as i64
+                        let model = if self.calib.cycles_match {
+                            crate::cost::OpModel::Estimate
+                        } else {
+                            crate::cost::OpModel::Plain
+                        };
+                        ctx.op_slice_cycles_as(gt, s0, o, model).round() as i64
                     })
             })
             .collect();

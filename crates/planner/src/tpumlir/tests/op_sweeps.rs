@@ -120,7 +120,6 @@ impl SweepRow {
 #[test]
 fn depthwise_convs_on_few_channels_cost_what_tpu_mlir_compiles() {
     let mut checked = 0;
-    // the adds: see RESULTS-plan (TPU-MLIR takes half our cycles)
     for row in sweep_rows("cnn_op_sweep.jsonl")
         .into_iter()
         .filter(|r| r.net.starts_with("dw_"))
@@ -147,6 +146,28 @@ fn depthwise_convs_on_few_channels_cost_what_tpu_mlir_compiles() {
         checked += 1;
     }
     assert_eq!(checked, 56);
+}
+
+/// Adds of 8 to 64 channels on 25² and 50² (`--set convs`, `cnn_op_sweep.jsonl`): 2
+/// cycles an EU row of positions, exactly, on both chips (TPU-MLIR's own layer-group
+/// estimate says 4: `crate::cost::OpModel::Estimate`).
+#[test]
+fn adds_cost_what_tpu_mlir_compiles() {
+    let mut checked = 0;
+    let adds = sweep_rows("cnn_op_sweep.jsonl")
+        .into_iter()
+        .filter(|r| r.net.starts_with("add_"));
+    for row in adds {
+        let [_, c, hw, _] = row.input;
+        let mut b = GraphBuilder::new("add");
+        let x = b.input("x", Shape4::new(1, c, hw, hw));
+        let z = b.input("z", Shape4::new(1, c, hw, hw));
+        let y = b.add_op("add", OpKind::Add, &[x, z], &[]).unwrap();
+        b.output(y);
+        row.assert_cycles(&b.finish().unwrap(), "add", 0.0);
+        checked += 1;
+    }
+    assert_eq!(checked, 16);
 }
 
 /// Max and average pools (2×2/2, 3×3/1, 3×3/2, 5×5/1, padded and not, 16 to 80
