@@ -263,7 +263,7 @@ fn three_ic_cycles(
 /// EU_NUM, two-input element-wise ops run at EU_NUM / 2 per cycle, and a fused
 /// activation adds a pass over the output at EU_NUM / 2 (a ReLU6 two): the backend's
 /// codegen profiles and the compiler's own cycle estimates per op (its layer-group
-/// debug log, the same but for two-input ops, estimated at EU_NUM / 4: [`OpModel`]) on
+/// debug log, the same but for two-input ops, estimated at EU_NUM / 4: `OpModel`) on
 /// bm1684x F16 show each: a 1×1 conv 144 → 24 channels on 56² 3,920 cycles (144
 /// channels as 160), an add of 24 channels on 56² 392 estimated, a ResNet-18 3×3 conv
 /// 14,112 without ReLU and 14,308 with. Depthwise convs and
