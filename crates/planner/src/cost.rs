@@ -542,8 +542,17 @@ pub fn op_cycles_as(
         }
         OpKind::Gemm => {
             let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
-            rows(y.c.saturating_mul(y.h).saturating_mul(y.w)) * (n_len * k) as f64
-                / t.used.macs_per_cycle_per_lane
+            let n = y.c.saturating_mul(y.h).saturating_mul(y.w);
+            match t.matmul_lane_rows_from {
+                // from the chip's `matmul_lane_rows_from` rows on, a transformer's
+                // matmul rule (TPU-MLIR's MM2: the zoo's VGG at batch 8 on bm1684x, its
+                // [8, 1024]·[1024, 128] 1,024 cycles, where its MACs take 128)
+                Some(from) if !plain && n_len as f64 >= from => {
+                    let lanes = npu_num.max(1) as f64;
+                    crate::nd_global::matmul_compute([1, n_len, k, n], lanes, t)
+                }
+                _ => rows(n) * (n_len * k) as f64 / t.used.macs_per_cycle_per_lane,
+            }
         }
         OpKind::Flatten | OpKind::Reshape => 0.0,
     };

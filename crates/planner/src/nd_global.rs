@@ -263,10 +263,10 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
 /// MAC cycles of `batch` matmuls of [m, k]·[k, n] on `lanes` lanes: from the chip's
 /// `matmul_lane_rows_from` rows on, each lane's worth of rows one pass of k steps with n
 /// in whole EU_NUM groups over a lane's MACs; below it, the MACs at the full rate.
-fn matmul_compute([batch, m, k, n]: [u64; 4], lanes: f64, t: &Timing) -> f64 {
+pub(crate) fn matmul_compute([batch, m, k, n]: [u64; 4], lanes: f64, t: &Timing) -> f64 {
     let macs = t.used.macs_per_cycle_per_lane.max(1.0);
     let (batch, m, k, n) = (batch as f64, m as f64, k as f64, n as f64);
-    if m < t.matmul_lane_rows_from {
+    if m < t.matmul_lane_rows_from.unwrap_or(1.0) {
         return batch * m * k * n / (lanes * macs);
     }
     let eu = t.eltwise_per_cycle_per_lane.max(1.0);

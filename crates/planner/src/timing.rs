@@ -320,8 +320,8 @@ pub struct Timing {
     /// ([`crate::timestep::is_3ic_conv`]; the chip's `conv_ic_bytes`, EU_BYTES if unset).
     pub ic_parallel: u64,
     /// Rows from which a matmul runs its rows across the lanes (the chip's
-    /// `matmul_lane_rows_from`, 1 if unset).
-    pub matmul_lane_rows_from: f64,
+    /// `matmul_lane_rows_from`; a transformer's matmuls take 1 where the chip gives none).
+    pub matmul_lane_rows_from: Option<f64>,
     /// A strided window op on the pooling unit takes this many times its taps' cycles
     /// (the chip's `pool_stride_factor`, [`DEFAULT_POOL_STRIDE_FACTOR`] if unset).
     pub pool_stride_factor: f64,
@@ -394,7 +394,7 @@ impl Timing {
             conv_position_group,
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: ic_bytes as u64,
-            matmul_lane_rows_from: t.matmul_lane_rows_from.unwrap_or(1.0),
+            matmul_lane_rows_from: t.matmul_lane_rows_from,
             pool_stride_factor: t.pool_stride_factor.unwrap_or(DEFAULT_POOL_STRIDE_FACTOR),
             dtype_bits: dtype.bits(),
         })
@@ -410,7 +410,7 @@ impl Timing {
             conv_position_group: 1.0,
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: eu_bytes,
-            matmul_lane_rows_from: 1.0,
+            matmul_lane_rows_from: None,
             pool_stride_factor: DEFAULT_POOL_STRIDE_FACTOR,
             dtype_bits,
         }

@@ -556,7 +556,7 @@ fn a_matmul_runs_its_rows_across_the_lanes_from_the_chips_row_count() {
         let chip = NpuChip::preset(r["chip"].as_str().unwrap()).unwrap();
         let t = chip.timing_at(ElementType::F16).unwrap();
         let [m, k, n] = ["m", "k", "n"].map(|f| r[f].as_u64().unwrap());
-        let lane_rows = m as f64 >= t.matmul_lane_rows_from;
+        let lane_rows = m as f64 >= t.matmul_lane_rows_from.unwrap();
         assert_eq!(lane_rows, r["command"] == "MM2", "{r}");
         if !lane_rows {
             continue;

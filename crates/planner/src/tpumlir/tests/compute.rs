@@ -268,6 +268,34 @@ fn a_global_conv_on_bm1688_streams_its_filter_slice_by_slice() {
     assert!((0.98..1.02).contains(&all), "ours {} ({all:.3}x)", c.cycles);
 }
 
+/// A fully connected layer on as many rows as the chip's `matmul_lane_rows_from` or more
+/// runs as a transformer's matmul does (TPU-MLIR's MM2: its rows across the lanes, N in
+/// whole EU_NUM groups over a lane's MACs): the zoo's VGG at batch 8, [8, 1024]·[1024,
+/// 128], 1,024 cycles on bm1684x and 4,096 on bm1688 in the profiles of its compiles
+/// (its MACs alone would take 128 and 1,024); one row still by its MACs.
+#[test]
+fn a_batched_fully_connected_layer_runs_its_rows_across_the_lanes() {
+    let fc = |n: u64| {
+        let mut b = GraphBuilder::new("fc");
+        let x = b.input("x", Shape4::new(n, 1024, 1, 1));
+        let y = b.gemm("fc", x, 128, false).unwrap();
+        b.output(y);
+        b.finish().unwrap()
+    };
+    for (chip_name, profiled) in [("bm1684x", 1_024.0), ("bm1688", 4_096.0)] {
+        let (chip, t) = f16(chip_name);
+        let g = fc(8);
+        let ours = op_cycles(&g, &g.ops[0], 8, 1, chip.geometry.npu_num, &t);
+        assert_eq!(ours, profiled, "{chip_name}");
+        let one = fc(1);
+        let macs = 1024.0 * 128.0 / (chip.geometry.npu_num as f64 * t.used.macs_per_cycle_per_lane);
+        assert_eq!(
+            op_cycles(&one, &one.ops[0], 1, 1, chip.geometry.npu_num, &t),
+            macs
+        );
+    }
+}
+
 /// Per-op cycles TPU-MLIR 1.30.2 estimates (its layer-group debug log, `cycle_slack`;
 /// equal to its codegen profile but for two-input adds, which take half: see
 /// `op_sweeps`) on bm1684x F16, one image: input channels in passes of EU_NUM (32),
