@@ -41,14 +41,21 @@ pub enum Dir {
 /// per-plane floor of the direction. `p = planes` for ordinary planes; for `small` ones
 /// (see [`small_plane_units`]) more, as they move in rows.
 pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) -> f64 {
-    let (rate, per_plane, setup) = match dir {
+    let rate = match dir {
+        Dir::Load => t.used.gdma_bytes_per_cycle,
+        Dir::Store => t.used.gdma_store_bytes_per_cycle,
+    };
+    dma_cycles_at(t, dir, bytes, planes, small, rate)
+}
+
+/// [`dma_cycles`] with the bytes at `rate` bytes a cycle.
+fn dma_cycles_at(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool, rate: f64) -> f64 {
+    let (per_plane, setup) = match dir {
         Dir::Load => (
-            t.used.gdma_bytes_per_cycle,
             t.used.gdma_load_cycles_per_plane,
             t.used.gdma_load_setup_cycles,
         ),
         Dir::Store => (
-            t.used.gdma_store_bytes_per_cycle,
             t.used.gdma_store_cycles_per_plane,
             t.used.gdma_store_setup_cycles,
         ),
@@ -59,6 +66,23 @@ pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) ->
         planes as f64
     };
     setup + (bytes as f64 / rate).max(units * per_plane)
+}
+
+/// Cycles of a global fully connected layer's weight `s` ([K, N]) at `bits`: K
+/// coefficient planes of N, each paying the plane floor, its bytes at the chip's global
+/// tensor rate where it has one (bm1688: the zoo's VGG [1024, 128] f16 weight in 10,120
+/// cycles, the set-up and 262,144 bytes at 26.7, and inception_b4's 25,600 bytes in
+/// 1,250, both as profiled; small_cnn's 64×10 in 482, its planes' floor), else at the
+/// load rate. MobileNetV2's [1280, 1000] (2.56 MB) moves in 40 slices of 32 rows, each
+/// with its slice of the input: 120,365 cycles profiled, 96,290 so (not modelled).
+fn gemm_weight_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
+    let global = t.used.global_tensor_bytes_per_cycle;
+    if global <= 0.0 {
+        return weight_load_cycles(t, s, bits);
+    }
+    let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
+    let (planes, small) = coeff_planes(t, s, bytes);
+    dma_cycles_at(t, Dir::Load, bytes, planes, small, global)
 }
 
 /// A global conv run one slice of output channels at a time, as the backend runs it on
@@ -630,12 +654,22 @@ pub fn is_view(op: &Op) -> bool {
 /// 1,600 bytes in 271 cycles and stores 3,200 in 358, as matrices), so only the byte
 /// rates apply to them; convolutions and pools pay the per-plane floors too. Biases
 /// move at 32 bits under narrower types.
-pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) -> GlobalOpCost {
+pub fn global_cost(
+    graph: &Graph,
+    op: &Op,
+    bits: u32,
+    geo: &tpusim_lmem::Chip,
+    t: &Timing,
+) -> GlobalOpCost {
     if is_view(op) {
         return GlobalOpCost::default();
     }
+    let npu_num = geo.npu_num;
     let mut bytes = 0u64;
     let mut dma = 0f64;
+    // each kind's (input, weight, output) bytes and cycles, for a fully connected layer
+    let mut part_bytes = [0u64; 3];
+    let mut part_cycles = [0f64; 3];
     let flat = matches!(
         op.kind,
         OpKind::Gemm
@@ -687,18 +721,21 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
             // cycles on bm1684x, 482 on bm1688, where its bytes alone take 24)
             let gemm_weight =
                 kind == 1 && matches!(op.kind, OpKind::Gemm) && !crate::timestep::is_bias(wi, s);
-            if let Some(slices) = oc_slices {
-                dma += slices.transfer_cycles(t, kind, bias, s, bits);
-                continue;
-            }
-            dma += match kind {
-                1 if gemm_weight => weight_load_cycles(t, s, bits),
+            let cycles = match kind {
+                _ if oc_slices.is_some() => {
+                    oc_slices.map_or(0.0, |o| o.transfer_cycles(t, kind, bias, s, bits))
+                }
+                1 if gemm_weight => gemm_weight_cycles(t, s, bits),
                 0 | 1 if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 0 => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),
                 1 => weight_load_cycles(t, s, bits),
                 _ => act_dma_cycles(t, Dir::Store, s, n, h, bits, 1),
             };
+            dma += cycles;
+            let part = usize::from(kind.min(2));
+            part_bytes[part] = part_bytes[part].saturating_add(b);
+            part_cycles[part] += cycles;
         }
     }
     let y = op
@@ -709,10 +746,31 @@ pub fn global_cost(graph: &Graph, op: &Op, bits: u32, npu_num: u64, t: &Timing) 
     let comp = y
         .map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
         .unwrap_or(0.0);
-    let exposed = t.used.global_exposed_fraction * comp.min(dma);
+    let cycles = match (&op.kind, y) {
+        // a fully connected layer runs as the backend's global matmul kernel: in one
+        // piece, its loads, MACs and store one after another, where its operands fit in
+        // half the local memory (the zoo's VGG at batch 8 on bm1684x: 5,160 cycles of
+        // loads, 1,040 of MM2, 199 of store, 6,398 in all), else in slices
+        // (`nd_global::matmul`)
+        (OpKind::Gemm, Some(y)) => {
+            let traffic = crate::nd_global::matmul::MatmulTraffic {
+                input_bytes: part_bytes[0],
+                input_cycles: part_cycles[0],
+                weight_bytes: part_bytes[1],
+                weight_cycles: part_cycles[1],
+                output_bytes: part_bytes[2],
+                output_cycles: part_cycles[2],
+            };
+            let lmem = crate::nd_global::LocalMemory::of(geo);
+            crate::nd_global::matmul::cycles(&traffic, y.n, comp, &lmem)
+        }
+        _ => comp.max(dma) + t.used.global_exposed_fraction * comp.min(dma),
+    };
+    // a sliced matmul reads its input again for each chunk of its weight: transfers too
+    let dma = dma.max(cycles - comp);
     GlobalOpCost {
         bytes,
-        cycles: (cast + comp.max(dma) + exposed).ceil() as u64,
+        cycles: (cast + cycles).ceil() as u64,
         compute_cycles: comp.round() as u64,
         dma_cycles: (cast + dma).round() as u64,
     }

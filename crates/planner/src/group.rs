@@ -292,7 +292,7 @@ impl<'a> Ctx<'a> {
     /// [`crate::cost::global_cost`] of `op` (with the caller's compute model if given).
     pub(crate) fn global_cost(&self, op: &tpusim_graph::Op) -> crate::cost::GlobalOpCost {
         let bits = self.dtype.bits();
-        let own = crate::cost::global_cost(self.graph, op, bits, self.chip.npu_num, &self.timing);
+        let own = crate::cost::global_cost(self.graph, op, bits, self.chip, &self.timing);
         match self.compute {
             None => own,
             Some(_) => crate::cost::with_compute(own, self.whole_op_cycles(op), &self.timing),

@@ -19,7 +19,7 @@
 //!   slices ([`double_buffered`]): their transfers where the compute is light, the compute
 //!   of a function table (`function_ops`) or a softmax's rows where it is not.
 
-mod matmul;
+pub(crate) mod matmul;
 
 use crate::cost::{act_dma_cycles, Dir, GlobalOpCost};
 use crate::timing::Timing;
