@@ -74,7 +74,8 @@ fn dma_cycles_at(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool, rat
 /// cycles, the set-up and 262,144 bytes at 26.7, and inception_b4's 25,600 bytes in
 /// 1,250, both as profiled; small_cnn's 64×10 in 482, its planes' floor), else at the
 /// load rate. MobileNetV2's [1280, 1000] (2.56 MB) moves in 40 slices of 32 rows, each
-/// with its slice of the input: 120,365 cycles profiled, 96,290 so (not modelled).
+/// with its slice of the input, each a set-up: its layer's transfers take 120,365 cycles
+/// in the profile, where this weight takes 96,290 (the slices are not modelled).
 fn gemm_weight_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
     let global = t.used.global_tensor_bytes_per_cycle;
     if global <= 0.0 {
@@ -295,8 +296,9 @@ fn three_ic_cycles(
 /// `pool_stride_factor` times that with a stride (bm1684x 3×: a 3×3/2 max pool on 64
 /// channels of 56² outputs 2,646 cycles; bm1688 2×), an average pool in f32 at half
 /// of EU_NUM with its corrections of windows over padding (`crate::pool_edges`: 80
-/// pools of both chips' profiles within 1 %); a depthwise conv on at most one pass of the chip's input channels
-/// (bm1684x 32, bm1688 16 at F16) runs on the CONV unit instead, one such pass
+/// pools of both chips' profiles within 1 %); a depthwise conv on at most one pass of
+/// the chip's input channels (bm1684x 32, bm1688 16 at F16) runs on the CONV unit
+/// instead, one such pass
 /// (MobileNetV2's first, 32 channels on 112²: 28,224 cycles and 784 for the activation,
 /// exactly its 29,008), and on fewer still, folded as a "3ic" conv
 /// ([`crate::timestep::is_3ic_conv`]). Positions go in whole groups:
@@ -653,13 +655,18 @@ pub fn is_view(op: &Op) -> bool {
 /// Add do, and its global casts: a network output's 8×100 cast to f32 on bm1684x loads
 /// 1,600 bytes in 271 cycles and stores 3,200 in 358, as matrices), so only the byte
 /// rates apply to them; convolutions and pools pay the per-plane floors too. Biases
-/// move at 32 bits under narrower types.
+/// move at 32 bits under narrower types. A fully connected layer runs as the backend's
+/// global matmul kernel (`nd_global::matmul`), and a conv on a chip with a global
+/// tensor rate in slices of output channels ([`OcSlices`]). On chip geometry `geo`.
+/// The op's compute takes `compute` cycles where given (a caller's compute model), else
+/// [`op_cycles`].
 pub fn global_cost(
     graph: &Graph,
     op: &Op,
     bits: u32,
     geo: &tpusim_lmem::Chip,
     t: &Timing,
+    compute: Option<f64>,
 ) -> GlobalOpCost {
     if is_view(op) {
         return GlobalOpCost::default();
@@ -721,15 +728,13 @@ pub fn global_cost(
             // cycles on bm1684x, 482 on bm1688, where its bytes alone take 24)
             let gemm_weight =
                 kind == 1 && matches!(op.kind, OpKind::Gemm) && !crate::timestep::is_bias(wi, s);
-            let cycles = match kind {
-                _ if oc_slices.is_some() => {
-                    oc_slices.map_or(0.0, |o| o.transfer_cycles(t, kind, bias, s, bits))
-                }
-                1 if gemm_weight => gemm_weight_cycles(t, s, bits),
-                0 | 1 if flat => flat_dma_cycles(t, Dir::Load, b),
+            let cycles = match (kind, oc_slices) {
+                (_, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
+                (1, _) if gemm_weight => gemm_weight_cycles(t, s, bits),
+                (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
-                0 => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),
-                1 => weight_load_cycles(t, s, bits),
+                (0, _) => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),
+                (1, _) => weight_load_cycles(t, s, bits),
                 _ => act_dma_cycles(t, Dir::Store, s, n, h, bits, 1),
             };
             dma += cycles;
@@ -743,9 +748,10 @@ pub fn global_cost(
         .first()
         .and_then(|&o| graph.tensors.get(o))
         .map(|t| t.shape);
-    let comp = y
-        .map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
-        .unwrap_or(0.0);
+    let comp = compute.unwrap_or_else(|| {
+        y.map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
+            .unwrap_or(0.0)
+    });
     let cycles = match (&op.kind, y) {
         // a fully connected layer runs as the backend's global matmul kernel: in one
         // piece, its loads, MACs and store one after another, where its operands fit in
@@ -773,21 +779,6 @@ pub fn global_cost(
         cycles: (cast + cycles).ceil() as u64,
         compute_cycles: comp.round() as u64,
         dma_cycles: (cast + dma).round() as u64,
-    }
-}
-
-/// `c` with its compute replaced by `compute` cycles: max(compute, DMA) plus the
-/// exposed fraction of the smaller (a view's zero cost stays zero).
-pub fn with_compute(c: GlobalOpCost, compute: f64, t: &Timing) -> GlobalOpCost {
-    if c == GlobalOpCost::default() {
-        return c;
-    }
-    let dma = c.dma_cycles as f64;
-    let exposed = t.used.global_exposed_fraction * compute.min(dma);
-    GlobalOpCost {
-        cycles: (compute.max(dma) + exposed).ceil() as u64,
-        compute_cycles: compute.round() as u64,
-        ..c
     }
 }
 

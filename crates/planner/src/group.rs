@@ -292,11 +292,8 @@ impl<'a> Ctx<'a> {
     /// [`crate::cost::global_cost`] of `op` (with the caller's compute model if given).
     pub(crate) fn global_cost(&self, op: &tpusim_graph::Op) -> crate::cost::GlobalOpCost {
         let bits = self.dtype.bits();
-        let own = crate::cost::global_cost(self.graph, op, bits, self.chip, &self.timing);
-        match self.compute {
-            None => own,
-            Some(_) => crate::cost::with_compute(own, self.whole_op_cycles(op), &self.timing),
-        }
+        let compute = self.compute.map(|_| self.whole_op_cycles(op));
+        crate::cost::global_cost(self.graph, op, bits, self.chip, &self.timing, compute)
     }
 
     /// The plan record of a placed group.

@@ -130,8 +130,8 @@ pub struct ChipTiming {
     /// more than a pass of channels) takes with a stride than its taps at EU_NUM a
     /// cycle (`None` = 3). bm1684x 3 and bm1688 2: TPU-MLIR 1.30.2's profiles of
     /// 3×3/2, 2×2/2 and 3×3/2-padded max pools on 16 to 80 channels
-    /// (`bench/tpumlir_cnn_op_sweep.py --set pools`; bm1688's strided depthwise convs of the
-    /// zoo's MobileNetV3-like net agree).
+    /// (`bench/tpumlir_cnn_op_sweep.py --set pools`; bm1688's strided depthwise convs
+    /// of the zoo's MobileNetV3-like net agree).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_stride_factor: Option<f64>,
 }

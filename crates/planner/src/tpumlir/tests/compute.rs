@@ -33,7 +33,7 @@ fn global_cost_on(chip: &str, file: &str, name: &str) -> crate::cost::GlobalOpCo
     let g = data_graph(file);
     let op = g.ops.iter().find(|o| o.name == name).unwrap();
     let (chip, t) = f16(chip);
-    crate::cost::global_cost(&g, op, 16, &chip.geometry, &t)
+    crate::cost::global_cost(&g, op, 16, &chip.geometry, &t, None)
 }
 
 /// The chip preset `chip` and its F16 timing.
@@ -310,7 +310,7 @@ fn a_global_fully_connected_layer_loads_computes_and_stores_in_turn() {
     let g = b.finish().unwrap();
     for (chip_name, profiled) in [("bm1684x", 6_399.0), ("bm1688", 15_675.0)] {
         let (chip, t) = f16(chip_name);
-        let c = crate::cost::global_cost(&g, &g.ops[0], 16, &chip.geometry, &t);
+        let c = crate::cost::global_cost(&g, &g.ops[0], 16, &chip.geometry, &t, None);
         let r = c.cycles as f64 / profiled;
         assert!(
             (0.97..1.03).contains(&r),
@@ -632,7 +632,7 @@ fn a_small_global_fc_pays_its_weight_planes() {
             b.gemm("fc", x, 10, true).unwrap()
         });
         let (npu, t) = f16(chip);
-        let c = crate::cost::global_cost(&graph, &graph.ops[0], 16, &npu.geometry, &t);
+        let c = crate::cost::global_cost(&graph, &graph.ops[0], 16, &npu.geometry, &t, None);
         let r = c.cycles as f64 / profiled;
         assert!(
             (0.9..=1.1).contains(&r),
