@@ -77,13 +77,10 @@ fn dma_cycles_at(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool, rat
 /// with its slice of the input, each a set-up: its layer's transfers take 120,365 cycles
 /// in the profile, where this weight takes 96,290 (the slices are not modelled).
 fn gemm_weight_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
-    let global = t.used.global_tensor_bytes_per_cycle;
-    if global <= 0.0 {
-        return weight_load_cycles(t, s, bits);
+    match t.used.global_tensor_bytes_per_cycle {
+        global if global > 0.0 => weight_load_cycles_at(t, s, bits, global),
+        _ => weight_load_cycles(t, s, bits),
     }
-    let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
-    let (planes, small) = coeff_planes(t, s, bytes);
-    dma_cycles_at(t, Dir::Load, bytes, planes, small, global)
 }
 
 /// A global conv run one slice of output channels at a time, as the backend runs it on
@@ -113,8 +110,8 @@ impl OcSlices {
         })
     }
 
-    /// Cycles of moving a tensor of shape `s` at `bits` (`kind`: 0 input, 1 weight, 2
-    /// output; `bias` for a bias) over the slices.
+    /// Cycles of moving a weight (`kind` 1; `bias` for a bias) or an output (`kind` 2)
+    /// of shape `s` at `bits` over the slices (the input moves as any global op's).
     fn transfer_cycles(self, t: &Timing, kind: u8, bias: bool, s: Shape4, bits: u32) -> f64 {
         let count = self.count as f64;
         let part = |c: u64| Shape4 {
@@ -122,7 +119,6 @@ impl OcSlices {
             ..s
         };
         match kind {
-            0 => act_dma_cycles(t, Dir::Load, s, [0, s.n], [0, s.h], bits, 1),
             1 if bias => count * weight_load_cycles(t, part(s.c), bits),
             1 => {
                 let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits) as f64;
@@ -227,9 +223,14 @@ pub fn act_dma_cycles(
 /// `s`. Its output channels are spread over the lanes: N when N > 1 (filters), else C
 /// (bias vectors), one plane each; chunks under EU_BYTES per channel are small planes.
 pub fn weight_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
+    weight_load_cycles_at(t, s, bits, t.used.gdma_bytes_per_cycle)
+}
+
+/// [`weight_load_cycles`] with the bytes at `rate` bytes a cycle.
+fn weight_load_cycles_at(t: &Timing, s: Shape4, bits: u32, rate: f64) -> f64 {
     let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
     let (planes, small) = coeff_planes(t, s, bytes);
-    dma_cycles(t, Dir::Load, bytes, planes, small)
+    dma_cycles_at(t, Dir::Load, bytes, planes, small, rate)
 }
 
 /// The planes of a coefficient transfer of shape `s` and `bytes` bytes (one per output
@@ -729,7 +730,7 @@ pub fn global_cost(
             let gemm_weight =
                 kind == 1 && matches!(op.kind, OpKind::Gemm) && !crate::timestep::is_bias(wi, s);
             let cycles = match (kind, oc_slices) {
-                (_, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
+                (1 | 2, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
                 (1, _) if gemm_weight => gemm_weight_cycles(t, s, bits),
                 (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
