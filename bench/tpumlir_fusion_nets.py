@@ -11,7 +11,15 @@ exporter as users write them. Usage: python3 bench/tpumlir_fusion_nets.py OUTDIR
 - joint_qkv_static: one Q, K, V Linear split three ways (GPT-2's c_attn), a mask, fixed
                    shapes.
 Weights are random (seeded); d_model 64, 4 heads, one layer.
+
+    python3 bench/tpumlir_fusion_nets.py OUTDIR --sweep
+
+writes instead a sweep of hf_qkv_static blocks at other widths, heads, lengths and batches
+(SWEEP: `att_d<d>_h<heads>_s<seq>_b<batch>`), with a zoo.json for bench/tpumlir_zoo_run.sh
+(CHIPS=bm1684x), for timing the fused attention. Its `held_out` rows are kept out of every
+rule read off the others.
 """
+import json
 import os
 import sys
 
@@ -51,11 +59,21 @@ class Block(torch.nn.Module):
         return self.ln(x + self.o(ctx))
 
 
-def export(out, name, joint=False, mask=True, dynamic=False):
+# (d_model, heads, seq, batch, held_out)
+SWEEP = [
+    (128, 4, 128, 1, False), (128, 2, 64, 2, False), (256, 4, 64, 1, False),
+    (256, 8, 128, 1, False), (192, 3, 96, 2, False), (96, 4, 32, 4, False),
+    (320, 5, 160, 1, False), (64, 2, 256, 1, False),
+    (160, 4, 80, 2, True), (256, 4, 256, 1, True), (384, 6, 128, 1, True),
+    (128, 8, 64, 3, True),
+]
+
+
+def export(out, name, joint=False, mask=True, dynamic=False, d=64, heads=4, seq=64, batch=1):
     torch.manual_seed(0)
-    net = Block(joint=joint, mask=mask).eval()
-    x = torch.randn(1, 64, 64)
-    args = (x, torch.ones(1, 64)) if mask else (x,)
+    net = Block(d=d, heads=heads, joint=joint, mask=mask).eval()
+    x = torch.randn(batch, seq, d)
+    args = (x, torch.ones(batch, seq)) if mask else (x,)
     names = ["x", "mask"] if mask else ["x"]
     axes = None
     if dynamic:
@@ -66,9 +84,23 @@ def export(out, name, joint=False, mask=True, dynamic=False):
                       output_names=["out"], dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
+def sweep(out):
+    zoo = {}
+    for d, heads, seq, batch, held_out in SWEEP:
+        name = f"att_d{d}_h{heads}_s{seq}_b{batch}"
+        export(out, name, d=d, heads=heads, seq=seq, batch=batch)
+        zoo[name] = {"input_shape": [[batch, seq, d], [batch, seq]], "batch": batch,
+                     "seq": seq, "held_out": held_out}
+    with open(os.path.join(out, "zoo.json"), "w") as f:
+        json.dump(zoo, f, indent=1)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
+    if "--sweep" in sys.argv[2:]:
+        sweep(out)
+        return
     export(out, "hf_qkv_static")
     export(out, "hf_qkv_dynamic", dynamic=True)
     export(out, "hf_qkv_nomask", mask=False)

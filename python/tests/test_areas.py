@@ -126,16 +126,23 @@ def test_plan_groups_a_berts_whole_attention_as_tpu_mlir_does(repo):
     assert any(l["op_type"] == "Gelu" and l["f32"] for l in layers)
 
 
-def test_plan_warns_of_the_attentions_tpu_mlir_fuses_and_lists_them_as_the_cli_does(cli, repo):
+def test_plan_models_the_attentions_tpu_mlir_fuses_and_warns_where_it_does_not(cli, repo):
     zoo = repo / "crates" / "planner" / "tests" / "data" / "tx_zoo"
     bert = str(zoo / "bert_d384_s128_static.onnx")
-    with pytest.warns(UserWarning, match=r"fuses the attention before '/MatMul_64' and 1 more"):
-        p = tpusim.plan(bert, chip="bm1684x")
-    assert p.tpu_mlir_fused_attentions == ["/MatMul_64", "/MatMul_122"]
-    assert cli("plan", bert, "--chip", "bm1684x") == p.to_dict()
+    # a 16-bit plan holds them as tpu.Attention heads: listed, no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        p = tpusim.plan(bert, chip="bm1684x")
         assert tpusim.plan(bert, chip="bm1688").tpu_mlir_fused_attentions == []
+    assert p.tpu_mlir_fused_attentions == ["/MatMul_64", "/MatMul_122"]
+    assert p.tpu_mlir_unmodelled_attentions == []
+    assert sum(l["op_type"] == "Attention" for l in p.to_dict()["plan"]["layers"]) == 12
+    assert cli("plan", bert, "--chip", "bm1684x") == p.to_dict()
+    # an f32 plan does not model them, and says so as the CLI does
+    with pytest.warns(UserWarning, match=r"fuses the attention before '/MatMul_64' and 1 more"):
+        f32 = tpusim.plan(bert, chip="bm1684x", dtype="f32")
+    assert f32.tpu_mlir_unmodelled_attentions == ["/MatMul_64", "/MatMul_122"]
+    assert cli("plan", bert, "--chip", "bm1684x", "--dtype", "f32") == f32.to_dict()
 
 
 def test_plan_prices_tpu_mlir_s_own_grouping_as_the_cli_does(cli, repo, tmp_path):

@@ -483,11 +483,12 @@ fn an_onnx_export_names_the_casts_tpu_mlir_inserts() {
 }
 
 /// TPU-MLIR 1.30.2 fuses bert_d384_s128's two attentions into `tpu.Attention` on bm1684x
-/// (its own cache names the heads) and not on bm1688: `plan` and `report` say so on
-/// bm1684x, `--export-tpu-mlir` adds that the cache will not compile; on bm1688, and for
-/// GPT-2 (its mask a Where, not an Add), nothing is said.
+/// (its own cache names the heads) and not on bm1688. A 16-bit plan holds them as their
+/// heads (`tpumlir::nd_fused`) and says nothing; an F32 plan, which does not model them,
+/// says so on bm1684x, and `--export-tpu-mlir` adds that the cache will not compile. On
+/// bm1688, and for GPT-2 (its mask a Where, not an Add), nothing is said.
 #[test]
-fn an_attention_tpu_mlir_fuses_is_named_on_bm1684x_only() {
+fn an_attention_tpu_mlir_fuses_is_modelled_or_named_on_bm1684x_only() {
     let zoo = concat!(env!("CARGO_MANIFEST_DIR"), "/../planner/tests/data/tx_zoo");
     let bert = format!("{zoo}/bert_d384_s128_static.onnx");
     let gpt2 = format!("{zoo}/gpt2_d64_s64_static.onnx");
@@ -498,7 +499,9 @@ fn an_attention_tpu_mlir_fuses_is_named_on_bm1684x_only() {
         assert!(out.status.success(), "{args:?}");
         String::from_utf8(out.stderr).unwrap()
     };
-    let plain = stderr(&["plan", &bert, "--chip", "bm1684x"]);
+    assert_eq!(stderr(&["plan", &bert, "--chip", "bm1684x"]), "");
+    let f32_plan = ["plan", &bert, "--chip", "bm1684x", "--dtype", "f32"];
+    let plain = stderr(&f32_plan);
     assert!(
         plain.contains("fuses the attention before '/MatMul_64'"),
         "{plain}"
@@ -508,27 +511,44 @@ fn an_attention_tpu_mlir_fuses_is_named_on_bm1684x_only() {
         "{plain}"
     );
     assert!(!plain.contains("will not compile"), "{plain}");
-    let exporting = stderr(&[
-        "plan",
-        &bert,
-        "--chip",
-        "bm1684x",
-        "--export-tpu-mlir",
-        cache.to_str().unwrap(),
-    ]);
+    let mut exporting = f32_plan.to_vec();
+    exporting.extend(["--export-tpu-mlir", cache.to_str().unwrap()]);
+    let exporting = stderr(&exporting);
     assert!(
         exporting.contains("TPU-MLIR will not compile it"),
         "{exporting}"
     );
-    let report = stderr(&["report", &bert, "--chip", "bm1684x", "--summary"]);
+    let report = stderr(&[
+        "report",
+        &bert,
+        "--chip",
+        "bm1684x",
+        "--dtype",
+        "f32",
+        "--summary",
+    ]);
     assert!(report.contains("into tpu.Attention"), "{report}");
     assert_eq!(stderr(&["plan", &bert, "--chip", "bm1688"]), "");
-    let listed =
-        |chip: &str| plan_json(&[&bert, "--chip", chip])["tpu_mlir_fused_attentions"].clone();
+    let doc = |chip: &str| plan_json(&[&bert, "--chip", chip]);
+    let bm1684x = doc("bm1684x");
     assert_eq!(
-        listed("bm1684x"),
+        bm1684x["tpu_mlir_fused_attentions"],
         serde_json::json!(["/MatMul_64", "/MatMul_122"])
     );
-    assert_eq!(listed("bm1688"), serde_json::json!([]));
+    assert_eq!(
+        bm1684x["tpu_mlir_unmodelled_attentions"],
+        serde_json::json!([])
+    );
+    let heads = bm1684x["plan"]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["op_type"] == "Attention")
+        .count();
+    assert_eq!(heads, 12);
+    assert_eq!(
+        doc("bm1688")["tpu_mlir_fused_attentions"],
+        serde_json::json!([])
+    );
     assert_eq!(stderr(&["plan", &gpt2, "--chip", "bm1684x"]), "");
 }

@@ -248,6 +248,11 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
         return cost(dma, 0.0, dma);
     }
     let [ld, st] = transfers(l, bits, [load, store], t);
+    if let Some(head) = &l.head {
+        // a fused attention head alone: its loads, kernel and store in turn
+        let compute = head.kernel_cycles(lanes, t);
+        return cost(ld + compute + st, compute, ld + st);
+    }
     let compute = if matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax") {
         softmax_compute(l, lanes, width, t)
     } else if let Work::Vector { flops } = l.work {

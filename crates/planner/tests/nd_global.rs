@@ -62,6 +62,7 @@ fn node(op_type: &str, work: Work, elements_in: f64, weights: f64, out: &Value) 
         wide_in: false,
         wide_out: false,
         heads_as_batch: false,
+        head: None,
         nodes: vec![0],
         reads: Vec::new(),
         writes: Vec::new(),

@@ -558,6 +558,7 @@ fn long_chain(seq: u64, width: u64, n: usize) -> NdGraph {
         inputs: vec![NdInput {
             name: "x".into(),
             dims,
+            f32: false,
         }],
         nodes,
         parameters: n as u64 * width,

@@ -295,9 +295,9 @@ fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
         }
         None => (super::llm::onnx_npu::plan(&onnx_args, bytes, &chip)?, None),
     };
-    for note in
-        super::llm::onnx_npu::fusion_notes(&planned.graph, &chip, args.export_tpu_mlir.is_some())
-    {
+    let bits = planned.plan.dtype_bits;
+    let exporting = args.export_tpu_mlir.is_some();
+    for note in super::llm::onnx_npu::fusion_notes(&planned.graph, &chip, bits, exporting) {
         eprintln!("note: {}", crate::util::shown(&note));
     }
     if let Some(path) = &args.export_tpu_mlir {

@@ -153,20 +153,16 @@ pub fn import_onnx(bytes: &[u8], bind: &Bind) -> Result<NdGraph> {
             .enumerate()
             .map(|(p, d)| bind_dim(d, p, bind))
             .collect();
+        let elem_type = i.type_.as_ref().and_then(|t| match &t.value {
+            Some(onnx_protobuf::type_proto::Value::TensorType(tt)) => Some(tt.elem_type),
+            _ => None,
+        });
         inputs.push(NdInput {
             name: i.name.clone(),
             dims: dims.clone(),
+            f32: elem_type == Some(1),
         });
-        let int = i
-            .type_
-            .as_ref()
-            .and_then(|t| match &t.value {
-                Some(onnx_protobuf::type_proto::Value::TensorType(tt)) => {
-                    Some(matches!(tt.elem_type, 6 | 7 | 9))
-                }
-                _ => None,
-            })
-            .unwrap_or(false);
+        let int = elem_type.is_some_and(|e| matches!(e, 6 | 7 | 9));
         values.insert(
             i.name.clone(),
             Val {

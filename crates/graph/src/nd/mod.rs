@@ -107,6 +107,9 @@ pub struct NdInput {
     pub name: String,
     /// Dimensions after binding dynamic axes.
     pub dims: Vec<u64>,
+    /// Of 32-bit floats (a compiler running the graph in 16 bits casts it on entry).
+    #[serde(skip)]
+    pub f32: bool,
 }
 
 /// An imported transformer graph.

@@ -12,7 +12,7 @@
 
 use super::{finish, groupable, too_few, verify_runs, Axis, Ctx, NdPlan, Slicing};
 use crate::error::{PlanError, Result};
-use crate::tpumlir::nd_form::lower;
+use crate::tpumlir::nd_form::lower_on;
 use crate::NpuChip;
 use tpusim_graph::nd::NdGraph;
 use tpusim_layout::ElementType;
@@ -54,7 +54,7 @@ pub fn plan_nd_with_groups(
     dtype: ElementType,
     requests: &[NdGroupRequest],
 ) -> Result<NdGivenPlan> {
-    let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
+    let layers = lower_on(g, chip, dtype);
     let ctx = Ctx::new(g, &layers, chip, dtype)?;
     let mut sorted = requests.to_vec();
     sorted.sort_by_key(|r| r.start);

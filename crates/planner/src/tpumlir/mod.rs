@@ -57,6 +57,7 @@ pub mod nd_buffers;
 pub mod nd_cache;
 pub mod nd_export;
 pub mod nd_form;
+pub mod nd_fused;
 pub mod nd_fusion;
 mod nd_order;
 pub(crate) mod nd_place;

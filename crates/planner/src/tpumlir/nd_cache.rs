@@ -10,7 +10,7 @@
 use super::cache::Cache;
 use super::nd_attention::view_nodes;
 use super::nd_export::view_loc;
-use super::nd_form::lower;
+use super::nd_form::lower_on;
 use crate::error::{PlanError, Result};
 use crate::nd_plan::{plan_document, plan_nd_with_groups, NdGroupRequest, NdPlan};
 use crate::NpuChip;
@@ -37,7 +37,7 @@ pub fn import_nd(
     dtype: ElementType,
     cache: &Cache,
 ) -> Result<NdImported> {
-    let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
+    let layers = lower_on(g, chip, dtype);
     let layer_of: HashMap<&str, usize> = layers
         .iter()
         .enumerate()

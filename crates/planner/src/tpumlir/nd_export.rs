@@ -26,7 +26,7 @@
 
 use super::cache::{Cache, CacheGlobal, CacheGroup};
 use super::nd_attention::{view_nodes, ViewNode};
-use super::nd_form::{lower, TxLayer};
+use super::nd_form::{lower_on, TxLayer};
 use crate::nd_plan::NdPlan;
 use crate::NpuChip;
 use std::collections::HashSet;
@@ -35,7 +35,7 @@ use tpusim_layout::ElementType;
 
 /// `plan`'s groups of `g` (planned on `chip` in `dtype`) as a TPU-MLIR cache.
 pub fn export_nd(g: &NdGraph, chip: &NpuChip, dtype: ElementType, plan: &NdPlan) -> Cache {
-    let layers = lower(g, chip.f32_ops_at(dtype), dtype.bits());
+    let layers = lower_on(g, chip, dtype);
     let all: Vec<ViewNode> = view_nodes(g).collect();
     let mut listed: HashSet<&str> = HashSet::new();
     // the groups first: the views they list are theirs, every other one is global
@@ -140,7 +140,10 @@ fn runs<'g>(
 
 /// The views no group lists (`listed`), and the transposes the attention's matmuls fold
 /// (TPU-MLIR lists llama_d128_s64's `transpose_40_0_Transpose` as a global layer that
-/// takes no time): each goes right after what writes its input.
+/// takes no time): each goes right after what writes its input. Not those inside an
+/// attention TPU-MLIR fuses, which its `tpu.Attention` heads stand for (`nd_fused`), nor
+/// a view only views read, which TPU-MLIR merges into them (hf_qkv_static's two
+/// Unsqueezes of the mask are one op, named after the second).
 fn followers<'g>(
     g: &'g NdGraph,
     layers: &[TxLayer],
@@ -151,14 +154,29 @@ fn followers<'g>(
         .iter()
         .flat_map(|l| l.locs.iter().map(String::as_str))
         .collect();
+    let fused: HashSet<String> = layers
+        .iter()
+        .filter(|l| l.head.is_some())
+        .flat_map(|l| l.nodes.iter().filter_map(|&i| g.nodes.get(i)))
+        .flat_map(super::nd_form::locs_of)
+        .collect();
+    let viewed_only = |v: &ViewNode| {
+        let mut readers = g
+            .nodes
+            .iter()
+            .filter(|n| n.inputs.iter().any(|e| e.name == v.output))
+            .peekable();
+        readers.peek().is_some() && readers.all(|n| all.iter().any(|w| std::ptr::eq(w.node, n)))
+    };
     all.iter()
-        .filter(|v| !listed.contains(v.output))
+        .filter(|v| !listed.contains(v.output) && !viewed_only(v))
         .map(|v| Follower {
             input: v.input,
             output: v.output,
             loc: view_loc(v),
         })
         .chain(folded_transposes(g, &named))
+        .filter(|f| !fused.contains(&f.loc))
         .collect()
 }
 

@@ -54,6 +54,9 @@ pub struct TxLayer {
     /// An attention matmul that reads the heads where they lie (TPU-MLIR's
     /// `hdim_is_batch`, [`super::nd_attention`]): it may join a layer group.
     pub heads_as_batch: bool,
+    /// One head of an attention TPU-MLIR fuses into `tpu.Attention`
+    /// ([`super::nd_fused`]), with its shape.
+    pub head: Option<super::nd_fused::AttentionHead>,
     /// Indices of the graph nodes it stands for (none for the casts and the other parts
     /// a lowering adds).
     pub nodes: Vec<usize>,
@@ -219,6 +222,7 @@ impl TxLayer {
             wide_in: false,
             wide_out: false,
             heads_as_batch: false,
+            head: None,
             nodes: vec![i],
             reads: reads_of(n),
             writes: writes_of(n),
@@ -245,7 +249,12 @@ impl TxLayer {
 
     /// A part of a lowered node (standing for no node of its own): `op_type` over its
     /// elements, reading `reads` and writing `writes`.
-    fn part(base: &TxLayer, op_type: &str, reads: Vec<TxValue>, writes: Vec<TxValue>) -> TxLayer {
+    pub(super) fn part(
+        base: &TxLayer,
+        op_type: &str,
+        reads: Vec<TxValue>,
+        writes: Vec<TxValue>,
+    ) -> TxLayer {
         let per = base.elements_out;
         let inputs = reads.len() as f64;
         let wide_in = reads.iter().any(|v| v.wide);
@@ -261,6 +270,7 @@ impl TxLayer {
             weight_elements: 0.0,
             wide_in,
             wide_out,
+            head: None,
             nodes: Vec::new(),
             reads,
             writes,
@@ -475,6 +485,37 @@ impl<'a> Form<'a> {
 /// `f32_ops` in f32 (an empty set: a chip that is not TPU-MLIR's, whose graph stays as
 /// written but for the fusions).
 pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
+    lower_fused(g, f32_ops, bits, &Fusions::default())
+}
+
+/// The attentions TPU-MLIR fuses into `tpu.Attention` ([`super::nd_fusion`]) and the
+/// chip's lanes and 16-bit EU rows their weights are laid out over.
+#[derive(Debug, Clone, Default)]
+pub struct Fusions {
+    /// The fused attentions.
+    pub attentions: Vec<super::nd_fusion::FusedAttention>,
+    /// Lanes.
+    pub lanes: u64,
+    /// 16-bit elements an EU row.
+    pub eu: u64,
+}
+
+/// TPU-MLIR's layers of `g` on `chip` in `dtype`: [`lower`], with the attentions
+/// TPU-MLIR fuses there (bm1684x, 16-bit types) as its heads and their adds.
+pub fn lower_on(
+    g: &NdGraph,
+    chip: &crate::NpuChip,
+    dtype: tpusim_layout::ElementType,
+) -> Vec<TxLayer> {
+    let fusions = Fusions {
+        attentions: super::nd_fusion::modelled_attentions(g, &chip.geometry.name, dtype.bits()),
+        lanes: chip.geometry.npu_num,
+        eu: (chip.geometry.eu_bytes / 2).max(1),
+    };
+    lower_fused(g, chip.f32_ops_at(dtype), dtype.bits(), &fusions)
+}
+
+fn lower_fused(g: &NdGraph, f32_ops: F32Ops, bits: u32, fusions: &Fusions) -> Vec<TxLayer> {
     let mut form = Form {
         g,
         readers: consumers(g),
@@ -484,7 +525,14 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
     let narrow = bits < 32 && !f32_ops.is_empty();
     let mut layers = Vec::new();
     let mut folded: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for f in &fusions.attentions {
+        f.nodes.iter().for_each(|&j| form.taken[j] = true);
+    }
     for (i, n) in g.nodes.iter().enumerate() {
+        if let Some(f) = fusions.attentions.iter().find(|f| f.last == i) {
+            layers.extend(super::nd_fused::layers(g, f, fusions.lanes, fusions.eu));
+            continue;
+        }
         if form.taken[i] || n.work == Work::Free || attention.absorbed.contains(&i) {
             continue;
         }
@@ -611,6 +659,7 @@ pub fn lower(g: &NdGraph, f32_ops: F32Ops, bits: u32) -> Vec<TxLayer> {
     if narrow {
         let casts = output_casts(&layers, &form.readers);
         layers.extend(casts);
+        f32_input_casts(g, fusions, &mut layers);
     }
     let mut layers = super::nd_order::tpu_mlir_order(g, layers);
     super::nd_order::name_casts(&mut layers);
@@ -650,6 +699,112 @@ fn output_casts(layers: &[TxLayer], readers: &HashMap<&str, Vec<usize>>) -> Vec<
         }
     }
     casts
+}
+
+/// The casts to 16 bits TPU-MLIR puts on the graph's f32 inputs under a 16-bit type: one
+/// for each value the layers read that is such an input or a view of it, before its
+/// first reader, named `<input or view><first reader>_f16` after the first graph node
+/// that reads it (a weight matmul by the name of its bias add, as TPU-MLIR fuses them):
+/// hf_qkv_static's `x/q/Add_output_0_Add_f16` and `/Unsqueeze_1_output_0_Unsqueeze/
+/// Sub_output_0_Sub_f16`, the mask's, which its own cache groups with the Sub.
+fn f32_input_casts(g: &NdGraph, fusions: &Fusions, layers: &mut Vec<TxLayer>) {
+    let views: HashMap<&str, &tpusim_graph::nd::NdNode> = super::nd_attention::view_nodes(g)
+        .map(|v| (v.output, v.node))
+        .collect();
+    let of_f32_input = |name: &str| {
+        let mut name = name.to_string();
+        for _ in 0..=views.len() {
+            if g.inputs.iter().any(|i| i.f32 && i.name == name) {
+                return true;
+            }
+            match views.get(name.as_str()).and_then(|n| n.inputs.first()) {
+                Some(e) => name.clone_from(&e.name),
+                None => return false,
+            }
+        }
+        false
+    };
+    let mut cast_values: Vec<String> = Vec::new();
+    for l in layers.iter() {
+        for v in l.reads.iter().filter(|v| !v.weight && !v.wide) {
+            if !cast_values.contains(&v.name) && of_f32_input(&v.name) {
+                cast_values.push(v.name.clone());
+            }
+        }
+    }
+    for name in cast_values {
+        let Some(at) = layers
+            .iter()
+            .position(|l| l.reads.iter().any(|v| v.name == name))
+        else {
+            continue;
+        };
+        let Some(read) = layers[at].reads.iter().find(|v| v.name == name).cloned() else {
+            continue;
+        };
+        let producer = views
+            .get(name.as_str())
+            .map_or(name.clone(), |n| format!("{name}_{}", n.op_type));
+        let narrow = TxValue {
+            name: format!("{name}#f16"),
+            ..read.clone()
+        };
+        let cast = TxLayer {
+            name: format!("{name}#f16"),
+            locs: vec![format!(
+                "{producer}{}_f16",
+                first_reader_loc(g, fusions, &name)
+            )],
+            elements_in: read.elements(),
+            elements_out: read.elements(),
+            ..TxLayer::part(
+                &layers[at],
+                "Cast",
+                vec![TxValue { wide: true, ..read }],
+                vec![narrow.clone()],
+            )
+        };
+        for v in layers.iter_mut().flat_map(|l| l.reads.iter_mut()) {
+            if v.name == name {
+                v.name.clone_from(&narrow.name);
+            }
+        }
+        layers.insert(at, cast);
+    }
+}
+
+/// TPU-MLIR's name of the first graph node (not a view) that reads `value`: a weight
+/// matmul's is its bias add's, where one follows; one a fused attention stands for, as
+/// the attention names it ([`super::nd_fusion::FusedAttention::input_reader_loc`]).
+fn first_reader_loc(g: &NdGraph, fusions: &Fusions, value: &str) -> String {
+    let Some((i, n)) = g
+        .nodes
+        .iter()
+        .enumerate()
+        .find(|(_, n)| n.work != Work::Free && n.inputs.iter().any(|e| e.name == value))
+    else {
+        return String::new();
+    };
+    if let Some(f) = fusions.attentions.iter().find(|f| f.nodes.contains(&i)) {
+        return f.input_reader_loc.clone();
+    }
+    let bias_add = n.outputs.first().and_then(|o| {
+        let readers: Vec<&NdNode> = g
+            .nodes
+            .iter()
+            .filter(|r| r.inputs.iter().any(|e| &e.name == o))
+            .collect();
+        match readers.as_slice() {
+            [add] if add.op_type == "Add" && add.weight_elements > 0.0 => Some(*add),
+            _ => None,
+        }
+    });
+    let named = if matches!(n.work, Work::Matmul { weight: true, .. }) {
+        bias_add.unwrap_or(n)
+    } else {
+        n
+    };
+    locs_of(named).into_iter().next().unwrap_or_default()
 }
 
 /// `nodes` (a pattern from `first`, its layer) as one `op_type` layer: reading what the

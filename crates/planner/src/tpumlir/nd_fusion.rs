@@ -1,5 +1,6 @@
-//! Where TPU-MLIR 1.30.2 fuses a whole attention into `tpu.Attention` on bm1684x, which
-//! the planner does not model. Read from its source (bm1684x's Top optimisations) and
+//! Where TPU-MLIR 1.30.2 fuses a whole attention into `tpu.Attention` on bm1684x (the
+//! planner models it as TPU-MLIR lowers it, one op a head: [`super::nd_fused`]). Read
+//! from its source (bm1684x's Top optimisations) and
 //! checked against its caches of the transformer zoo, where only bert_d384_s128 is
 //! fused (its cache names per-head `…_head_k` ops and `…_attention_out_fuse_k` adds).
 //!
@@ -50,15 +51,79 @@ const MAX_SIMPLIFIED_IR_VERSION: i64 = 10;
 /// The output projections (ONNX node names) whose attention TPU-MLIR 1.30.2 fuses into
 /// `tpu.Attention` on `chip` (a preset name; only bm1684x is known to), in graph order.
 pub fn fused_attentions(g: &NdGraph, chip: &str) -> Vec<String> {
-    if !chip.eq_ignore_ascii_case("bm1684x") {
-        return Vec::new();
-    }
     let form = Form::new(g);
-    g.nodes
-        .iter()
-        .filter_map(|n| form.attention_ending_at(n))
-        .filter(Fused::within_bm1684x_limits)
+    form.fused_on(chip)
+        .into_iter()
         .map(|f| f.output_projection.to_string())
+        .collect()
+}
+
+/// An attention TPU-MLIR 1.30.2 fuses, as its lowering makes it: one `tpu.Attention` a
+/// head (`<out>_head_<k>`), each reading the projections' input, the mask and its slice
+/// of the four weights and writing a partial output of the whole output's shape, and
+/// adds of them in turn (`<out>_attention_out_fuse_<k>`, the last named `<out>`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FusedAttention {
+    /// The output projection's node name.
+    pub output_projection: String,
+    /// The graph nodes it stands for: the output projection (with its bias) and all it
+    /// reads back to the projections' input and the mask.
+    pub nodes: Vec<usize>,
+    /// The node writing the output (the output projection, or its bias Add).
+    pub last: usize,
+    /// The projections' input, [batch, queries, d_model].
+    pub input: NdEdge,
+    /// The additive mask, if any.
+    pub mask: Option<NdEdge>,
+    /// The output value's name.
+    pub output: String,
+    /// TPU-MLIR's name of the output (`<output>_<type of the node writing it>`).
+    pub output_loc: String,
+    /// Heads.
+    pub heads: u64,
+    /// Dims a head.
+    pub head_dim: u64,
+    /// The output projection adds a bias.
+    pub out_bias: bool,
+    /// TPU-MLIR's name of the first op reading the input after its Top rewrites: the
+    /// first projection's (its bias add's, as `MatMulWithBias` names it), the first of
+    /// `SplitMatMulPattern`'s matmuls (`<add>_matmul_1`) where the projections were one.
+    pub input_reader_loc: String,
+}
+
+/// The attentions TPU-MLIR 1.30.2 fuses into `tpu.Attention` on `chip`, in graph order,
+/// with what each stands for. Only on bm1684x, and only the multi-head ones: a single
+/// head's lowering leaves no op named after the output.
+pub fn fused_attention_forms(g: &NdGraph, chip: &str) -> Vec<FusedAttention> {
+    let form = Form::new(g);
+    form.fused_on(chip)
+        .iter()
+        .filter_map(|f| form.as_layers(f))
+        .filter(|f| f.heads >= 2)
+        .collect()
+}
+
+/// The fused attentions the planner models on `chip` in `bits`-bit data: those of
+/// [`fused_attention_forms`] under a 16-bit type (TPU-MLIR also fuses under F32, running
+/// the heads in f16; that is not modelled).
+pub fn modelled_attentions(g: &NdGraph, chip: &str, bits: u32) -> Vec<FusedAttention> {
+    if bits == 16 {
+        fused_attention_forms(g, chip)
+    } else {
+        Vec::new()
+    }
+}
+
+/// The output projections of the attentions TPU-MLIR fuses on `chip` that the planner
+/// does not model in `bits`-bit data (a single head, an F32 plan).
+pub fn unmodelled_attentions(g: &NdGraph, chip: &str, bits: u32) -> Vec<String> {
+    let modelled: Vec<String> = modelled_attentions(g, chip, bits)
+        .into_iter()
+        .map(|f| f.output_projection)
+        .collect();
+    fused_attentions(g, chip)
+        .into_iter()
+        .filter(|name| !modelled.contains(name))
         .collect()
 }
 
@@ -99,6 +164,19 @@ impl<'a> Form<'a> {
             writer,
             readers,
         }
+    }
+
+    /// The attentions TPU-MLIR fuses on `chip` (a preset name; only bm1684x is known
+    /// to), in graph order.
+    fn fused_on(&self, chip: &str) -> Vec<Fused<'a>> {
+        if !chip.eq_ignore_ascii_case("bm1684x") {
+            return Vec::new();
+        }
+        self.nodes
+            .iter()
+            .filter_map(|n| self.attention_ending_at(n))
+            .filter(Fused::within_bm1684x_limits)
+            .collect()
     }
 
     fn writer_of(&self, value: &str) -> Option<&'a NdNode> {
@@ -332,12 +410,84 @@ impl<'a> Form<'a> {
             [_, h, ..] => *h,
             _ => return None,
         };
+        let mask = self
+            .made_by(softmax.inputs.first()?, "Add")
+            .and_then(|add| add.inputs.get(1));
         Some(Fused {
             output_projection: &op.name,
+            projection_node: op,
+            input: qi,
+            mask,
+            heads,
             input_per_batch: qi.dims.iter().product::<u64>() / n,
             weights_per_head: (2 * q.weight_elements + k.weight_elements + v.weight_elements)
                 / heads.max(1),
         })
+    }
+
+    /// The fused attention `f` as TPU-MLIR's lowering makes it: the nodes it stands for
+    /// are those the output reads back to the input and the mask (activations only).
+    fn as_layers(&self, f: &Fused<'a>) -> Option<FusedAttention> {
+        let op = f.projection_node;
+        let output = self.with_bias(op)?.to_string();
+        let last_node = self.writer_of(&output)?;
+        let last = *self.writer.get(output.as_str())?;
+        let stops = [Some(f.input.name.as_str()), f.mask.map(|m| m.name.as_str())];
+        let mut nodes = vec![last];
+        let mut todo = vec![last];
+        while let Some(i) = todo.pop() {
+            for e in self.nodes[i].inputs.iter() {
+                if e.kind != NdInputKind::Activation || stops.contains(&Some(e.name.as_str())) {
+                    continue;
+                }
+                if let Some(&w) = self.writer.get(e.name.as_str()) {
+                    if !nodes.contains(&w) {
+                        nodes.push(w);
+                        todo.push(w);
+                    }
+                }
+            }
+        }
+        nodes.sort_unstable();
+        // the output projection reads the heads' outputs side by side
+        let head_dim = op.inputs.first()?.dims.last()? / f.heads.max(1);
+        let input_reader_loc = self.first_reader_loc(&nodes, &f.input.name)?;
+        Some(FusedAttention {
+            output_projection: f.output_projection.to_string(),
+            nodes,
+            last,
+            input: f.input.clone(),
+            mask: f.mask.cloned(),
+            output_loc: format!("{output}_{}", last_node.op_type),
+            output,
+            heads: f.heads,
+            head_dim,
+            out_bias: last_node.op_type == "Add",
+            input_reader_loc,
+        })
+    }
+
+    /// TPU-MLIR's name of the first of `nodes` (in graph order) that reads `input`, a
+    /// weight matmul, after `MatMulWithBias` and `SplitMatMulPattern`.
+    fn first_reader_loc(&self, nodes: &[usize], input: &str) -> Option<String> {
+        let m = nodes
+            .iter()
+            .map(|&i| &self.nodes[i])
+            .find(|n| n.inputs.first().is_some_and(|e| e.name == input))?;
+        let out = self.with_bias(m)?;
+        let named = self.writer_of(out)?;
+        let loc = format!("{out}_{}", named.op_type);
+        // through Reshapes each read by the next alone, to a Split
+        let mut at = out;
+        for _ in 0..self.nodes.len() {
+            let [r] = self.readers_of(at) else { break };
+            match self.nodes[*r].op_type.as_str() {
+                "Reshape" => at = self.nodes[*r].outputs.first()?.as_str(),
+                "Split" => return Some(format!("{loc}_matmul_1")),
+                _ => break,
+            }
+        }
+        Some(loc)
     }
 
     /// A scale by a constant (TPU-MLIR's `MulConst`: a Mul or Div by one number) with one
@@ -354,6 +504,14 @@ impl<'a> Form<'a> {
 struct Fused<'a> {
     /// The output projection's node name.
     output_projection: &'a str,
+    /// The output projection.
+    projection_node: &'a NdNode,
+    /// The projections' input.
+    input: &'a NdEdge,
+    /// The additive mask, if any.
+    mask: Option<&'a NdEdge>,
+    /// Heads.
+    heads: u64,
     /// Elements of the projections' input, per batch.
     input_per_batch: u64,
     /// `(2 |Wq| + |Wk| + |Wv|) / heads`, elements.

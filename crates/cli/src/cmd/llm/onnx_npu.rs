@@ -87,17 +87,19 @@ pub fn import_notes(imported: &ImportReport) -> Vec<String> {
 /// Import, plan, verify and print it on `chip`.
 pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
     let planned = plan(a, onnx, chip)?;
-    for note in fusion_notes(&planned.graph, chip, false) {
+    for note in fusion_notes(&planned.graph, chip, planned.plan.dtype_bits, false) {
         eprintln!("note: {}", crate::util::shown(&note));
     }
     print(a, &planned, None)
 }
 
 /// What to say when TPU-MLIR 1.30.2 will fuse some of `g`'s attentions into
-/// `tpu.Attention` on `chip`, which the planner does not model: its cycles are for the
-/// unfused ops, and an export names ops TPU-MLIR no longer has.
-pub fn fusion_notes(g: &NdGraph, chip: &NpuChip, exporting: bool) -> Vec<String> {
-    let fused = tpusim_planner::tpumlir::nd_fusion::fused_attentions(g, &chip.geometry.name);
+/// `tpu.Attention` on `chip` that the planner does not model in `bits`-bit data (a single
+/// head, an F32 plan): its cycles are for the unfused ops, and an export names ops
+/// TPU-MLIR no longer has. The ones it models need no note: the plan lists their heads.
+pub fn fusion_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -> Vec<String> {
+    let fused =
+        tpusim_planner::tpumlir::nd_fusion::unmodelled_attentions(g, &chip.geometry.name, bits);
     let Some(first) = fused.first() else {
         return Vec::new();
     };
@@ -107,7 +109,8 @@ pub fn fusion_notes(g: &NdGraph, chip: &NpuChip, exporting: bool) -> Vec<String>
     };
     let mut notes = vec![format!(
         "TPU-MLIR 1.30.2 fuses the attention before '{first}'{more} into tpu.Attention on \
-         {} (its ConvertMatMul2Attention), which tpusim does not model; these cycles are for the unfused ops",
+         {} (its ConvertMatMul2Attention), which tpusim models only for a 16-bit plan of two \
+         heads or more; these cycles are for the unfused ops",
         chip.geometry.name
     )];
     if exporting {
