@@ -234,11 +234,10 @@ fn tpu_mlir_cache_on(
 
 #[test]
 fn every_op_tpu_mlir_names_is_a_layer_of_its_form() {
-    use tpusim_planner::tpumlir::nd_form::lower;
-    let f32_ops = chip().f32_ops_at(ElementType::F16);
+    use tpusim_planner::tpumlir::nd_form::lower_on;
     for (net, _, _) in tpu_mlir_totals() {
         let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
-        let ours: std::collections::HashSet<String> = lower(&g, f32_ops, 16)
+        let ours: std::collections::HashSet<String> = lower_on(&g, &chip(), ElementType::F16)
             .into_iter()
             .flat_map(|l| l.locs)
             .collect();

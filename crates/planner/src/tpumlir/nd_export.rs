@@ -160,13 +160,24 @@ fn followers<'g>(
         .flat_map(|l| l.nodes.iter().filter_map(|&i| g.nodes.get(i)))
         .flat_map(super::nd_form::locs_of)
         .collect();
+    // how many nodes read each value, and how many of them are views
+    let mut readers: std::collections::HashMap<&str, [usize; 2]> = Default::default();
+    let view_outputs: HashSet<&str> = all.iter().map(|v| v.output).collect();
+    for n in &g.nodes {
+        let is_view = n
+            .outputs
+            .first()
+            .is_some_and(|o| view_outputs.contains(o.as_str()));
+        for e in &n.inputs {
+            let count = readers.entry(e.name.as_str()).or_default();
+            count[0] += 1;
+            count[1] += usize::from(is_view);
+        }
+    }
     let viewed_only = |v: &ViewNode| {
-        let mut readers = g
-            .nodes
-            .iter()
-            .filter(|n| n.inputs.iter().any(|e| e.name == v.output))
-            .peekable();
-        readers.peek().is_some() && readers.all(|n| all.iter().any(|w| std::ptr::eq(w.node, n)))
+        readers
+            .get(v.output)
+            .is_some_and(|&[all, views]| all > 0 && all == views)
     };
     all.iter()
         .filter(|v| !listed.contains(v.output) && !viewed_only(v))

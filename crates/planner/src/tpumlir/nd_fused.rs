@@ -207,11 +207,13 @@ fn head_weights(
         ..TxValue::activation(format!("{}#head_{k}_{part}", f.output), dims)
     };
     let dh = f.head_dim;
-    let qkv_rows = 3 * d_model.div_ceil(lanes.max(1));
-    let qkv_cols = dh.div_ceil(eu.max(1)) * eu.max(1);
+    let qkv_rows = d_model.div_ceil(lanes.max(1)).saturating_mul(3);
+    let qkv_cols = dh.div_ceil(eu.max(1)).saturating_mul(eu.max(1));
     let mut v = vec![weight("qkv", vec![1, lanes, qkv_rows, qkv_cols])];
     if f.out_bias {
-        let bias = 3 * dh + if out_bias { d_model } else { 0 };
+        let bias = dh
+            .saturating_mul(3)
+            .saturating_add(if out_bias { d_model } else { 0 });
         v.push(weight("bias", vec![1, 1, bias]));
     }
     v.push(weight("out", vec![1, dh, d_model]));

@@ -433,7 +433,7 @@ impl<'a> Form<'a> {
         let last_node = self.writer_of(&output)?;
         let last = *self.writer.get(output.as_str())?;
         let stops = [Some(f.input.name.as_str()), f.mask.map(|m| m.name.as_str())];
-        let mut nodes = vec![last];
+        let mut seen = std::collections::HashSet::from([last]);
         let mut todo = vec![last];
         while let Some(i) = todo.pop() {
             for e in self.nodes[i].inputs.iter() {
@@ -441,13 +441,13 @@ impl<'a> Form<'a> {
                     continue;
                 }
                 if let Some(&w) = self.writer.get(e.name.as_str()) {
-                    if !nodes.contains(&w) {
-                        nodes.push(w);
+                    if seen.insert(w) {
                         todo.push(w);
                     }
                 }
             }
         }
+        let mut nodes: Vec<usize> = seen.into_iter().collect();
         nodes.sort_unstable();
         // the output projection reads the heads' outputs side by side
         let head_dim = op.inputs.first()?.dims.last()? / f.heads.max(1);
