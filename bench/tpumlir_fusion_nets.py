@@ -9,8 +9,9 @@ exporter as users write them. Usage: python3 bench/tpumlir_fusion_nets.py OUTDIR
                    shapes computed by Shape nodes);
 - hf_qkv_nomask:   separate Q, K, V, no mask, fixed shapes;
 - joint_qkv_static: one Q, K, V Linear split three ways (GPT-2's c_attn), a mask, fixed
-                   shapes.
-Weights are random (seeded); d_model 64, 4 heads, one layer.
+                   shapes;
+- hf_qkv_one_head: hf_qkv_static with a single head.
+Weights are random (seeded); d_model 64, 4 heads (but hf_qkv_one_head), one layer.
 
     python3 bench/tpumlir_fusion_nets.py OUTDIR --sweep
 
@@ -105,6 +106,7 @@ def main():
     export(out, "hf_qkv_dynamic", dynamic=True)
     export(out, "hf_qkv_nomask", mask=False)
     export(out, "joint_qkv_static", joint=True)
+    export(out, "hf_qkv_one_head", heads=1)
 
 
 if __name__ == "__main__":

@@ -139,15 +139,15 @@ def _count(name: str, value: int, least: int) -> int:
 
 def _warn_fused(result: "TransformerPlan", chip: str) -> None:
     # as `tpusim plan` notes on stderr: TPU-MLIR fuses these attentions, the plan does
-    # not model them (a single head, an F32 plan); the ones it models are its heads
+    # not model them (an F32 plan); the ones it models are its heads
     fused = result.tpu_mlir_unmodelled_attentions
     if fused:
         more = f" and {len(fused) - 1} more" if len(fused) > 1 else ""
         warnings.warn(
             f"TPU-MLIR 1.30.2 fuses the attention before {fused[0]!r}{more} into "
-            f"tpu.Attention on {chip}, which tpusim models only for a 16-bit plan of two "
-            "heads or more; these cycles are for the unfused ops, and an exported cache "
-            "of this plan will not compile",
+            f"tpu.Attention on {chip}, which tpusim models only for a 16-bit plan; these "
+            "cycles are for the unfused ops, and an exported cache of this plan will not "
+            "compile",
             stacklevel=3,
         )
 
@@ -172,8 +172,7 @@ def plan(
     ``tpu_mlir_import``: the groups our model would refuse, and names it did not match.
     ``tpu_mlir_fused_attentions`` names the attentions TPU-MLIR fuses into
     ``tpu.Attention`` on the chip (bm1684x), which the plan holds as its heads, and
-    ``tpu_mlir_unmodelled_attentions`` those it does not model (a single head, an F32
-    plan); a ``UserWarning`` says so when there are any."""
+    ``tpu_mlir_unmodelled_attentions`` those it does not model (an F32 plan); a ``UserWarning`` says so when there are any."""
     batch = _count("batch", batch, 1)
     path = os.fspath(model)
     cache = None if tpu_mlir_cache is None else os.fspath(tpu_mlir_cache)

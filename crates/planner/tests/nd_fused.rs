@@ -3,8 +3,8 @@
 //! - a sweep of 12 Hugging-Face-style blocks (`bench/tpumlir_fusion_nets.py --sweep`,
 //!   `tx_fusion/sweep.jsonl`): each head's matmul cycles, its kernel's cycles and the
 //!   buffer it is given, from TPU-MLIR's profiles and final MLIR;
-//! - the four exporter-style graphs of `tx_fusion/` and TPU-MLIR's caches of them: our
-//!   layers name every op the cache names, and our exported grouping names exactly them.
+//! - the exporter-style graphs of `tx_fusion/` and TPU-MLIR's caches of them: our layers
+//!   name every op the cache names, and our exported grouping names exactly them.
 use serde_json::Value;
 use std::collections::BTreeSet;
 use tpusim_graph::nd::{import_onnx, Bind, NdGraph};
@@ -102,6 +102,15 @@ const NETS: [&str; 4] = [
     "joint_qkv_static",
 ];
 
+/// The four, and a block of one head (one `tpu.Attention`, no add).
+const CACHED: [&str; 5] = [
+    "hf_qkv_static",
+    "hf_qkv_dynamic",
+    "hf_qkv_nomask",
+    "joint_qkv_static",
+    "hf_qkv_one_head",
+];
+
 #[test]
 fn a_fused_attention_lowers_to_tpu_mlir_s_heads_and_adds() {
     let chip = NpuChip::preset("bm1684x").unwrap();
@@ -140,7 +149,7 @@ fn a_fused_attention_lowers_to_tpu_mlir_s_heads_and_adds() {
 #[test]
 fn an_export_names_exactly_the_ops_of_tpu_mlir_s_own_cache() {
     let chip = NpuChip::preset("bm1684x").unwrap();
-    for net in NETS {
+    for net in CACHED {
         let g = graph(net);
         let text =
             std::fs::read_to_string(format!("{DATA}/{net}_bm1684x.tpumlir_cache.json")).unwrap();
@@ -155,4 +164,18 @@ fn an_export_names_exactly_the_ops_of_tpu_mlir_s_own_cache() {
         let ours = export_nd(&g, &chip, ElementType::F16, &plan);
         assert_eq!(names(&ours), names(&theirs), "{net}");
     }
+}
+
+#[test]
+fn a_single_head_is_one_op_its_output_s_readers_read() {
+    let chip = NpuChip::preset("bm1684x").unwrap();
+    let layers = lower_on(&graph("hf_qkv_one_head"), &chip, ElementType::F16);
+    let heads: Vec<_> = layers.iter().filter(|l| l.op_type == "Attention").collect();
+    assert_eq!(heads.len(), 1);
+    assert_eq!(heads[0].locs, ["/o/Add_output_0_Add_head_0"]);
+    let out = &heads[0].writes[0].name;
+    assert_eq!(out, "/o/Add_output_0");
+    assert!(layers
+        .iter()
+        .any(|l| l.locs == ["/Add_1_output_0_Add"] && l.reads.iter().any(|v| &v.name == out)));
 }

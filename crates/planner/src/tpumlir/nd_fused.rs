@@ -126,7 +126,15 @@ pub(super) fn layers(g: &NdGraph, f: &FusedAttention, lanes: u64, eu: u64) -> Ve
     };
     let name = &g.nodes[f.last].name;
     let out_dims = vec![batch, queries, d_model];
-    let partial = |k: u64| TxValue::activation(format!("{}#head_{k}", f.output), out_dims.clone());
+    // a single head writes the output itself (no add follows it)
+    let partial = |k: u64| {
+        let name = if f.heads == 1 {
+            f.output.clone()
+        } else {
+            format!("{}#head_{k}", f.output)
+        };
+        TxValue::activation(name, out_dims.clone())
+    };
     let input = TxValue::activation(f.input.name.clone(), f.input.dims.clone());
     let mask = f
         .mask

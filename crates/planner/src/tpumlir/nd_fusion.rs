@@ -92,14 +92,14 @@ pub struct FusedAttention {
 }
 
 /// The attentions TPU-MLIR 1.30.2 fuses into `tpu.Attention` on `chip`, in graph order,
-/// with what each stands for. Only on bm1684x, and only the multi-head ones: a single
-/// head's lowering leaves no op named after the output.
+/// with what each stands for (only on bm1684x). A single head is one op, `<out>_head_0`,
+/// that the output's readers read (att_d64_h1_s64_b1 compiled so).
 pub fn fused_attention_forms(g: &NdGraph, chip: &str) -> Vec<FusedAttention> {
     let form = Form::new(g);
     form.fused_on(chip)
         .iter()
         .filter_map(|f| form.as_layers(f))
-        .filter(|f| f.heads >= 2)
+        .filter(|f| f.heads >= 1)
         .collect()
 }
 
@@ -115,7 +115,7 @@ pub fn modelled_attentions(g: &NdGraph, chip: &str, bits: u32) -> Vec<FusedAtten
 }
 
 /// The output projections of the attentions TPU-MLIR fuses on `chip` that the planner
-/// does not model in `bits`-bit data (a single head, an F32 plan).
+/// does not model in `bits`-bit data (an F32 plan).
 pub fn unmodelled_attentions(g: &NdGraph, chip: &str, bits: u32) -> Vec<String> {
     let modelled: Vec<String> = modelled_attentions(g, chip, bits)
         .into_iter()

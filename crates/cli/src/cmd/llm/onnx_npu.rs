@@ -94,8 +94,8 @@ pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
 }
 
 /// What to say when TPU-MLIR 1.30.2 will fuse some of `g`'s attentions into
-/// `tpu.Attention` on `chip` that the planner does not model in `bits`-bit data (a single
-/// head, an F32 plan): its cycles are for the unfused ops, and an export names ops
+/// `tpu.Attention` on `chip` that the planner does not model in `bits`-bit data (an F32
+/// plan): its cycles are for the unfused ops, and an export names ops
 /// TPU-MLIR no longer has. The ones it models need no note: the plan lists their heads.
 pub fn fusion_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -> Vec<String> {
     let fused =
@@ -109,8 +109,8 @@ pub fn fusion_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -> 
     };
     let mut notes = vec![format!(
         "TPU-MLIR 1.30.2 fuses the attention before '{first}'{more} into tpu.Attention on \
-         {} (its ConvertMatMul2Attention), which tpusim models only for a 16-bit plan of two \
-         heads or more; these cycles are for the unfused ops",
+         {} (its ConvertMatMul2Attention), which tpusim models only for a 16-bit plan; these \
+         cycles are for the unfused ops",
         chip.geometry.name
     )];
     if exporting {
