@@ -172,7 +172,8 @@ def plan(
     ``tpu_mlir_import``: the groups our model would refuse, and names it did not match.
     ``tpu_mlir_fused_attentions`` names the attentions TPU-MLIR fuses into
     ``tpu.Attention`` on the chip (bm1684x), which the plan holds as its heads, and
-    ``tpu_mlir_unmodelled_attentions`` those it does not model (an F32 plan); a ``UserWarning`` says so when there are any."""
+    ``tpu_mlir_unmodelled_attentions`` those it does not model (an F32 plan); a
+    ``UserWarning`` says so when there are any."""
     batch = _count("batch", batch, 1)
     path = os.fspath(model)
     cache = None if tpu_mlir_cache is None else os.fspath(tpu_mlir_cache)

@@ -93,7 +93,7 @@ pub struct FusedAttention {
 
 /// The attentions TPU-MLIR 1.30.2 fuses into `tpu.Attention` on `chip`, in graph order,
 /// with what each stands for (only on bm1684x). A single head is one op, `<out>_head_0`,
-/// that the output's readers read (att_d64_h1_s64_b1 compiled so).
+/// that the output's readers read (`tests/data/tx_fusion/hf_qkv_one_head` compiled so).
 pub fn fused_attention_forms(g: &NdGraph, chip: &str) -> Vec<FusedAttention> {
     let form = Form::new(g);
     form.fused_on(chip)
