@@ -80,7 +80,7 @@ impl AttentionHead {
             + SOFTMAX_PER_HEAD_ROW * rows * (dh / f32_eu).ceil()
     }
 
-    /// FLOPs of the head: its five matmuls and about five per score for the softmax.
+    /// FLOPs of the head: its six matmuls and about five per score for the softmax.
     fn flops(&self) -> f64 {
         let (b, s, d, dh) = (
             self.batch as f64,
@@ -143,7 +143,7 @@ pub(super) fn layers(g: &NdGraph, f: &FusedAttention, lanes: u64, eu: u64) -> Ve
     let mut out = Vec::new();
     for k in 0..f.heads {
         let last = k + 1 == f.heads;
-        let weights = head_weights(f, k, d_model, lanes, eu, last && f.out_bias);
+        let weights = head_weights(f, k, d_model, lanes, eu, last);
         let mut reads = vec![input.clone()];
         reads.extend(weights.iter().cloned());
         reads.extend(mask.clone());
@@ -200,15 +200,15 @@ pub(super) fn layers(g: &NdGraph, f: &FusedAttention, lanes: u64, eu: u64) -> Ve
 
 /// Head `k`'s weights as TPU-MLIR reorders them: Q, K and V side by side over the lanes,
 /// [1, lanes, 3 ⌈d_model / lanes⌉, head_dim in whole EU rows]; their biases (and on the
-/// last head the output's), [1, 1, 3 head_dim (+ d_model)]; the output projection's rows,
-/// [1, head_dim, d_model].
+/// `last` head the output's), [1, 1, 3 head_dim (+ d_model)]; the output projection's
+/// rows, [1, head_dim, d_model].
 fn head_weights(
     f: &FusedAttention,
     k: u64,
     d_model: u64,
     lanes: u64,
     eu: u64,
-    out_bias: bool,
+    last: bool,
 ) -> Vec<TxValue> {
     let weight = |part: &str, dims: Vec<u64>| TxValue {
         weight: true,
@@ -221,7 +221,7 @@ fn head_weights(
     if f.out_bias {
         let bias = dh
             .saturating_mul(3)
-            .saturating_add(if out_bias { d_model } else { 0 });
+            .saturating_add(if last { d_model } else { 0 });
         v.push(weight("bias", vec![1, 1, bias]));
     }
     v.push(weight("out", vec![1, dh, d_model]));

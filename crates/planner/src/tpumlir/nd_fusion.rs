@@ -376,14 +376,14 @@ impl<'a> Form<'a> {
             .made_by(pv.inputs.first()?, "Softmax")
             .filter(|n| self.one_reader(n))?;
         let batch = *op.inputs.first()?.dims.first()?;
-        let scaled = match self.made_by(softmax.inputs.first()?, "Add") {
+        let (scaled, mask) = match self.made_by(softmax.inputs.first()?, "Add") {
             Some(add) => {
                 let mask = add.inputs.get(1)?;
                 let elements: u64 = mask.dims.iter().product();
                 (batch.checked_mul(*mask.dims.last()?) == Some(elements)).then_some(())?;
-                add.inputs.first()?
+                (add.inputs.first()?, Some(mask))
             }
-            None => softmax.inputs.first()?,
+            None => (softmax.inputs.first()?, None),
         };
         let scale = self.scale_by_constant(scaled)?;
         let qk = self.made_by(scale.inputs.first()?, "MatMul")?;
@@ -410,9 +410,6 @@ impl<'a> Form<'a> {
             [_, h, ..] => *h,
             _ => return None,
         };
-        let mask = self
-            .made_by(softmax.inputs.first()?, "Add")
-            .and_then(|add| add.inputs.get(1));
         Some(Fused {
             output_projection: &op.name,
             projection_node: op,
