@@ -328,6 +328,28 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// Whether the group of `members` runs a view (Reshape, Flatten, Squeeze, Unsqueeze)
+    /// inside: one a member reads, or one of what a member other than the last writes
+    /// (`nd_export` lists both with the group, as TPU-MLIR's own groups hold them). Such a
+    /// group is never cut along H: a view's `AllowDataSplit` allows N and C alone.
+    /// TPU-MLIR's own groups hold views in N and C slices (llama_d512_s96_b3 on bm1688,
+    /// `reshape_171_0_Reshape` in 3 × 3) and never in H slices; our bm1688 export of
+    /// llama_d640_s128_b2 with the rotary group and K's `unsqueeze_78_0_Unsqueeze` in 2 H
+    /// slices failed its time steps ("local memory allocate failed"), and compiled whole,
+    /// in N slices, or in H slices with the Unsqueeze left outside.
+    fn holds_a_view(&self, members: &[TxLayer]) -> bool {
+        let ops: Vec<&TxLayer> = members.iter().filter(|l| l.op_type != "Permute").collect();
+        let deep = |name: &str| self.views.get(name).is_some_and(|(_, flat)| !flat);
+        let reads_one = ops.iter().flat_map(|l| &l.reads).any(|v| deep(&v.name));
+        let writes_one = ops
+            .iter()
+            .rev()
+            .skip(1)
+            .flat_map(|l| &l.writes)
+            .any(|v| self.views_from.contains_key(v.name.as_str()));
+        reads_one || writes_one
+    }
+
     /// Cycles of layer `l`'s transfer of `v`: a permute's (at a group's edge) moves `v`
     /// a row at a time, the permute done by the transfer (TPU-MLIR's profiles show no
     /// permute layer next to a group: gpt2_d64_s64's scores, [1, 64, 4, 64] stored
@@ -419,9 +441,11 @@ impl<'a> Ctx<'a> {
         if let Some(whole) = self.sliced_within(start, end, Slicing::WHOLE, budget) {
             return Some(whole);
         }
+        let holds_a_view = self.holds_a_view(members);
         [Axis::C, Axis::H]
             .into_iter()
             .filter(|&axis| members.iter().all(|l| slices_along(l, axis)))
+            .filter(|&axis| axis != Axis::H || !holds_a_view)
             .filter_map(|axis| self.fewest_slices(start, end, axis))
             .min_by_key(|g| g.cycles)
             .map(Candidate::Timed)

@@ -690,6 +690,51 @@ fn groups_are_cut_as_far_as_tpu_mlir_needs_to_allocate_them() {
     );
 }
 
+/// Whether a TPU-MLIR name is a view's (`unsqueeze_78_0_Unsqueeze`, `reshape_49_0_Reshape`).
+fn is_view_loc(loc: &str) -> bool {
+    ["_Reshape", "_Unsqueeze", "_Squeeze", "_Flatten"]
+        .iter()
+        .any(|s| loc.ends_with(s))
+}
+
+/// The zoo's networks (`zoo.json`).
+fn zoo_nets() -> Vec<String> {
+    let zoo: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{DATA}/zoo.json")).unwrap())
+            .unwrap();
+    zoo.as_object().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn a_group_holding_a_view_is_never_cut_along_h() {
+    // TPU-MLIR's own groups hold views whole or in N or C slices, never in H slices (a
+    // view's `AllowDataSplit`: N and C alone) ...
+    for chip in ["bm1684x", "bm1688"] {
+        for net in zoo_nets() {
+            for (locs, secs) in tpu_mlir_cache_on(&net, chip).0 {
+                if locs.iter().any(|l| is_view_loc(l)) {
+                    assert_eq!(secs[3], 1, "TPU-MLIR's own {net} on {chip}: {locs:?}");
+                }
+            }
+        }
+    }
+    // ... and our exports follow it: llama_d640_s128_b2's and llama_d512_s96_b3's on
+    // bm1688 held K's rotary and its `unsqueeze_78_0_Unsqueeze` in 2 H slices, which
+    // TPU-MLIR 1.30.2 refused ("local memory allocate failed for group 9")
+    for chip in ["bm1684x", "bm1688"] {
+        for net in zoo_nets() {
+            for grp in zoo_export(&net, chip).group_layer {
+                if grp.locs.iter().any(|l| is_view_loc(l)) {
+                    assert_eq!(grp.shape_secs[3], 1, "our {net} on {chip}: {:?}", grp.locs);
+                }
+            }
+        }
+    }
+    // the rotary group itself may still be cut along H, the Unsqueeze left outside
+    let (_, h) = exported_slices("llama_d640_s128_b2", "bm1688", "add_76_0_Add");
+    assert_eq!(h, 2);
+}
+
 /// One global layer of TPU-MLIR's own grouping, priced by our model beside its profile.
 #[derive(Debug)]
 struct PricedLayer {
