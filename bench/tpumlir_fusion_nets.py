@@ -18,7 +18,8 @@ Weights are random (seeded); d_model 64, 4 heads (but hf_qkv_one_head), one laye
 writes instead a sweep of hf_qkv_static blocks at other widths, heads, lengths and batches
 (SWEEP: `att_d<d>_h<heads>_s<seq>_b<batch>`), with a zoo.json for bench/tpumlir_zoo_run.sh
 (CHIPS=bm1684x), for timing the fused attention. Its `held_out` rows are kept out of every
-rule read off the others.
+rule read off the others. With --bert-sized instead, three blocks at BERT-base and
+BERT-large widths (BERT_SIZED), all held out.
 """
 import json
 import os
@@ -69,6 +70,10 @@ SWEEP = [
     (128, 8, 64, 3, True),
 ]
 
+# BERT-base and BERT-large widths (`--bert-sized`), all held out: made and compiled after
+# every rule of planner::tpumlir::nd_fused was read off SWEEP (thirty-first session).
+BERT_SIZED = [(768, 12, 128, 1, True), (1024, 16, 128, 1, True), (768, 12, 256, 2, True)]
+
 
 def export(out, name, joint=False, mask=True, dynamic=False, d=64, heads=4, seq=64, batch=1):
     torch.manual_seed(0)
@@ -85,9 +90,9 @@ def export(out, name, joint=False, mask=True, dynamic=False, d=64, heads=4, seq=
                       output_names=["out"], dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
-def sweep(out):
+def sweep(out, blocks):
     zoo = {}
-    for d, heads, seq, batch, held_out in SWEEP:
+    for d, heads, seq, batch, held_out in blocks:
         name = f"att_d{d}_h{heads}_s{seq}_b{batch}"
         export(out, name, d=d, heads=heads, seq=seq, batch=batch)
         zoo[name] = {"input_shape": [[batch, seq, d], [batch, seq]], "batch": batch,
@@ -100,7 +105,10 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     if "--sweep" in sys.argv[2:]:
-        sweep(out)
+        sweep(out, SWEEP)
+        return
+    if "--bert-sized" in sys.argv[2:]:
+        sweep(out, BERT_SIZED)
         return
     export(out, "hf_qkv_static")
     export(out, "hf_qkv_dynamic", dynamic=True)

@@ -65,7 +65,7 @@ def main():
             row["theirs_reload"] = zc.compile_with_cache(net, a.chip, "theirs_reload", open(own).read())
             row["ours_compiled"] = zc.compile_with_cache(net, a.chip, "ours", open(cache).read())
             if a.verify and "cycles" in row["ours_compiled"] and "cycles" in row["theirs_reload"]:
-                wrong = outputs_differ(a.zoo, net, a.chip)
+                wrong = outputs_differ(a.zoo, net, a.chip, a.graph)
                 if wrong == UNVERIFIABLE:
                     row["verified"] = False
                 elif wrong:
@@ -104,7 +104,12 @@ rng = np.random.default_rng(seed)
 inputs = {}
 for i in onnx.load(graph, load_external_data=False).graph.input:
     dims = [d.dim_value for d in i.type.tensor_type.shape.dim]
-    inputs[i.name] = np.ones(dims, np.int32) if "mask" in i.name else rng.integers(0, 256, dims).astype(np.int32)
+    if "mask" in i.name:
+        inputs[i.name] = np.ones(dims, np.float32 if i.type.tensor_type.elem_type == 1 else np.int32)
+    elif i.type.tensor_type.elem_type == 1:  # float: an activation (tests/data/tx_fusion's blocks)
+        inputs[i.name] = rng.standard_normal(dims).astype(np.float32)
+    else:  # token ids
+        inputs[i.name] = rng.integers(0, 256, dims).astype(np.int32)
 np.savez(out, **inputs)
 """
 
@@ -122,7 +127,7 @@ for k in b.files:
 UNVERIFIABLE = "TPU-MLIR's own bmodel does not run in its cmodel"
 
 
-def outputs_differ(zoo, net, chip):
+def outputs_differ(zoo, net, chip, graph="static"):
     """Both bmodels of `net` run in TPU-MLIR's cmodel on one random input: a line naming
     the output that differs by more than 5 % of its largest value, or None, or
     UNVERIFIABLE where TPU-MLIR's own bmodel does not run there either (bm1684x's
@@ -136,7 +141,8 @@ def outputs_differ(zoo, net, chip):
         return subprocess.run([os.path.join(venv, "bin", "python3"), "-c", code, *args],
                               capture_output=True, text=True)
 
-    py(VERIFY, os.path.join(os.path.abspath(zoo), net + "_static.onnx"), inp, "0")
+    suffix = "_static" if graph == "static" else ""
+    py(VERIFY, os.path.join(os.path.abspath(zoo), net + suffix + ".onnx"), inp, "0")
     outs = []
     for kind in ("theirs_reload", "ours"):
         out = os.path.join(d, f"{chip}_{kind}", "verify_out.npz")
