@@ -754,6 +754,11 @@ struct PricedLayer {
 /// `None` for llama_d640_s128_b2's, cut along N, which does not import
 /// (`exports_against_tpu_mlir`).
 fn own_grouping_priced(net: &str, chip_name: &str) -> Option<NdPlan> {
+    own_grouping_given(net, chip_name).map(|p| p.plan)
+}
+
+/// [`own_grouping_priced`] with the groups our model refuses.
+fn own_grouping_given(net: &str, chip_name: &str) -> Option<tpusim_planner::nd_plan::NdGivenPlan> {
     use tpusim_planner::nd_plan::plan_nd_with_groups;
     use tpusim_planner::tpumlir::{nd_cache::import_nd, parse};
     let chip = NpuChip::preset(chip_name).unwrap();
@@ -764,8 +769,7 @@ fn own_grouping_priced(net: &str, chip_name: &str) -> Option<NdPlan> {
         Err(e) if e.to_string().contains("cut along N") => return None,
         other => other.unwrap(),
     };
-    let p = plan_nd_with_groups(&g, &chip, ElementType::F16, &theirs.requests).unwrap();
-    Some(p.plan)
+    Some(plan_nd_with_groups(&g, &chip, ElementType::F16, &theirs.requests).unwrap())
 }
 
 #[test]
@@ -776,21 +780,13 @@ fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_one_network() {
     // session a second check, every transfer 1,000 times slower, also refused
     // bert_d384_s128's whole group and llama_d320_s256's FFN in 3 C slices on bm1688,
     // which TPU-MLIR compiles.
-    use tpusim_planner::nd_plan::plan_nd_with_groups;
-    use tpusim_planner::tpumlir::{nd_cache::import_nd, parse};
     let mut refused = Vec::new();
     for chip_name in ["bm1684x", "bm1688"] {
-        let chip = NpuChip::preset(chip_name).unwrap();
         for net in zoo_nets() {
-            let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
-            let text =
-                std::fs::read_to_string(format!("{DATA}/{net}_{chip_name}.tpumlir_cache.json"))
-                    .unwrap();
             // (a grouping cut along N does not import)
-            let Ok(theirs) = import_nd(&g, &chip, ElementType::F16, &parse(&text).unwrap()) else {
+            let Some(p) = own_grouping_given(&net, chip_name) else {
                 continue;
             };
-            let p = plan_nd_with_groups(&g, &chip, ElementType::F16, &theirs.requests).unwrap();
             if !p.refused.is_empty() {
                 refused.push(format!("{net} {chip_name} {:?}", p.refused));
             }
