@@ -58,6 +58,7 @@ use tpusim_graph::nd::{NdGraph, Work};
 use tpusim_graph::Shape4;
 use tpusim_layout::ElementType;
 
+mod branches;
 mod given;
 pub use given::{plan_nd_with_groups, NdGivenPlan, NdGroupRequest};
 
@@ -397,8 +398,23 @@ impl<'a> Ctx<'a> {
             Work::Move if matches!(l.op_type.as_str(), "Cast" | "Slice" | "Split" | "Concat") => {
                 self.element_passes(out, cut)
             }
+            Work::Matmul {
+                weight: true, k, n, ..
+            } if out.dims.len() >= 3 => self.weight_matmul_in_group(out, k, n),
             _ => self.costs[i].compute_cycles as f64,
         }
+    }
+
+    /// MAC cycles of a weight matmul `[.., k]·[k, n]` writing `out` inside a group. Local
+    /// memory holds its activation as planes of rows over the lanes (TPU-MLIR's NCHW view
+    /// of a value: each of N's planes starts at lane 0), so it runs N · ⌈C / lanes⌉ lane
+    /// rows, not ⌈N · C / lanes⌉ as the global kernel does. Cut in C slices of whole
+    /// lanes, the rows add up to the same total.
+    fn weight_matmul_in_group(&self, out: &TxValue, k: u64, n: u64) -> f64 {
+        let s = nchw(out);
+        let rows = s.n.saturating_mul(s.c.div_ceil(self.lanes));
+        let m = rows.saturating_mul(self.lanes);
+        crate::nd_global::matmul_compute([1, m, k, n], self.lanes as f64, &self.t)
     }
 
     /// Cycles of one EU operation over every element of `out` in local memory, once per
@@ -440,6 +456,9 @@ impl<'a> Ctx<'a> {
         }
         if let Some(whole) = self.sliced_within(start, end, Slicing::WHOLE, budget) {
             return Some(whole);
+        }
+        if self.splits_a_shared_value(start, end) {
+            return None;
         }
         let holds_a_view = self.holds_a_view(members);
         [Axis::C, Axis::H]

@@ -795,6 +795,78 @@ fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_one_network() {
     assert_eq!(refused, ["llama_d1024_s256 bm1688 [5, 20]"]);
 }
 
+#[test]
+fn tpu_mlirs_own_cut_groups_never_need_a_value_whole_and_in_slices() {
+    // TPU-MLIR's backward slicing refuses a cut group that computes a value one reader
+    // needs whole (a heads-as-batch matmul's right operand, or what it is computed from)
+    // and another in slices; none of the groups it formed for the zoo does
+    let mut split = Vec::new();
+    for chip_name in ["bm1684x", "bm1688"] {
+        for net in zoo_nets() {
+            let Some(p) = own_grouping_given(&net, chip_name) else {
+                continue;
+            };
+            if !p.split_shared.is_empty() {
+                split.push(format!("{net} {chip_name} {:?}", p.split_shared));
+            }
+        }
+    }
+    assert_eq!(split, Vec::<String>::new());
+}
+
+/// The group TPU-MLIR 1.30.2 refused in our bm1688 export of gpt2_d320_s80_b2 (a build
+/// pricing in-group weight matmuls by their lane rows, before the rule): the GELU, the
+/// FFN down projection, the LayerNorm, the Q, K and V projections and Q·Kᵀ in 3 C
+/// slices. K's projection needs the LayerNorm's output whole (K is Q·Kᵀ's right
+/// operand), Q's and V's need it in slices: "multi-branch backward failed since multi-branch op's
+/// user's tpu-kernel is not supported and user is not LutOp or CastOp".
+#[test]
+fn a_cut_group_needing_a_value_whole_and_in_slices_is_refused() {
+    use tpusim_planner::nd_plan::{plan_nd_with_groups, NdGroupRequest};
+    let chip = NpuChip::preset("bm1688").unwrap();
+    let g = graph(&format!("{DATA}/gpt2_d320_s80_b2_static.onnx"), 1);
+    let given = |start: usize, end: usize, csecs: u64| {
+        let r = NdGroupRequest {
+            start,
+            end,
+            csecs,
+            hsecs: 1,
+        };
+        plan_nd_with_groups(&g, &chip, ElementType::F16, &[r]).unwrap()
+    };
+    let refused = given(17, 42, 3);
+    let names: Vec<&str> = refused.plan.layers[17..42]
+        .iter()
+        .map(|l| l.name.as_str())
+        .collect();
+    assert!(names.contains(&"/LayerNormalization_85") && names.contains(&"/MatMul_116"));
+    let starts: Vec<usize> = refused
+        .split_shared
+        .iter()
+        .map(|&i| refused.plan.groups[i].start)
+        .collect();
+    assert_eq!(starts, [17]);
+    // held whole, every reader needs all of it; without Q·Kᵀ, K leaves the group in
+    // slices as Q and V do
+    assert!(given(17, 42, 1).split_shared.is_empty());
+    assert!(given(17, 38, 3).split_shared.is_empty());
+    // and the search never makes such a group
+    let ours = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
+    let requests: Vec<NdGroupRequest> = ours
+        .groups
+        .iter()
+        .map(|grp| NdGroupRequest {
+            start: grp.start,
+            end: grp.end,
+            csecs: grp.csecs,
+            hsecs: grp.hsecs,
+        })
+        .collect();
+    let again = plan_nd_with_groups(&g, &chip, ElementType::F16, &requests).unwrap();
+    assert!(ours.groups.iter().any(|grp| grp.csecs > 1));
+    assert!(again.split_shared.is_empty());
+}
+
 /// TPU-MLIR's own grouping of every zoo network on `chip_name` imported and priced, each
 /// global layer beside the same layer of its profile (`file`), for the networks where the
 /// two runs align one to one.

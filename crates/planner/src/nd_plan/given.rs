@@ -43,6 +43,10 @@ pub struct NdGivenPlan {
     /// (one that reads or writes an activation of at most two dims, a gather, a
     /// transpose).
     pub ungroupable: Vec<usize>,
+    /// Indices into `plan.groups` of cut groups that need a value they compute whole for
+    /// one reader and in slices for another, which TPU-MLIR's backward slicing refuses
+    /// (`branches`).
+    pub split_shared: Vec<usize>,
 }
 
 /// Plan `g` on `chip` in `dtype` with the groups `requests` (in any order; a run of one
@@ -65,6 +69,7 @@ pub fn plan_nd_with_groups(
     }
     absorb_edge_permutes(&ctx, &mut sorted);
     let (mut groups, mut refused, mut ungroupable) = (Vec::new(), Vec::new(), Vec::new());
+    let mut split_shared = Vec::new();
     let mut next = 0;
     for r in &sorted {
         let cut = slicing_of(r, layers.len(), next)?;
@@ -80,6 +85,9 @@ pub fn plan_nd_with_groups(
                 || !ctx.permutes_at_edges(r.start, r.end)
             {
                 ungroupable.push(groups.len());
+            }
+            if cut.secs > 1 && ctx.splits_a_shared_value(r.start, r.end) {
+                split_shared.push(groups.len());
             }
             groups.push(grp);
         }
@@ -105,6 +113,7 @@ pub fn plan_nd_with_groups(
         plan,
         refused,
         ungroupable,
+        split_shared,
     })
 }
 
