@@ -5,10 +5,12 @@
 //! holds its values whole where they fit a lane (as TPU-MLIR 1.30.2 holds all but one
 //! of the transformer zoo's groups on bm1684x), else it is cut along the sequence: in C
 //! slices of [b, s, d] values or in H slices of [b, heads, s, s] scores (TPU-MLIR cuts
-//! llama_d320_s256's scaled and masked scores in 4 H slices), a matmul's weights
-//! resident whole. Cut, every value is held at once, one slice's room each; and a group
-//! is admitted only where TPU-MLIR's own time steps and allocator, reproduced
-//! (`tpumlir::nd_place`), find it room.
+//! llama_d320_s256's scaled and masked scores in 4 H slices), or along the batch in N
+//! slices, a matmul's weights resident whole. Cut, every value is held at once, one
+//! slice's room each; and a group is admitted only where TPU-MLIR's own time steps and
+//! allocator, reproduced (`tpumlir::nd_place`), find it room. A group is cut along one
+//! axis: TPU-MLIR also cuts along N and C or N and H at once (llama_d512_s96_b3's
+//! attention on bm1688), which is not modelled.
 //!
 //! In local memory a value is laid out as TPU-MLIR lays it (its `getNCHW`): [a, b] as
 //! a×b planes of one element (N = a, C = b), [a, b, c] as N = a, C = b, H = c, higher ranks
@@ -75,6 +77,8 @@ pub struct NdGroup {
     pub start: usize,
     /// One past the last layer.
     pub end: usize,
+    /// Slices along N (the group's values' first dim: the batch).
+    pub nsecs: u64,
     /// Slices along C (the group's values' second NCHW dim: the sequence of [b, s, d]).
     pub csecs: u64,
     /// Slices along H (the third: the query rows of attention scores [b, heads, s, s]).
@@ -329,6 +333,36 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// The batch of the group of `members`, where it may be cut along it: every value a
+    /// member writes holds that batch (above 1) first, and one a member reads holds it,
+    /// or one batch that comes from outside the group (broadcast, held whole).
+    fn batch_of(&self, members: &[TxLayer]) -> Option<u64> {
+        let written: HashSet<&str> = members
+            .iter()
+            .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+            .collect();
+        let b = members
+            .iter()
+            .flat_map(|l| &l.writes)
+            .next()?
+            .dims
+            .first()
+            .copied()?;
+        let writes_b = members
+            .iter()
+            .flat_map(|l| &l.writes)
+            .all(|v| v.dims.len() >= 3 && v.dims[0] == b);
+        let reads_b = members
+            .iter()
+            .flat_map(|l| &l.reads)
+            .filter(|v| !v.weight)
+            .all(|v| {
+                let from_outside = !written.contains(self.viewed(&v.name));
+                v.dims.first() == Some(&b) || (from_outside && v.dims.first() == Some(&1))
+            });
+        (b > 1 && writes_b && reads_b).then_some(b)
+    }
+
     /// Whether the group of `members` runs a view (Reshape, Flatten, Squeeze, Unsqueeze)
     /// inside: one a member reads, or one of what a member other than the last writes
     /// (`nd_export` lists both with the group, as TPU-MLIR's own groups hold them). Such a
@@ -461,10 +495,11 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let holds_a_view = self.holds_a_view(members);
-        [Axis::C, Axis::H]
+        [Axis::N, Axis::C, Axis::H]
             .into_iter()
             .filter(|&axis| members.iter().all(|l| slices_along(l, axis)))
             .filter(|&axis| axis != Axis::H || !holds_a_view)
+            .filter(|&axis| axis != Axis::N || self.batch_of(members).is_some())
             .filter_map(|axis| self.fewest_slices(start, end, axis))
             .min_by_key(|g| g.cycles)
             .map(Candidate::Timed)
@@ -502,7 +537,11 @@ impl<'a> Ctx<'a> {
     /// [`MAX_ND_SLICES`] do not.
     fn fewest_slices(&self, start: usize, end: usize, axis: Axis) -> Option<NdGroup> {
         let at = |secs| self.sliced(start, end, Slicing { axis, secs });
-        let (mut lo, mut hi) = (2, MAX_ND_SLICES);
+        let most = match axis {
+            Axis::N => self.batch_of(&self.layers[start..end])?,
+            Axis::C | Axis::H => MAX_ND_SLICES,
+        };
+        let (mut lo, mut hi) = (2, most);
         let mut best = at(hi)?;
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -650,6 +689,7 @@ impl<'a> Ctx<'a> {
         NdGroup {
             start,
             end,
+            nsecs: if cut.axis == Axis::N { cut.secs } else { 1 },
             csecs: if cut.axis == Axis::C { cut.secs } else { 1 },
             hsecs: if cut.axis == Axis::H { cut.secs } else { 1 },
             lane_bytes: lane,
@@ -846,6 +886,7 @@ impl<'a> Ctx<'a> {
         NdGroup {
             start: i,
             end: i + 1,
+            nsecs: 1,
             csecs: 1,
             hsecs: 1,
             lane_bytes: 0,
@@ -1039,8 +1080,20 @@ pub const MAX_ND_SLICES: u64 = 64;
 /// The NCHW axis a group's values are cut along.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Axis {
+    N,
     C,
     H,
+}
+
+impl Axis {
+    /// The dim of a value of 3 dims or more it cuts.
+    fn dim(self) -> usize {
+        match self {
+            Axis::N => 0,
+            Axis::C => 1,
+            Axis::H => 2,
+        }
+    }
 }
 
 /// How a group is cut: `secs` slices along `axis` (1: whole).
@@ -1061,13 +1114,11 @@ impl Slicing {
     /// along the axis (TPU-MLIR loads llama_d320_s256's cos table [1, 1, 256, 64] in the
     /// group's two H slices, reloading it every slice).
     fn cuts(&self, v: &TxValue) -> bool {
-        let at = match self.axis {
-            Axis::C => 1,
-            Axis::H => 2,
-        };
+        let at = self.axis.dim();
         self.secs > 1
             && v.dims.len() >= 3
             && !v.held
+            && (self.axis != Axis::N || v.dims[0] > 1)
             && (!v.weight || (v.split && v.dims.get(at).is_some_and(|&d| d > 1)))
     }
 
@@ -1077,10 +1128,7 @@ impl Slicing {
             return v.clone();
         }
         let mut dims = v.dims.clone();
-        let at = match self.axis {
-            Axis::C => 1,
-            Axis::H => 2,
-        };
+        let at = self.axis.dim();
         dims[at] = dims[at].div_ceil(self.secs);
         TxValue { dims, ..v.clone() }
     }
@@ -1105,9 +1153,13 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         return false;
     };
     let rank = out.dims.len();
-    // a fused attention head may be cut along the batch alone (its `AllowDataSplit`)
+    // a fused attention head may be cut along the batch alone (its `AllowDataSplit`),
+    // which is not modelled
     if rank < 3 || l.head.is_some() {
         return false;
+    }
+    if axis == Axis::N {
+        return along_batch(l, out);
     }
     // an activation broadcast against another (rotary's cos/sin tables over the heads):
     // TPU-MLIR compiles such a group whole, but cut in H slices it refuses it
@@ -1126,7 +1178,7 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         return false;
     }
     let along_rows = match axis {
-        Axis::C => true,
+        Axis::N | Axis::C => true,
         Axis::H => rank >= 4,
     };
     match (l.work, l.op_type.as_str()) {
@@ -1144,6 +1196,26 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         ) => true,
         _ => along_rows,
     }
+}
+
+/// Whether `l` computes each batch of its output `out` alone: every activation it reads
+/// holds that batch first, or one batch it broadcasts (held whole). Views keep the batch
+/// (TPU-MLIR's `tpu.Reshape` allows N and C), as does every element-wise layer, norm,
+/// softmax, weight matmul and heads-as-batch matmul; TPU-MLIR's own groups of
+/// llama_d512_s96_b3 on bm1688 cut its rotary block, its scores and its attention along
+/// the batch.
+fn along_batch(l: &TxLayer, out: &TxValue) -> bool {
+    let b = out.dims[0];
+    let reads_batch = l
+        .reads
+        .iter()
+        .filter(|v| !v.weight)
+        .all(|v| v.dims.len() >= 3 && (v.dims[0] == b || v.dims[0] == 1));
+    let kernel = match l.work {
+        Work::Matmul { weight: false, .. } => l.heads_as_batch,
+        _ => true,
+    };
+    b > 1 && reads_batch && kernel
 }
 
 /// Whether `members` hold fewer than two layers besides the permutes at their edges (a

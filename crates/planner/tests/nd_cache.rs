@@ -74,15 +74,15 @@ fn a_hostile_cache_gets_one_error_naming_what_is_wrong() {
         ),
         (
             Box::new(|v| {
-                v["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([2, 1, 1, 1, 1])
+                v["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([1, 1, 2, 1, 1])
             }),
-            "along N",
+            "cut along D",
         ),
         (
             Box::new(|v| {
                 v["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([1, 2, 1, 3, 1])
             }),
-            "along one axis",
+            "cut along two axes",
         ),
         (
             Box::new(move |v| {
@@ -109,6 +109,7 @@ fn a_hostile_cache_gets_one_error_naming_what_is_wrong() {
     }
     // slices beyond any count, or below one, are priced, not a panic
     for secs in [
+        [i64::MAX, 1, 1, 1, 1],
         [1, i64::MAX, 1, 1, 1],
         [1, 1, 1, i64::MAX, 1],
         [1, -5, 1, 0, 1],

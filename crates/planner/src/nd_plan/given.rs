@@ -17,14 +17,16 @@ use crate::NpuChip;
 use tpusim_graph::nd::NdGraph;
 use tpusim_layout::ElementType;
 
-/// A run of layers `start..end` asked to be one group, cut in `csecs` C slices or `hsecs`
-/// H slices (at most one of them above 1).
+/// A run of layers `start..end` asked to be one group, cut in `nsecs` N slices, `csecs` C
+/// slices or `hsecs` H slices (at most one of them above 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NdGroupRequest {
     /// First layer (index into the plan's layers).
     pub start: usize,
     /// One past the last layer.
     pub end: usize,
+    /// Slices along N.
+    pub nsecs: u64,
     /// Slices along C.
     pub csecs: u64,
     /// Slices along H.
@@ -100,6 +102,7 @@ pub fn plan_nd_with_groups(
         let r = NdGroupRequest {
             start: grp.start,
             end: grp.end,
+            nsecs: grp.nsecs,
             csecs: grp.csecs,
             hsecs: grp.hsecs,
         };
@@ -129,18 +132,17 @@ fn slicing_of(r: &NdGroupRequest, n: usize, next: usize) -> Result<Slicing> {
     if r.start < next || r.end <= r.start || r.end > n {
         return bad(format!("overlaps another group or leaves the {n} layers"));
     }
-    match (r.csecs.max(1), r.hsecs.max(1)) {
-        (1, 1) => Ok(Slicing::WHOLE),
-        (1, h) => Ok(Slicing {
-            axis: Axis::H,
-            secs: h,
-        }),
-        (c, 1) => Ok(Slicing {
-            axis: Axis::C,
-            secs: c,
-        }),
-        (c, h) => bad(format!(
-            "cut in {c} C slices and {h} H slices; a transformer group is cut along one axis"
+    let cuts: Vec<Slicing> = [(Axis::N, r.nsecs), (Axis::C, r.csecs), (Axis::H, r.hsecs)]
+        .into_iter()
+        .filter(|&(_, secs)| secs > 1)
+        .map(|(axis, secs)| Slicing { axis, secs })
+        .collect();
+    match cuts[..] {
+        [] => Ok(Slicing::WHOLE),
+        [cut] => Ok(cut),
+        _ => bad(format!(
+            "cut in {} N, {} C and {} H slices; a transformer group is cut along one axis",
+            r.nsecs, r.csecs, r.hsecs
         )),
     }
 }

@@ -30,7 +30,7 @@ pub struct NdImported {
 
 /// Read `cache`'s groups as runs of the layers `g` lowers to on `chip` in `dtype`. Errors
 /// name a group that names no layer of ours, one whose layers are not consecutive, one
-/// that shares a layer with another, and a cut along N, D or W.
+/// that shares a layer with another, a cut along D or W, and one along two axes.
 pub fn import_nd(
     g: &NdGraph,
     chip: &NpuChip,
@@ -82,17 +82,24 @@ pub fn import_nd(
         }
         taken.extend(named.iter().map(|&i| (i, k)));
         let secs = |at: usize| group.shape_secs.get(at).copied().unwrap_or(1);
-        if let Some(at) = [0, 2, 4].into_iter().find(|&at| secs(at) > 1) {
+        if let Some(at) = [2, 4].into_iter().find(|&at| secs(at) > 1) {
             return Err(bad(format!(
-                "shape_secs {:?} cut along {}, which the transformer planner does not model (only C and H)",
+                "shape_secs {:?} cut along {}, which the transformer planner does not model (only N, C and H)",
                 group.shape_secs,
                 ["N", "C", "D", "H", "W"][at]
+            )));
+        }
+        if [0, 1, 3].into_iter().filter(|&at| secs(at) > 1).count() > 1 {
+            return Err(bad(format!(
+                "shape_secs {:?} cut along two axes, which the transformer planner does not model (one of N, C and H)",
+                group.shape_secs
             )));
         }
         let count = |at: usize| u64::try_from(secs(at)).unwrap_or(1).max(1);
         requests.push(NdGroupRequest {
             start,
             end: last + 1,
+            nsecs: count(0),
             csecs: count(1),
             hsecs: count(3),
         });

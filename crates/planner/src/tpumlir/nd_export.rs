@@ -131,7 +131,7 @@ fn runs<'g>(
         out.groups.push(CacheGroup {
             group_cost: run.cycles.min(i64::MAX as u64) as i64,
             locs: group_locs(all, members, listed),
-            shape_secs: vec![1, run.csecs as i64, 1, run.hsecs as i64, 1],
+            shape_secs: vec![run.nsecs as i64, run.csecs as i64, 1, run.hsecs as i64, 1],
             ..CacheGroup::default()
         });
     }
