@@ -87,7 +87,7 @@ impl Ctx<'_> {
     }
 
     /// The value `name` views, through any chain of views (itself when not a view).
-    pub(super) fn viewed<'n>(&'n self, mut name: &'n str) -> &'n str {
+    fn viewed<'n>(&'n self, mut name: &'n str) -> &'n str {
         while let Some((up, _)) = self.views.get(name) {
             name = up;
         }
