@@ -263,15 +263,11 @@ impl<'a> Ctx<'a> {
         (v.elements() * f64::from(self.bits_of(v)) / 8.0).ceil() as u64
     }
 
-    /// Bytes one lane holds of `v`: N × its share of the C planes, each plane's H·W
-    /// elements aligned to the chip's EU_BYTES.
-    fn lane_bytes_of(&self, v: &TxValue) -> u64 {
-        let s = nchw(v);
-        let plane =
-            (s.h.saturating_mul(s.w)
-                .saturating_mul(u64::from(self.bits_of(v)))
-                / 8)
-            .max(1);
+    /// Bytes one lane holds of a value of NCHW shape `s` and `bits`-bit elements: N ×
+    /// its share of the C planes, each plane's H·W elements aligned to the chip's
+    /// EU_BYTES.
+    fn lane_bytes_in(&self, s: Shape4, bits: u32) -> u64 {
+        let plane = (s.h.saturating_mul(s.w).saturating_mul(u64::from(bits)) / 8).max(1);
         s.n.saturating_mul(s.c.div_ceil(self.lanes))
             .saturating_mul(plane.div_ceil(self.eu_bytes) * self.eu_bytes)
     }
@@ -283,7 +279,7 @@ impl<'a> Ctx<'a> {
     fn own_buffer_bytes(&self, l: &TxLayer, cut: Slicing) -> u64 {
         let operand = |v: &TxValue| Operand {
             whole: nchw(v),
-            slice: nchw(&cut.part(v)),
+            slice: cut.part_shape(v),
             bytes: u64::from(self.bits_of(v)).div_ceil(8),
         };
         if let Some(head) = &l.head {
@@ -356,23 +352,24 @@ impl<'a> Ctx<'a> {
         reads_one || writes_one
     }
 
-    /// Cycles of layer `l`'s transfer of `v`: a permute's (at a group's edge) moves `v`
-    /// a row at a time, the permute done by the transfer (TPU-MLIR's profiles show no
-    /// permute layer next to a group: gpt2_d64_s64's scores, [1, 64, 4, 64] stored
-    /// permuted by Q·Kᵀ's group in 1,598 cycles, 6.2 a row); any other layer's as
-    /// [`Self::transfer`].
-    fn transfer_for(&self, l: &TxLayer, dir: Dir, v: &TxValue) -> f64 {
+    /// Cycles of layer `l`'s transfer of one slice of `v` in a group cut by `cut`: a
+    /// permute's (at a group's edge) moves it a row at a time, the permute done by the
+    /// transfer (TPU-MLIR's profiles show no permute layer next to a group:
+    /// gpt2_d64_s64's scores, [1, 64, 4, 64] stored permuted by Q·Kᵀ's group in 1,598
+    /// cycles, 6.2 a row); any other layer's as [`Self::transfer`].
+    fn transfer_for(&self, l: &TxLayer, dir: Dir, v: &TxValue, cut: Slicing) -> f64 {
+        let bits = self.bits_of(v);
         if l.op_type == "Permute" {
-            crate::nd_global::row_dma_cycles(&self.t, dir, v, self.bits_of(v))
+            crate::nd_global::row_dma_cycles(&self.t, dir, &cut.part(v), bits)
         } else {
-            self.transfer(dir, v)
+            self.transfer(dir, cut.part_shape(v), bits)
         }
     }
 
-    /// Cycles to move `v` between global and local memory in one transfer.
-    fn transfer(&self, dir: Dir, v: &TxValue) -> f64 {
-        let s = nchw(v);
-        act_dma_cycles(&self.t, dir, s, [0, s.n], [0, s.h], self.bits_of(v), 1)
+    /// Cycles to move a value of NCHW shape `s` and `bits`-bit elements between global
+    /// and local memory in one transfer.
+    fn transfer(&self, dir: Dir, s: Shape4, bits: u32) -> f64 {
+        act_dma_cycles(&self.t, dir, s, [0, s.n], [0, s.h], bits, 1)
     }
 
     /// Compute cycles of layer `i` in a group cut by `cut`: a matmul its MACs at the
@@ -427,7 +424,7 @@ impl<'a> Ctx<'a> {
     /// A view run in a group is such a copy (bm1688's `tpu.Reshape` of GPT-2's heads,
     /// [1, 128, 4, 32]: 64 cycles, as this gives; bm1684x's of [1, 64, 12, 64]: 24).
     fn element_passes(&self, out: &TxValue, cut: Slicing) -> f64 {
-        let s = nchw(&cut.part(out));
+        let s = cut.part_shape(out);
         let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
         let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
         let positions = (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
@@ -590,7 +587,7 @@ impl<'a> Ctx<'a> {
             let before = dma;
             let mut step = Step::default();
             for v in l.reads.iter().chain(&l.writes) {
-                let bytes = self.lane_bytes_of(&cut.part(v));
+                let bytes = self.lane_bytes_in(cut.part_shape(v), self.bits_of(v));
                 let k = steps.len();
                 // a value is live from its first use (TPU-MLIR loads what a member
                 // reads just before it, and moves loads earlier only where they fit);
@@ -610,7 +607,7 @@ impl<'a> Ctx<'a> {
             {
                 if loaded.insert(v.name.as_str()) {
                     load = load.saturating_add(self.value_bytes(v));
-                    let one = self.transfer_for(l, Dir::Load, &cut.part(v));
+                    let one = self.transfer_for(l, Dir::Load, v, cut);
                     dma += cut.count(v) as f64 * one;
                     step.first_load += one;
                 }
@@ -623,7 +620,7 @@ impl<'a> Ctx<'a> {
                     .map_or(true, |r| r.iter().any(|&j| j < start || j >= end));
                 if leaves {
                     store = store.saturating_add(self.value_bytes(v));
-                    let one = self.transfer_for(l, Dir::Store, &cut.part(v));
+                    let one = self.transfer_for(l, Dir::Store, v, cut);
                     dma += cut.count(v) as f64 * one;
                     step.first_store += one;
                 }
@@ -698,7 +695,6 @@ impl<'a> Ctx<'a> {
     /// scores leave TPU-MLIR's Q·Kᵀ group through their permute in 6,397 cycles, twice
     /// a plain store's.
     fn edge_transfer(&self, start: usize, end: usize, dir: Dir, v: &TxValue, cut: Slicing) -> f64 {
-        let part = cut.part(v);
         let is_edge_permute =
             |j: &usize| (start..end).contains(j) && self.layers[*j].op_type == "Permute";
         let permute = match dir {
@@ -711,8 +707,8 @@ impl<'a> Ctx<'a> {
                 .and_then(|r| r.iter().copied().find(|j| is_edge_permute(j))),
         };
         match permute {
-            Some(j) => self.transfer_for(&self.layers[j], dir, &part),
-            None => self.transfer(dir, &part),
+            Some(j) => self.transfer_for(&self.layers[j], dir, v, cut),
+            None => self.transfer(dir, cut.part_shape(v), self.bits_of(v)),
         }
     }
 
@@ -727,7 +723,13 @@ impl<'a> Ctx<'a> {
     /// transfers: its estimates of llama_d640_s128_b2's FFN-down…QKV group in 4 C slices
     /// on bm1688 give the down projection 69,120 cycles of its 276,480, and the slack it
     /// moves the next layer's weights by follows from that.
-    fn group_model(&self, start: usize, end: usize, cut: Slicing, stores: Stores) -> GroupModel {
+    fn group_model(
+        &self,
+        start: usize,
+        end: usize,
+        cut: Slicing,
+        stores: Stores,
+    ) -> GroupModel<'_> {
         let per_slice = |cycles: f64| (cycles / cut.secs.max(1) as f64).round() as i64;
         let ops: Vec<usize> = (start..end)
             .filter(|&i| self.layers[i].op_type != "Permute")
@@ -751,13 +753,15 @@ impl<'a> Ctx<'a> {
                 .iter()
                 .filter(|v| !written.contains(v.name.as_str()))
             {
-                if m.index.contains_key(&v.name) {
+                if m.index.contains_key(v.name.as_str()) {
                     continue;
                 }
                 if let Some(view) = self.view_of.get(v.name.as_str()) {
                     // a view only the group reads: its input loaded, the view an op
                     let x = m.value(self, &view.input, cut);
-                    m.load(x, self.transfer(Dir::Load, &cut.part(&view.input)));
+                    let input = &view.input;
+                    let one = self.transfer(Dir::Load, cut.part_shape(input), self.bits_of(input));
+                    m.load(x, one);
                     let y = m.value(self, v, cut);
                     m.op(
                         vec![x],
@@ -890,16 +894,17 @@ struct Step {
 /// A group as TPU-MLIR's allocator sees it (`Ctx::tpu_mlir_allocates`): its buffers,
 /// each value's once, and its ops in order.
 #[derive(Default)]
-struct GroupModel {
+struct GroupModel<'v> {
     bufs: Vec<GroupBuf>,
-    index: HashMap<String, usize>,
+    /// Each value's buffer, by the value's name.
+    index: HashMap<&'v str, usize>,
     ops: Vec<GroupOp>,
 }
 
-impl GroupModel {
+impl<'v> GroupModel<'v> {
     /// The buffer of `v` (one slice of it when `cut` cuts it), made on first sight.
-    fn value(&mut self, ctx: &Ctx<'_>, v: &TxValue, cut: Slicing) -> usize {
-        if let Some(&b) = self.index.get(&v.name) {
+    fn value(&mut self, ctx: &Ctx<'_>, v: &'v TxValue, cut: Slicing) -> usize {
+        if let Some(&b) = self.index.get(v.name.as_str()) {
             return b;
         }
         self.bufs.push(GroupBuf {
@@ -909,12 +914,12 @@ impl GroupModel {
                 BufKind::Activation
             },
             hold: v.weight && !cut.cuts(v),
-            size: ctx.lane_bytes_of(&cut.part(v)),
+            size: ctx.lane_bytes_in(cut.part_shape(v), ctx.bits_of(v)),
             loaded_for: None,
             stored_after: None,
             dma_cycles: 0,
         });
-        self.index.insert(v.name.clone(), self.bufs.len() - 1);
+        self.index.insert(v.name.as_str(), self.bufs.len() - 1);
         self.bufs.len() - 1
     }
 
@@ -1091,6 +1096,21 @@ impl Slicing {
             && !v.held
             && (self.axis != Axis::N || v.dims[0] > 1)
             && (!v.weight || (v.split && v.dims.get(at).is_some_and(|&d| d > 1)))
+    }
+
+    /// The NCHW shape of one slice of `v` ([`Slicing::part`] without building it: a cut
+    /// value has 3 dims or more, whose first three are its N, C and H).
+    fn part_shape(&self, v: &TxValue) -> Shape4 {
+        let mut s = nchw(v);
+        if self.cuts(v) {
+            let cut = |d: u64| d.div_ceil(self.secs);
+            match self.axis {
+                Axis::N => s.n = cut(s.n),
+                Axis::C => s.c = cut(s.c),
+                Axis::H => s.h = cut(s.h),
+            }
+        }
+        s
     }
 
     /// One slice of `v`: its axis' dim divided by the slices, rounded up.
@@ -1433,5 +1453,24 @@ mod tests {
         let ctx = Ctx::new(&g, &layers, &chip, ElementType::F16).unwrap();
         let heads = TxValue::activation("heads", vec![1, 128, 4, 32]);
         assert_eq!(ctx.element_passes(&heads, Slicing::WHOLE), 64.0);
+    }
+
+    proptest::proptest! {
+        /// A slice's shape, computed in place, is the shape of the slice built whole.
+        #[test]
+        fn a_slice_shape_is_that_of_the_slice(
+            dims in proptest::collection::vec(1u64..300, 0..6),
+            weight in proptest::bool::ANY,
+            split in proptest::bool::ANY,
+            held in proptest::bool::ANY,
+            axis in 0usize..3,
+            secs in 1u64..9,
+        ) {
+            let mut v = TxValue::activation("v", dims);
+            (v.weight, v.split, v.held) = (weight, split, held);
+            let axis = [Axis::N, Axis::C, Axis::H][axis];
+            let cut = Slicing { axis, secs };
+            proptest::prop_assert_eq!(cut.part_shape(&v), nchw(&cut.part(&v)));
+        }
     }
 }
