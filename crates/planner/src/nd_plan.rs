@@ -402,12 +402,12 @@ impl<'a> Ctx<'a> {
             }
             Work::Matmul {
                 weight: true, k, n, ..
-            } if out.dims.len() >= 3 => self.weight_matmul_in_group(out, k, n),
+            } if out.dims.len() == 3 => self.weight_matmul_in_group(out, k, n),
             _ => self.costs[i].compute_cycles as f64,
         }
     }
 
-    /// MAC cycles of a weight matmul `[.., k]·[k, n]` writing `out` inside a group. Local
+    /// MAC cycles of a weight matmul `[b, s, k]·[k, n]` writing `out` inside a group. Local
     /// memory holds its activation as planes of rows over the lanes (TPU-MLIR's NCHW view
     /// of a value: each of N's planes starts at lane 0), so it runs N · ⌈C / lanes⌉ lane
     /// rows, not ⌈N · C / lanes⌉ as the global kernel does. Cut in C slices of whole
