@@ -772,6 +772,26 @@ fn own_grouping_given(net: &str, chip_name: &str) -> Option<tpusim_planner::nd_p
     Some(plan_nd_with_groups(&g, &chip, ElementType::F16, &theirs.requests).unwrap())
 }
 
+/// Each zoo network and chip whose own grouping by TPU-MLIR has groups that `flagged`
+/// picks out of its priced plan, with their indices (a grouping cut along two axes does
+/// not import and is left out).
+fn own_groups_flagged(
+    flagged: fn(&tpusim_planner::nd_plan::NdGivenPlan) -> &[usize],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for chip_name in ["bm1684x", "bm1688"] {
+        for net in zoo_nets() {
+            let Some(p) = own_grouping_given(&net, chip_name) else {
+                continue;
+            };
+            if !flagged(&p).is_empty() {
+                out.push(format!("{net} {chip_name} {:?}", flagged(&p)));
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_one_network() {
     // Every group TPU-MLIR 1.30.2 formed for the zoo allocates by our reproduction of
@@ -780,18 +800,7 @@ fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_one_network() {
     // session a second check, every transfer 1,000 times slower, also refused
     // bert_d384_s128's whole group and llama_d320_s256's FFN in 3 C slices on bm1688,
     // which TPU-MLIR compiles.
-    let mut refused = Vec::new();
-    for chip_name in ["bm1684x", "bm1688"] {
-        for net in zoo_nets() {
-            // (a grouping cut along two axes does not import)
-            let Some(p) = own_grouping_given(&net, chip_name) else {
-                continue;
-            };
-            if !p.refused.is_empty() {
-                refused.push(format!("{net} {chip_name} {:?}", p.refused));
-            }
-        }
-    }
+    let refused = own_groups_flagged(|p| &p.refused);
     assert_eq!(refused, ["llama_d1024_s256 bm1688 [5, 20]"]);
 }
 
@@ -800,17 +809,7 @@ fn tpu_mlirs_own_cut_groups_never_need_a_value_whole_and_in_slices() {
     // TPU-MLIR's backward slicing refuses a cut group that computes a value one reader
     // needs whole (a heads-as-batch matmul's right operand, or what it is computed from)
     // and another in slices; none of the groups it formed for the zoo does
-    let mut split = Vec::new();
-    for chip_name in ["bm1684x", "bm1688"] {
-        for net in zoo_nets() {
-            let Some(p) = own_grouping_given(&net, chip_name) else {
-                continue;
-            };
-            if !p.split_shared.is_empty() {
-                split.push(format!("{net} {chip_name} {:?}", p.split_shared));
-            }
-        }
-    }
+    let split = own_groups_flagged(|p| &p.split_shared);
     assert_eq!(split, Vec::<String>::new());
 }
 
@@ -853,17 +852,7 @@ fn a_cut_group_needing_a_value_whole_and_in_slices_is_refused() {
     assert!(given(17, 38, 3).split_shared.is_empty());
     // and the search never makes such a group
     let ours = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
-    let requests: Vec<NdGroupRequest> = ours
-        .groups
-        .iter()
-        .map(|grp| NdGroupRequest {
-            start: grp.start,
-            end: grp.end,
-            nsecs: grp.nsecs,
-            csecs: grp.csecs,
-            hsecs: grp.hsecs,
-        })
-        .collect();
+    let requests: Vec<NdGroupRequest> = ours.groups.iter().map(NdGroupRequest::from).collect();
     let again = plan_nd_with_groups(&g, &chip, ElementType::F16, &requests).unwrap();
     assert!(ours.groups.iter().any(|grp| grp.csecs > 1));
     assert!(again.split_shared.is_empty());

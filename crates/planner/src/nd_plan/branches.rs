@@ -29,6 +29,14 @@ impl Ctx<'_> {
     /// module's doc).
     pub(super) fn splits_a_shared_value(&self, start: usize, end: usize) -> bool {
         let members = &self.layers[start..end];
+        // (most candidate groups read no value whole: nothing to walk back from)
+        let reads_whole = members
+            .iter()
+            .flat_map(|l| &l.reads)
+            .any(|v| v.held && !v.weight);
+        if !reads_whole {
+            return false;
+        }
         let writer: HashMap<&str, usize> = members
             .iter()
             .enumerate()

@@ -10,7 +10,7 @@
 //! fits and costs less than the run and the permute apart. A permute between two runs
 //! goes to the later one's load first, as the search puts it.
 
-use super::{finish, groupable, too_few, verify_runs, Axis, Ctx, NdPlan, Slicing};
+use super::{finish, groupable, too_few, verify_runs, Axis, Ctx, NdGroup, NdPlan, Slicing};
 use crate::error::{PlanError, Result};
 use crate::tpumlir::nd_form::lower_on;
 use crate::NpuChip;
@@ -31,6 +31,19 @@ pub struct NdGroupRequest {
     pub csecs: u64,
     /// Slices along H.
     pub hsecs: u64,
+}
+
+impl From<&NdGroup> for NdGroupRequest {
+    /// The run `grp` covers, at its slicing.
+    fn from(grp: &NdGroup) -> NdGroupRequest {
+        NdGroupRequest {
+            start: grp.start,
+            end: grp.end,
+            nsecs: grp.nsecs,
+            csecs: grp.csecs,
+            hsecs: grp.hsecs,
+        }
+    }
 }
 
 /// A plan of a given grouping, and what the model says of the groups it was given.
@@ -99,13 +112,7 @@ pub fn plan_nd_with_groups(
     let plan = finish(&ctx, chip, groups)?;
     // the runs as they stand: each timed again from scratch at its own slicing
     verify_runs(&ctx, &plan, |grp| {
-        let r = NdGroupRequest {
-            start: grp.start,
-            end: grp.end,
-            nsecs: grp.nsecs,
-            csecs: grp.csecs,
-            hsecs: grp.hsecs,
-        };
+        let r = NdGroupRequest::from(grp);
         match (grp.end - grp.start, slicing_of(&r, layers.len(), grp.start)) {
             (1, _) => Some(ctx.global(grp.start)),
             (_, Ok(cut)) => Some(ctx.measure(grp.start, grp.end, cut)),
