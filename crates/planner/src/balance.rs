@@ -133,6 +133,7 @@ mod tests {
             store_step: None,
             compute_steps: vec![end],
             placer_ts: None,
+            neighbour_step: None,
         }
     }
 

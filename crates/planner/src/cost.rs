@@ -150,32 +150,37 @@ pub fn small_plane_units(t: &Timing, bytes: u64, planes: u64) -> f64 {
     (planes.div_ceil(rows) as f64 * t.used.gdma_small_plane_factor).max(planes as f64)
 }
 
-/// Bits at which a group stores a global average pool's output of shape `s` in a plan of
-/// `bits`-bit data. The backend runs the pool in f32 under 16-bit types; a group holds
-/// the following flatten and its cast back to 16 bits where the
-/// 16-bit store of the whole output costs no more than the f32 one (the cache export
-/// lists them so), so the group stores 16 bits there and 32 elsewhere. Its 1×1
-/// planes pay the small-plane floor by rows (see [`small_plane_units`]), so the choice
-/// matters: MobileNetV2's 1,280 channels store in 15,992 cycles at f32, 31,985 at f16;
-/// ResNet-50 batch 8's 8 × 2,048 cost the same either way, and cut in 4 N slices its
-/// f16 stores (the compiler's own choice there) take twice the f32 ones.
-pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32) -> u32 {
+/// Bits at which a group cut into `nsecs` N slices stores a global average pool's output
+/// of shape `s` in a plan of `bits`-bit data. The backend runs the pool in f32 under
+/// 16-bit types; a group holds the following flatten and its cast back to 16 bits where
+/// the 16-bit stores of the output, slice by slice, cost no more than the f32 ones (the
+/// cache export lists them so), so the group stores 16 bits there and 32 elsewhere. Its
+/// 1×1 planes pay the small-plane floor by rows (see [`small_plane_units`]), so the
+/// choice matters: MobileNetV2's 1,280 channels store in 15,992 cycles at f32, 31,985 at
+/// f16; ResNet-50 batch 8's 8 × 2,048 cost the same either way whole, but cut in 4 N
+/// slices its f16 stores take twice the f32 ones; on bm1688 a [2, 128] slice stores in
+/// 2,627 cycles at f16 and 1,398 at f32, where the whole [3, 128] costs the same either
+/// way (the zoo's preact_resnet_b3, cut [2, 1]: TPU-MLIR's own grouping leaves the
+/// flatten global there).
+pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64) -> u32 {
     if bits >= 32 {
         return bits;
     }
-    let planes =
-        s.n.saturating_mul(s.c)
-            .saturating_mul(s.h)
-            .saturating_mul(s.w);
+    let plane = s.c.saturating_mul(s.h).saturating_mul(s.w);
     let store = |b: u32| {
-        let bytes = bytes_of(planes, b);
-        dma_cycles(
-            t,
-            Dir::Store,
-            bytes,
-            planes,
-            b / 8 < SMALL_ACT_PLANE_BYTES as u32,
-        )
+        (0..nsecs.clamp(1, s.n.max(1)))
+            .filter_map(|i| crate::range::split(s.n.max(1), nsecs.clamp(1, s.n.max(1)), i))
+            .map(|[a, z]| {
+                let planes = (z - a).saturating_mul(plane);
+                dma_cycles(
+                    t,
+                    Dir::Store,
+                    bytes_of(planes, b),
+                    planes,
+                    b / 8 < SMALL_ACT_PLANE_BYTES as u32,
+                )
+            })
+            .sum::<f64>()
     };
     if store(bits) <= store(32) {
         bits

@@ -220,7 +220,7 @@ impl<'a> Ctx<'a> {
             .flatten()
             .is_some_and(|o| matches!(g.ops[o].kind, tpusim_graph::OpKind::GlobalAvgPool));
         let bits = if from_pool {
-            crate::cost::pool_store_bits(t, g.tensors[ti].shape, b.bits)
+            crate::cost::pool_store_bits(t, g.tensors[ti].shape, b.bits, nsecs)
         } else {
             b.bits
         };

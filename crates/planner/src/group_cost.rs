@@ -39,11 +39,20 @@ struct SliceFigures {
     store_last_merged: f64,
     store_last_exposed: f64,
     /// The movable step-k+1 stores, one by one (issued during the next slice).
-    movable_stores: Vec<f64>,
+    movable_stores: Vec<Neighbour>,
     /// The movable step-0 loads, one by one (issued during the previous slice).
-    movable_loads: Vec<f64>,
+    movable_loads: Vec<Neighbour>,
     /// Compute cycles of steps `1..=k`.
     compute: Vec<f64>,
+}
+
+/// A transfer one slice issues during a neighbouring slice's steps.
+#[derive(Clone, Copy)]
+struct Neighbour {
+    cycles: f64,
+    /// The step it runs beside, where the placer knows it
+    /// ([`BlockSpec::neighbour_step`]); else the step with the most DMA slack.
+    step: Option<u64>,
 }
 
 impl Ctx<'_> {
@@ -86,7 +95,7 @@ impl Ctx<'_> {
         }
         let figure = |si: usize| figures[slot(si)].as_ref().expect("every slot filled above");
         let (mut gmem, mut cyc, mut compute_sum, mut dma_sum) = (0u64, 0f64, 0f64, 0f64);
-        let mut prev_stores: &[f64] = &[];
+        let mut prev_stores: &[Neighbour] = &[];
         let (mut d, mut floating) = (Vec::with_capacity(k), Vec::new());
         for si in 0..ns {
             let f = figure(si);
@@ -104,19 +113,30 @@ impl Ctx<'_> {
             } else {
                 cyc += f.load0_exposed;
             }
-            // those transfers of the previous and the next slice go, largest first, each
-            // to the step with the most DMA slack left: the chip's compiler moves them by
-            // slack
-            // too (ResNet-50 batch 8, [cast, conv1, pool] cut 8×2: its profile 339,269
+            // those transfers of the previous and the next slice go to the step where the
+            // placer found TPU-MLIR runs them (its moves by slack, reproduced:
+            // preact_resnet_b3 on bm1684x, N cut in 3, loads the next slice's input
+            // beside the last conv with slack in TPU-MLIR's estimates, not our most idle
+            // step), else, largest first, each to the step with the most DMA slack left
+            // (ResNet-50 batch 8, [cast, conv1, pool] cut 8×2: its profile 339,269
             // cycles, TIU-bound; ours 444,454 with them fixed to the first and last
             // steps, 315,602 so)
             let comp = &f.compute;
             d.clear();
             d.extend_from_slice(&f.dma[1..=k]);
             floating.clear();
-            floating.extend_from_slice(prev_stores);
-            if si + 1 < ns {
-                floating.extend_from_slice(&figure(si + 1).movable_loads);
+            let next_loads = if si + 1 < ns {
+                &figure(si + 1).movable_loads[..]
+            } else {
+                &[]
+            };
+            for x in prev_stores.iter().chain(next_loads) {
+                match x.step.map(|s| s as usize) {
+                    Some(s) if (1..=k).contains(&s) => d[s - 1] += x.cycles,
+                    // beside no compute: the row of its own TPU-MLIR gives it
+                    Some(_) => cyc += x.cycles,
+                    None => floating.push(x.cycles),
+                }
             }
             floating.sort_by(|a, b| b.total_cmp(a));
             for &x in &floating {
@@ -215,7 +235,10 @@ impl Ctx<'_> {
                     (0, true) => f.load0_exposed += c,
                     (0, false) => {
                         f.load0_merged += c;
-                        f.movable_loads.push(c);
+                        f.movable_loads.push(Neighbour {
+                            cycles: c,
+                            step: blocks[b].neighbour_step,
+                        });
                     }
                     _ => f.dma[j] += c,
                 }
@@ -229,7 +252,10 @@ impl Ctx<'_> {
                     (true, true) => f.store_last_exposed += c,
                     (true, false) => {
                         f.store_last_merged += c;
-                        f.movable_stores.push(c);
+                        f.movable_stores.push(Neighbour {
+                            cycles: c,
+                            step: blocks[b].neighbour_step,
+                        });
                     }
                     _ => f.dma[j] += c,
                 }

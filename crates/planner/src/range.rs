@@ -29,18 +29,18 @@ pub fn hull(a: Option<(Range, Range)>, b: (Range, Range)) -> (Range, Range) {
     }
 }
 
-/// Cut `[0, size)` into `parts` near-equal consecutive ranges; part `i` is
-/// `[⌊i·size/parts⌋, ⌊(i+1)·size/parts⌋)`. `None` if `parts` is 0 or exceeds `size`
-/// (a part would be empty).
+/// Cut `[0, size)` into `parts` near-equal consecutive ranges as TPU-MLIR cuts a
+/// group's N and H: each part has `⌊size/parts⌋`, and the first `size mod parts` one
+/// more (its compiled programs: N 3 in 2 is `n_slice = [2, 1]`, H 64 in 3 is
+/// `h_slice = [22, 21, 21]`). `None` if `parts` is 0 or exceeds `size` (a part would
+/// be empty).
 pub fn split(size: u64, parts: u64, i: u64) -> Option<Range> {
     if parts == 0 || parts > size || i >= parts {
         return None;
     }
-    // i · size / parts, in u64 when the product fits (u128 division is slow)
-    let at = |k: u64| match k.checked_mul(size) {
-        Some(v) => v / parts,
-        None => (k as u128 * size as u128 / parts as u128) as u64,
-    };
+    let (q, r) = (size / parts, size % parts);
+    // k · q + min(k, r) ≤ size: no overflow
+    let at = |k: u64| k * q + k.min(r);
     Some([at(i), at(i + 1)])
 }
 
@@ -330,17 +330,19 @@ mod tests {
         assert_eq!(backward_h(&OpKind::Add, [3, 9], 16, 16), [3, 9]);
         assert_eq!(backward_h(&OpKind::Mul, [3, 9], 1, 16), [0, 1]);
         assert_eq!(backward_h(&OpKind::GlobalAvgPool, [0, 1], 7, 1), [0, 7]);
-        assert_eq!(split(100, 3, 0), Some([0, 33]));
-        assert_eq!(split(100, 3, 2), Some([66, 100]));
+        assert_eq!(split(100, 3, 0), Some([0, 34]));
+        assert_eq!(split(100, 3, 2), Some([67, 100]));
+        assert_eq!(split(3, 2, 0), Some([0, 2]));
+        assert_eq!(split(64, 3, 1), Some([22, 43]));
         assert_eq!(split(2, 3, 0), None);
-        // products past u64 take the u128 path: the same parts as exact arithmetic
+        // the parts tile the size, the larger first, at any size
         let big = u64::MAX - 6;
-        for (parts, i) in [(7u64, 3u64), (3, 2), (1 << 40, (1 << 40) - 1)] {
-            let exact = |k: u64| (k as u128 * big as u128 / parts as u128) as u64;
-            assert_eq!(split(big, parts, i), Some([exact(i), exact(i + 1)]));
+        for parts in [7u64, 3, 1 << 40] {
+            let last = split(big, parts, parts - 1).unwrap();
+            assert_eq!(last[1], big, "the parts end at the size");
+            let (a, b) = (split(big, parts, 0).unwrap(), last);
+            assert!(a[1] - a[0] >= b[1] - b[0] && a[1] - a[0] - (b[1] - b[0]) <= 1);
         }
-        let last = split(big, 1 << 40, (1 << 40) - 1).unwrap();
-        assert_eq!(last[1], big, "the parts end at the size");
         assert_eq!(backward_n([1, 2], 4, 4), [1, 2]);
         assert_eq!(backward_n([1, 2], 1, 4), [0, 1]);
     }

@@ -51,6 +51,11 @@ pub struct BlockSpec {
     /// Its lifetime in the placer's own step table, when the placer keeps one (the
     /// plan records it, see [`crate::plan::Block::placer_ts`]).
     pub placer_ts: Option<[u64; 2]>,
+    /// Where a sliced group's compiler runs this block's transfer for the neighbouring
+    /// slice (its step-0 load during the previous slice, its step-`k+1` store during
+    /// the next one), when the placer reproduces that compiler's moves; `None`: the
+    /// cost model puts it in the step with the most DMA slack.
+    pub neighbour_step: Option<u64>,
 }
 
 /// The step table in ids: for each step `0..=k+1`, the compute op and block indices
@@ -356,6 +361,7 @@ pub fn build(
             store_step,
             compute_steps,
             placer_ts: None,
+            neighbour_step: None,
         });
     }
     // weights (one block per weight tensor, even if shared by several ops)
@@ -392,6 +398,7 @@ pub fn build(
                 store_step: None,
                 compute_steps: vec![us],
                 placer_ts: None,
+                neighbour_step: None,
             });
         }
     }
@@ -428,6 +435,7 @@ pub fn build(
                 store_step: None,
                 compute_steps: vec![s],
                 placer_ts: None,
+                neighbour_step: None,
             });
         }
     }

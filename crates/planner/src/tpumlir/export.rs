@@ -87,7 +87,7 @@ fn group_of_ops(plan: &Plan) -> Vec<Option<usize>> {
             group_of[i] = Some(gi);
         }
         let last = g.ops.last().map_or("", |s| s.as_str());
-        if let Some(v) = trailing_view(plan, last) {
+        if let Some(v) = trailing_view(plan, last, g.nsecs) {
             group_of[v] = Some(gi);
         }
     }
@@ -242,7 +242,8 @@ fn group_locs(
 }
 
 /// The view op run global right after op `last` that only `last` feeds (a flatten
-/// between a pool and a gemm), if listing it in `last`'s group pays under TPU-MLIR.
+/// between a pool and a gemm), if listing it in `last`'s group (cut into `nsecs` N
+/// slices) pays under TPU-MLIR.
 ///
 /// In 16-bit plans TPU-MLIR runs a global average pool in f32 (a cast in front), so a
 /// group ending in the pool stores the f32 output, and the view and a cast back to
@@ -250,12 +251,12 @@ fn group_locs(
 /// runs there and the group stores the 16-bit flattened tensor instead, which can be
 /// slower: 1×1 planes pay the small-plane floor, which shrinks with the rows a
 /// transfer needs (see [`crate::cost::small_plane_units`]). So the view goes in when
-/// the 16-bit store costs no more than the f32 one (ResNet-18 and mini-MobileNetV2 at
+/// the 16-bit stores, slice by slice, cost no more than the f32 ones (ResNet-18 and mini-MobileNetV2 at
 /// batch 1, 512 and 256 channels: equal, 639 / 647 cycles saved), and stays global
 /// otherwise (MobileNetV2's 1,280 channels: 31,985 vs 15,992 cycles of store;
 /// ResNet-50's 2,048 and ResNet-18 at batch 4: 51,177 vs 25,588). After any other op
 /// the view goes in at batch 1.
-fn trailing_view(plan: &Plan, last: &str) -> Option<usize> {
+fn trailing_view(plan: &Plan, last: &str, nsecs: u64) -> Option<usize> {
     let g = &plan.graph;
     let op = g.ops.iter().find(|o| o.name == last)?;
     let out = *op.outputs.first()?;
@@ -270,7 +271,7 @@ fn trailing_view(plan: &Plan, last: &str) -> Option<usize> {
         && matches!(plan.dtype.as_str(), "f16" | "bf16")
     {
         let t = Timing::from_used(&plan.timing, plan.eu_bytes, 16);
-        crate::cost::pool_store_bits(&t, shape, 16) == 16
+        crate::cost::pool_store_bits(&t, shape, 16, nsecs) == 16
     } else {
         shape.n == 1
     };

@@ -119,7 +119,12 @@ impl PipelinedPlacer {
             return Ok(Fitted::placed(Some(p)));
         }
         let (cb, cs) = if sliced {
-            (blocks, steps)
+            // timed unmoved, but for where TPU-MLIR runs the neighbouring slices' transfers
+            let mut cb = blocks;
+            for (c, q) in cb.iter_mut().zip(&p.blocks) {
+                c.neighbour_step = q.neighbour_step;
+            }
+            (cb, steps)
         } else {
             ctx.balanced(gt, &slicing.first(), &blocks, &steps, ctx.geo.lane_bytes)
                 .unwrap_or((blocks, steps))
@@ -290,8 +295,10 @@ impl PipelinedPlacer {
             align: ctx.geo.align,
             bank: ctx.geo.bank_bytes,
         };
-        // the moves, in our step numbering: row r runs with step r + 1
+        // the moves, in our step numbering
         let perm_ref = &perm;
+        let row_step = row_steps(&table, k);
+        let row_step = &row_step;
         let moved: Vec<(usize, Mode, u64)> = table
             .dma
             .iter()
@@ -299,7 +306,20 @@ impl PipelinedPlacer {
             .flat_map(|(r, row)| {
                 row.iter()
                     .filter(|x| x.stage == 1)
-                    .map(move |x| (perm_ref[x.buf], x.mode, (r + 1) as u64))
+                    .map(move |x| (perm_ref[x.buf], x.mode, row_step[r]))
+            })
+            .collect();
+        // the neighbouring slices' transfers (stage 0: the next slice's loads, stage 2:
+        // the previous slice's stores), in the step whose compute they run beside
+        let neighbours: Vec<(usize, u64)> = table
+            .dma
+            .iter()
+            .enumerate()
+            .flat_map(|(r, row)| {
+                let step = row_step[r];
+                row.iter()
+                    .filter(|x| x.stage != 1)
+                    .map(move |x| (perm_ref[x.buf], step))
             })
             .collect();
         let at = allocate(&bufs, &step_table(table), lane, !sliced).ok()?;
@@ -307,6 +327,11 @@ impl PipelinedPlacer {
         for (i, &b) in perm.iter().enumerate() {
             addrs[b] = at[i];
             blocks[b].placer_ts = Some([bufs[i].start as u64, bufs[i].end as u64]);
+        }
+        if sliced {
+            for (b, step) in neighbours {
+                blocks[b].neighbour_step = Some(step);
+            }
         }
         for (b, mode, step) in moved {
             let bl = &mut blocks[b];
@@ -343,4 +368,27 @@ impl PipelinedPlacer {
             exposed,
         })
     }
+}
+
+/// The step of ours each row of a pipelined table runs with: rows holding ops are steps
+/// `1..=k` in turn; a row without ops before them (the last stores op 0 touches) is step
+/// 0, and one after them (the first loads the last op reads) step `k + 1`.
+fn row_steps(table: &super::steps::PipeTable, k: usize) -> Vec<u64> {
+    let mut seen = 0u64;
+    table
+        .ops
+        .iter()
+        .map(|ops| {
+            if ops.is_empty() {
+                if seen == 0 {
+                    0
+                } else {
+                    k as u64 + 1
+                }
+            } else {
+                seen += 1;
+                seen
+            }
+        })
+        .collect()
 }
