@@ -198,7 +198,12 @@ pub const SMALL_ACT_PLANE_BYTES: u64 = 8;
 /// a plane per lane for the floor). A group laid over all lanes (`OpPart::spread`) splits
 /// every plane over all of them (TPU-MLIR's profiles of a cast and a tanh alone, bm1684x:
 /// 1×3×16×64 f16 loaded in 909 cycles and its f32 result stored in 1,199, 3 × 64 planes
-/// at the floors of 4.74 and 6.25; 2×3×64×64 in 1,819 and 2,398).
+/// at the floors of 4.74 and 6.25; 2×3×64×64 in 1,819 and 2,398): TPU-MLIR's
+/// `GROUP_SMALL_C` layout, n · c rows of h (or n · c · h / lanes rows of w) on every
+/// lane, a plane each, and cut along its last dimension, so every slice moves all of
+/// its rows (the zoo's U-Net on bm1688: its output's cast and sigmoid, 1×1×128², held
+/// whole in 13,665 cycles, in 4 slices in about 16,600; the cut's short rows move slower
+/// still, 7.7 bytes a cycle for 128-byte rows, which is not modelled: we say 12,859).
 pub fn act_dma_cycles(
     t: &Timing,
     dir: Dir,
@@ -209,9 +214,15 @@ pub fn act_dma_cycles(
     lanes: u64,
 ) -> f64 {
     let bytes = part_bytes(s, n, h, bits);
-    let planes = (n[1] - n[0])
-        .saturating_mul(s.c)
-        .saturating_mul(lanes.max(1));
+    let planes = if lanes > 1 {
+        // TPU-MLIR's GROUP_SMALL_C layout (`timestep::small_c_dims`): its n rows on
+        // every lane, the whole height whatever the slice, since it cuts such a group
+        // along W, its layout's h
+        let (rows, ..) = crate::timestep::small_c_dims(n[1] - n[0], s.c, s.h, s.w, lanes);
+        rows.saturating_mul(lanes)
+    } else {
+        (n[1] - n[0]).saturating_mul(s.c)
+    };
     if planes == 0 {
         return 0.0;
     }

@@ -87,6 +87,20 @@ pub fn tensor_type(graph: &Graph, t: TensorId, dtype: ElementType) -> ElementTyp
     }
 }
 
+/// The (n, c, h, w) a group of element-wise ops alone ([`GroupTensors::spread`]) holds an
+/// (n, c, h, w) tensor as: TPU-MLIR's `GROUP_SMALL_C` layout (`getNCHW` for that group
+/// type) puts the n · c · h rows of W elements over the lanes, `npu_num` of them a lane
+/// row when they divide evenly, else n · c rows of h.
+pub fn small_c_dims(n: u64, c: u64, h: u64, w: u64, npu_num: u64) -> (u64, u64, u64, u64) {
+    let rows = n.saturating_mul(c).saturating_mul(h);
+    let npu = npu_num.max(1);
+    if rows % npu == 0 {
+        (rows / npu, npu, w, 1)
+    } else {
+        (n.saturating_mul(c), h, w, 1)
+    }
+}
+
 /// Aligned bytes per lane of an (n, c, h, w) tensor (lmem crate).
 pub fn lane_size(chip: &Chip, dtype: ElementType, n: u64, c: u64, h: u64, w: u64) -> Result<u64> {
     Ok(tpusim_lmem::lane_bytes(
@@ -312,12 +326,21 @@ pub fn build(
     let ext = slicing.extents();
     let max_ext = |i: usize| ext[i];
     let mut block_of_tensor: std::collections::HashMap<TensorId, usize> = Default::default();
+    // a group of element-wise ops alone holds its tensors over every lane
+    let held = |d: (u64, u64, u64, u64)| {
+        if gt.spread {
+            small_c_dims(d.0, d.1, d.2, d.3, chip.npu_num)
+        } else {
+            d
+        }
+    };
     // activations
     for (i, &t) in gt.all.iter().enumerate() {
         let tensor = &graph.tensors[t];
         let (n, h) = max_ext(i);
         let ty = tensor_type(graph, t, dtype);
-        let size = lane_size(chip, ty, n, tensor.shape.c, h, tensor.shape.w)?;
+        let (hn, hc, hh, hw) = held((n, tensor.shape.c, h, tensor.shape.w));
+        let size = lane_size(chip, ty, hn, hc, hh, hw)?;
         let consumer_steps: Vec<u64> = (gt.first..=gt.last)
             .filter(|&o| graph.ops[o].inputs.contains(&t))
             .map(step_of)
@@ -417,8 +440,8 @@ pub fn build(
             chip,
             tensor_type(graph, y, dtype),
             &op.kind,
-            (xn, xs.c, xh, xs.w),
-            (yn, ys.c, yh, ys.w),
+            held((xn, xs.c, xh, xs.w)),
+            held((yn, ys.c, yh, ys.w)),
             ic_parallel,
         )? {
             let s = step_of(o);
@@ -518,5 +541,22 @@ pub fn fold_step(j: u64, k: u64, sliced: bool) -> u64 {
         1
     } else {
         j
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::small_c_dims;
+
+    /// TPU-MLIR's `getNCHW` for a `GROUP_SMALL_C` group: its rows over the lanes when
+    /// they divide evenly, else n · c rows of h.
+    #[test]
+    fn a_small_c_group_holds_its_rows_over_the_lanes() {
+        // the zoo's U-Net output on bm1688 (32 lanes): 128 rows of 128, 4 a lane
+        assert_eq!(small_c_dims(1, 1, 128, 128, 32), (4, 32, 128, 1));
+        // 1×3×16×64 on bm1684x (64 lanes): 48 rows do not divide, so 3 of 16 × 64
+        assert_eq!(small_c_dims(1, 3, 16, 64, 64), (3, 16, 64, 1));
+        // 2×3×64×64: 384 rows, 6 a lane
+        assert_eq!(small_c_dims(2, 3, 64, 64, 64), (6, 64, 64, 1));
     }
 }
