@@ -243,25 +243,38 @@ pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &C
     total as f64
 }
 
-/// A bound from below on [`one_loop_cycles`], without the rows: the larger of the ops'
-/// compute and the transfers' cycles. Every op computes in some row of the middle pass
-/// (rows merge, their compute adds up) and every transfer moves in some row of one of
-/// the three passes, and each row takes the longer of its compute and its transfers.
+/// A bound from below on [`one_loop_cycles`], without the rows. Every op computes in
+/// some row of the middle pass (rows merge, their compute adds up) and every transfer
+/// moves in some row of one of the three passes, each row taking the longer of its
+/// compute and its transfers; the first pass (the loads of op 0's operands, stage 0) and
+/// the last (the stores of the last op's results, stage 2) compute nothing. So the
+/// cycles are at least those two passes' transfers plus the larger of the ops' compute
+/// and the other transfers (at a sequence of 16, a bert_tiny group's loads for its
+/// first op are a fifth of its cycles; the larger of compute and all transfers alone
+/// left them out).
 pub fn one_loop_floor(bufs: &[GroupBuf], ops: &[GroupOp]) -> i64 {
     let k = ops.len();
     let compute = ops
         .iter()
         .map(|o| o.cycles.max(0))
         .fold(0i64, i64::saturating_add);
-    let moved = |b: &&GroupBuf| {
-        b.loaded_for.is_some_and(|j| j < k) || b.stored_after.is_some_and(|j| j < k)
-    };
-    let dma = bufs
-        .iter()
-        .filter(moved)
-        .map(|b| b.dma_cycles.max(0))
-        .fold(0i64, i64::saturating_add);
-    compute.max(dma)
+    let (mut first, mut last, mut middle) = (0i64, 0i64, 0i64);
+    for b in bufs {
+        let cycles = b.dma_cycles.max(0);
+        match b.loaded_for.filter(|&j| j < k) {
+            Some(0) => first = first.saturating_add(cycles),
+            Some(_) => middle = middle.saturating_add(cycles),
+            None => {}
+        }
+        match b.stored_after.filter(|&j| j < k) {
+            Some(j) if j + 1 == k => last = last.saturating_add(cycles),
+            Some(_) => middle = middle.saturating_add(cycles),
+            None => {}
+        }
+    }
+    first
+        .saturating_add(compute.max(middle))
+        .saturating_add(last)
 }
 
 #[cfg(test)]
@@ -333,8 +346,9 @@ mod tests {
     }
 
     /// Chains of element-wise ops with loads and stores of every size: a group's time is
-    /// never below its compute or its transfers alone ([`one_loop_floor`], by which the
-    /// planner leaves a group untimed), nor above the two run in turn.
+    /// never below [`one_loop_floor`] (by which the planner leaves a group untimed),
+    /// itself never below its compute or its transfers alone, nor above the two run in
+    /// turn.
     #[test]
     fn a_group_takes_between_its_longer_engine_and_both_in_turn() {
         let mut next = xorshift(0x9e37_79b9);
@@ -360,15 +374,12 @@ mod tests {
                 .filter(|b| b.loaded_for.is_some() || b.stored_after.is_some())
                 .map(|b| b.dma_cycles)
                 .sum();
-            assert_eq!(
-                one_loop_floor(&bufs, &ops),
-                tiu.max(dma),
-                "the planner's floor"
-            );
+            let floor = one_loop_floor(&bufs, &ops);
+            assert!(floor >= tiu.max(dma), "the planner's floor {floor}");
             let t = one_loop_cycles(&bufs, &ops, LANE, &EXACT);
             assert!(
-                t >= tiu.max(dma) as f64 && t <= (tiu + dma) as f64,
-                "{t} {tiu} {dma}"
+                t >= floor as f64 && t <= (tiu + dma) as f64,
+                "{t} {floor} {tiu} {dma}"
             );
         }
     }
