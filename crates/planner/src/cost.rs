@@ -135,6 +135,19 @@ pub fn flat_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
     dma_cycles(t, dir, bytes, 0, false)
 }
 
+/// DMA cycles of a flat byte range moved as a matrix (GDMA_MATRIX commands), at the
+/// chip's matrix rates: a global cast's loads and stores in every profile of the zoo, on
+/// both chips (bm1688: 40,960 bytes loaded in 1,826 cycles and 81,920 stored in 3,242,
+/// the set-up and the bytes at 26.7 a cycle, where its tensor rate, 16.7, says 2,748 and
+/// 5,086; bm1684x: 393,216 loaded in 6,779 cycles, 196,608 stored in 4,468, at 58 and 44).
+pub fn matrix_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
+    let rate = match dir {
+        Dir::Load => t.used.gdma_matrix_bytes_per_cycle,
+        Dir::Store => t.used.gdma_matrix_store_bytes_per_cycle,
+    };
+    dma_cycles_at(t, dir, bytes, 0, false, rate)
+}
+
 /// How many planes' floor a transfer of `planes` small planes and `bytes` bytes pays:
 /// they move in ⌈bytes / row⌉ rows of at most the chip's `gdma_small_row_bytes` (one
 /// row where it has none), each of ⌈planes / rows⌉ planes at the small-plane factor,
@@ -670,8 +683,8 @@ pub fn is_view(op: &Op) -> bool {
 /// cycles of compute, 105,725 of DMA, 184,361 in all). Views cost nothing. Matrix and
 /// element-wise ops move their tensors as flat byte ranges (the backend's global MatMul and
 /// Add do, and its global casts: a network output's 8×100 cast to f32 on bm1684x loads
-/// 1,600 bytes in 271 cycles and stores 3,200 in 358, as matrices), so only the byte
-/// rates apply to them; convolutions and pools pay the per-plane floors too. Biases
+/// 1,600 bytes in 271 cycles and stores 3,200 in 358, as matrices, at the chip's matrix
+/// rates, [`matrix_dma_cycles`]), so only the byte rates apply to them; convolutions and pools pay the per-plane floors too. Biases
 /// move at 32 bits under narrower types. A fully connected layer runs as the backend's
 /// global matmul kernel (`nd_global::matmul`), and a conv on a chip with a global
 /// tensor rate in slices of output channels ([`OcSlices`]). On chip geometry `geo`.
@@ -748,6 +761,8 @@ pub fn global_cost(
             let cycles = match (kind, oc_slices) {
                 (1 | 2, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
                 (1, _) if gemm_weight => gemm_weight_cycles(t, s, bits),
+                (0, _) if matches!(op.kind, OpKind::Cast) => matrix_dma_cycles(t, Dir::Load, b),
+                (2, _) if matches!(op.kind, OpKind::Cast) => matrix_dma_cycles(t, Dir::Store, b),
                 (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 (0, _) => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),
