@@ -180,9 +180,11 @@ pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64) -> u32 {
         return bits;
     }
     let plane = s.c.saturating_mul(s.h).saturating_mul(s.w);
+    let n = s.n.max(1);
+    let parts = nsecs.clamp(1, n);
     let store = |b: u32| {
-        (0..nsecs.clamp(1, s.n.max(1)))
-            .filter_map(|i| crate::range::split(s.n.max(1), nsecs.clamp(1, s.n.max(1)), i))
+        (0..parts)
+            .filter_map(|i| crate::range::split(n, parts, i))
             .map(|[a, z]| {
                 let planes = (z - a).saturating_mul(plane);
                 dma_cycles(
@@ -684,8 +686,8 @@ pub fn is_view(op: &Op) -> bool {
 /// element-wise ops move their tensors as flat byte ranges (the backend's global MatMul and
 /// Add do, and its global casts: a network output's 8×100 cast to f32 on bm1684x loads
 /// 1,600 bytes in 271 cycles and stores 3,200 in 358, as matrices, at the chip's matrix
-/// rates, [`matrix_dma_cycles`]), so only the byte rates apply to them; convolutions and pools pay the per-plane floors too. Biases
-/// move at 32 bits under narrower types. A fully connected layer runs as the backend's
+/// rates, [`matrix_dma_cycles`]), so only the byte rates apply to them; convolutions and
+/// pools pay the per-plane floors too. Biases move at 32 bits under narrower types. A fully connected layer runs as the backend's
 /// global matmul kernel (`nd_global::matmul`), and a conv on a chip with a global
 /// tensor rate in slices of output channels ([`OcSlices`]). On chip geometry `geo`.
 /// The op's compute takes `compute` cycles where given (a caller's compute model), else
@@ -717,8 +719,9 @@ pub fn global_cost(
             | OpKind::Cast
     );
     // a global average pool in a narrower type runs in f32: the backend casts its input
-    // with a global cast first (ResNet-18 on bm1684x: 3,170 cycles, then the pool
-    // 15,388 reading the f32 map; 15,231 in all without this)
+    // with a global cast first, at the matrix rates as any global cast (ResNet-18 on
+    // bm1684x: 3,170 cycles, 3,146 so, then the pool 15,388 reading the f32 map; 15,231
+    // in all without this)
     let f32_pool = matches!(op.kind, OpKind::GlobalAvgPool) && bits < 32;
     let mut cast = 0f64;
     if f32_pool {
@@ -733,10 +736,11 @@ pub fn global_cost(
             let e = x.shape.elements().unwrap_or(u64::MAX);
             let (from, to) = (bytes_of(e, x.bits.unwrap_or(bits)), bytes_of(e, 32));
             bytes = bytes.saturating_add(from).saturating_add(to);
-            cast += flat_dma_cycles(t, Dir::Load, from) + flat_dma_cycles(t, Dir::Store, to);
+            cast += matrix_dma_cycles(t, Dir::Load, from) + matrix_dma_cycles(t, Dir::Store, to);
         }
     }
     let oc_slices = OcSlices::of(graph, op, npu_num, t);
+    let is_cast = matches!(op.kind, OpKind::Cast);
     for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
         for (wi, &i) in list.iter().enumerate() {
             let Some(x) = graph.tensors.get(i) else {
@@ -761,8 +765,8 @@ pub fn global_cost(
             let cycles = match (kind, oc_slices) {
                 (1 | 2, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
                 (1, _) if gemm_weight => gemm_weight_cycles(t, s, bits),
-                (0, _) if matches!(op.kind, OpKind::Cast) => matrix_dma_cycles(t, Dir::Load, b),
-                (2, _) if matches!(op.kind, OpKind::Cast) => matrix_dma_cycles(t, Dir::Store, b),
+                (0, _) if is_cast => matrix_dma_cycles(t, Dir::Load, b),
+                (2, _) if is_cast => matrix_dma_cycles(t, Dir::Store, b),
                 (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 (0, _) => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),

@@ -75,12 +75,7 @@ impl GroupTensors {
             pos[t] = i;
         }
         let pos = TensorPos(pos);
-        let spread = graph
-            .ops
-            .iter()
-            .take(last + 1)
-            .skip(first)
-            .all(|o| matches!(o.kind, OpKind::Act(_) | OpKind::Cast));
+        let spread = crate::timestep::is_small_c_group(graph, first..=last);
         GroupTensors {
             first,
             last,

@@ -87,6 +87,12 @@ pub fn tensor_type(graph: &Graph, t: TensorId, dtype: ElementType) -> ElementTyp
     }
 }
 
+/// Whether a group of `ops` holds element-wise ops alone (casts and activations), which
+/// TPU-MLIR lays out as `GROUP_SMALL_C` ([`small_c_dims`], [`GroupTensors::spread`]).
+pub fn is_small_c_group(graph: &Graph, mut ops: impl Iterator<Item = OpId>) -> bool {
+    ops.all(|o| matches!(graph.ops[o].kind, OpKind::Act(_) | OpKind::Cast))
+}
+
 /// The (n, c, h, w) a group of element-wise ops alone ([`GroupTensors::spread`]) holds an
 /// (n, c, h, w) tensor as: TPU-MLIR's `GROUP_SMALL_C` layout (`getNCHW` for that group
 /// type) puts the n · c · h rows of W elements over the lanes, `npu_num` of them a lane

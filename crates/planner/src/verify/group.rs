@@ -4,10 +4,12 @@
 use super::overlap::{clashes, held_steps, in_place_pairs, Span};
 use crate::plan::{BlockKind, GroupPlan, Plan, TimeStep};
 use crate::range::{backward_h, backward_n, hull, split, Range};
-use crate::timestep::{is_bias, lane_size, small_c_dims, tensor_type, weight_block_size};
+use crate::timestep::{
+    is_bias, is_small_c_group, lane_size, small_c_dims, tensor_type, weight_block_size,
+};
 use std::collections::{HashMap, HashSet};
 use tpusim_graph::query::Uses;
-use tpusim_graph::{Graph, OpKind, TensorKind};
+use tpusim_graph::{Graph, TensorKind};
 use tpusim_layout::ElementType;
 use tpusim_lmem::Chip;
 
@@ -397,10 +399,7 @@ impl<'a> Facts<'a> {
         let (g, chip, dtype) = (self.g, self.set.chip, self.set.dtype);
         // a group of element-wise ops alone holds its tensors over every lane
         // (TPU-MLIR's GROUP_SMALL_C)
-        let spread = self
-            .ids
-            .iter()
-            .all(|&o| matches!(g.ops[o].kind, OpKind::Act(_) | OpKind::Cast));
+        let spread = is_small_c_group(g, self.ids.iter().copied());
         for &t in &self.acts {
             let ty = tensor_type(g, t, dtype);
             let lane = |n: u64, c: u64, h: u64, w: u64| {
