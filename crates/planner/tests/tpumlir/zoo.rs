@@ -117,14 +117,19 @@ fn tpu_mlir_groupings_of_the_zoo_import_whole_and_verify() {
     }
 }
 
-/// preact_resnet_b3 (held out) on `chip`, planned with the cache `file` of
-/// `tests/data/zoo/` forced: the plan's one group.
-fn preact_with(chip_name: &str, file: &str) -> tpusim_planner::Plan {
+/// Network `name` at `batch` on `chip_name`, planned with `cache`'s grouping forced.
+fn planned_with(name: &str, batch: u64, chip_name: &str, cache: &Cache) -> tpusim_planner::Plan {
     let chip = NpuChip::preset(chip_name).unwrap();
-    let g = prepared("preact_resnet_b3", 3, &chip);
-    let text = std::fs::read_to_string(format!("{}/{file}", dir())).unwrap();
-    let imported = import(&g, &parse(&text).unwrap()).unwrap();
+    let g = prepared(name, batch, &chip);
+    let imported = import(&g, cache).unwrap();
     plan_with_groups(&g, &chip, &PlanOptions::default(), &imported.requests).unwrap()
+}
+
+/// preact_resnet_b3 (held out) on `chip_name`, planned with the cache `file` of
+/// `tests/data/zoo/` forced.
+fn preact_with(chip_name: &str, file: &str) -> tpusim_planner::Plan {
+    let text = std::fs::read_to_string(format!("{}/{file}", dir())).unwrap();
+    planned_with("preact_resnet_b3", 3, chip_name, &parse(&text).unwrap())
 }
 
 /// TPU-MLIR cuts a group's batch (and height) with the larger slices first: its own
@@ -174,10 +179,7 @@ fn a_next_slice_load_runs_where_tpu_mlirs_moves_put_it() {
 #[test]
 fn a_group_of_casts_and_activations_is_held_over_every_lane() {
     for (chip_name, span) in [("bm1688", 13_665.0), ("bm1684x", 3_118.0)] {
-        let chip = NpuChip::preset(chip_name).unwrap();
-        let g = prepared("unet_small", 1, &chip);
-        let imported = import(&g, &theirs("unet_small", chip_name)).unwrap();
-        let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imported.requests).unwrap();
+        let p = planned_with("unet_small", 1, chip_name, &theirs("unet_small", chip_name));
         let grp = p.groups.last().unwrap();
         assert_eq!(grp.ops, ["sigmoid105_cast0", "sigmoid105"]);
         assert_eq!((grp.nsecs, grp.hsecs), (1, 1), "{chip_name}");
@@ -196,10 +198,7 @@ fn a_group_of_casts_and_activations_is_held_over_every_lane() {
 /// tensor rate; the whole grouping is now timed within 0.5 % of its 180,977 cycles.
 #[test]
 fn a_global_cast_moves_at_the_matrix_rate() {
-    let chip = NpuChip::preset("bm1688").unwrap();
-    let g = prepared("fpn_like", 1, &chip);
-    let imported = import(&g, &theirs("fpn_like", "bm1688")).unwrap();
-    let p = plan_with_groups(&g, &chip, &PlanOptions::default(), &imported.requests).unwrap();
+    let p = planned_with("fpn_like", 1, "bm1688", &theirs("fpn_like", "bm1688"));
     let r = p.cycles as f64 / 180_977.0;
     assert!((r - 1.0).abs() < 0.005, "ours {} ({r:.4}x)", p.cycles);
 }
