@@ -30,6 +30,12 @@ HELD_OUT = {"densenet_like", "fpn_like", "resnext_b4", "yolo_tiny", "dilated_seg
 HELD_OUT_2 = {"efficient_like", "preact_resnet_b3", "hourglass_b2", "pool_mix_b6",
               "deep_narrow_160", "ghost_like_99", "wide_1x1_b8"}
 HELD_OUT |= HELD_OUT_2
+# Round 3 (thirty-third session): six more, all held out, written after that session's
+# planner changes and before any of them was planned or compiled; their first compile is
+# the unseen figure of that build.
+HELD_OUT_3 = {"mobile_v1_b2", "bottleneck_b4", "unet_deep_b2", "tanh_gates_77",
+              "aspp_like", "grouped_leaky_b7"}
+HELD_OUT |= HELD_OUT_3
 
 
 class Net:
@@ -457,6 +463,69 @@ def wide_1x1_b8(n):
     return n.classifier(x, 384, 100)
 
 
+def mobile_v1_b2(n):
+    """MobileNetV1-style depthwise-separable blocks at batch 2, 112x112, ReLU6, stride-2 depthwise convs."""
+    x = n.conv("input", 3, 32, 3, 2, act="relu6")
+    cin = 32
+    for cout, s in [(64, 1), (128, 2), (128, 1), (256, 2)]:
+        x = n.conv(x, cin, cin, 3, s, group=cin, act="relu6")
+        x = n.conv(x, cin, cout, 1, p=0, act="relu6")
+        cin = cout
+    return n.classifier(x, cin, 20)
+
+
+def bottleneck_b4(n):
+    """ResNet-50-style bottlenecks (1x1, 3x3, 1x1 at 4x expansion) with BatchNormalization, batch 4 at 64x64."""
+    x = n.maxpool(n.conv_bn("input", 3, 32, 7, 2, p=3), 3, 2, 1)
+    cin = 32
+    for mid, s in [(16, 1), (32, 2)]:
+        cout = 4 * mid
+        y = n.conv_bn(x, cin, mid, 1, p=0)
+        y = n.conv_bn(y, mid, mid, 3, s)
+        y = n.conv_bn(y, mid, cout, 1, p=0, act=None)
+        sc = n.conv_bn(x, cin, cout, 1, s, p=0, act=None)
+        x, cin = n.act(n.add(y, sc), "relu"), cout
+    return n.classifier(x, cin, 10)
+
+
+def unet_deep_b2(n):
+    """A three-level U-Net at batch 2, 96x96: max pools down, nearest resize up, concatenated skips, a sigmoid map."""
+    e1 = n.conv(n.conv("input", 3, 16, 3), 16, 16, 3)
+    e2 = n.conv(n.maxpool(e1, 2, 2), 16, 32, 3)
+    e3 = n.conv(n.maxpool(e2, 2, 2), 32, 64, 3)
+    d2 = n.conv(n.concat([n.resize(e3), e2]), 96, 32, 3)
+    d1 = n.conv(n.concat([n.resize(d2), e1]), 48, 16, 3)
+    return n.conv(d1, 16, 1, 1, p=0, act="sigmoid")
+
+
+def tanh_gates_77(n):
+    """An odd 77x77: tanh and hard-sigmoid gates multiplied in, a 3x3/2 average pool, a global max pool head."""
+    x = n.conv("input", 3, 24, 3, 2, act="tanh")
+    g = n.conv(x, 24, 24, 1, p=0, act="hsigmoid")
+    x = n.mul(x, g)
+    x = n.avgpool(n.conv(x, 24, 40, 3, 1, act="tanh"), 3, 2, 1)
+    x = n.conv(x, 40, 56, 3, 1)
+    return n.gemm(n.flatten(n.gmp(x)), 56, 12)
+
+
+def aspp_like(n):
+    """ASPP-style parallel dilated 3x3 convs (dilation 1, 2, 4) and a 1x1 branch concatenated, at 80x80."""
+    x = n.conv(n.conv("input", 3, 32, 3, 2), 32, 48, 3)
+    branches = [n.conv(x, 48, 24, 3, dil=d) for d in (1, 2, 4)] + [n.conv(x, 48, 24, 1, p=0)]
+    x = n.conv(n.concat(branches), 96, 48, 1, p=0)
+    return n.conv(n.resize(x), 48, 5, 1, p=0, act=None)
+
+
+def grouped_leaky_b7(n):
+    """Batch 7 (odd) at 40x40: grouped convs of 4 groups, LeakyReLU, max pools and a Gemm head."""
+    x = n.conv("input", 3, 32, 3, 1, act="leaky")
+    x = n.conv(x, 32, 64, 3, 1, group=4, act="leaky")
+    x = n.maxpool(x, 2, 2)
+    x = n.conv(x, 64, 64, 3, 1, group=4, act="leaky")
+    x = n.conv(n.maxpool(x, 2, 2), 64, 96, 1, p=0, act="leaky")
+    return n.classifier(x, 96, 8)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -485,6 +554,13 @@ ZOO = {
     "deep_narrow_160": (deep_narrow_160, [1, 3, 160, 160]),
     "ghost_like_99": (ghost_like_99, [1, 3, 99, 99]),
     "wide_1x1_b8": (wide_1x1_b8, [8, 64, 14, 14]),
+    # round 3
+    "mobile_v1_b2": (mobile_v1_b2, [2, 3, 112, 112]),
+    "bottleneck_b4": (bottleneck_b4, [4, 3, 64, 64]),
+    "unet_deep_b2": (unet_deep_b2, [2, 3, 96, 96]),
+    "tanh_gates_77": (tanh_gates_77, [1, 3, 77, 77]),
+    "aspp_like": (aspp_like, [1, 3, 80, 80]),
+    "grouped_leaky_b7": (grouped_leaky_b7, [7, 3, 40, 40]),
 }
 
 
