@@ -295,33 +295,19 @@ impl PipelinedPlacer {
             align: ctx.geo.align,
             bank: ctx.geo.bank_bytes,
         };
-        // the moves, in our step numbering
-        let perm_ref = &perm;
+        // every transfer's step, in our numbering: the slice's own (stage 1) moves, and
+        // the neighbouring slices' (stage 0: the next slice's loads, stage 2: the
+        // previous slice's stores) beside the compute they run with
         let row_step = row_steps(&table, k);
-        let row_step = &row_step;
-        let moved: Vec<(usize, Mode, u64)> = table
+        let (own, neighbours): (Vec<_>, Vec<_>) = table
             .dma
             .iter()
             .enumerate()
-            .flat_map(|(r, row)| {
-                row.iter()
-                    .filter(|x| x.stage == 1)
-                    .map(move |x| (perm_ref[x.buf], x.mode, row_step[r]))
-            })
-            .collect();
-        // the neighbouring slices' transfers (stage 0: the next slice's loads, stage 2:
-        // the previous slice's stores), in the step whose compute they run beside
-        let neighbours: Vec<(usize, u64)> = table
-            .dma
-            .iter()
-            .enumerate()
-            .flat_map(|(r, row)| {
-                let step = row_step[r];
-                row.iter()
-                    .filter(|x| x.stage != 1)
-                    .map(move |x| (perm_ref[x.buf], step))
-            })
-            .collect();
+            .flat_map(|(r, row)| row.iter().map(move |x| (r, x)))
+            .map(|(r, x)| (x.stage == 1, perm[x.buf], x.mode, row_step[r]))
+            .partition(|m| m.0);
+        let moved = own.into_iter().map(|(_, b, mode, step)| (b, mode, step));
+        let neighbours = neighbours.into_iter().map(|(_, b, _, step)| (b, step));
         let at = allocate(&bufs, &step_table(table), lane, !sliced).ok()?;
         let mut addrs = vec![0u64; blocks.len()];
         for (i, &b) in perm.iter().enumerate() {
