@@ -162,6 +162,11 @@ impl Slicing {
         }
     }
 
+    /// Every tensor's H range in H part `hi`, indexed like `GroupTensors::all`.
+    pub fn h_ranges(&self, hi: usize) -> &[Range] {
+        &self.h_parts[hi]
+    }
+
     /// The first slice, (0, 0): the largest part on both axes.
     pub fn first(&self) -> SliceRanges {
         self.slice(0, 0)

@@ -4,10 +4,12 @@
 //! ([`super::alloc`]). A group TPU-MLIR cannot allocate is refused here too (the
 //! planner slices it more), so an exported plan allocates in TPU-MLIR at the exported
 //! slicing (within the accuracy of the reproduction); a group it can allocate gets
-//! TPU-MLIR's addresses.
+//! TPU-MLIR's addresses. So is a slicing TPU-MLIR cannot make: a value that readers
+//! need in different rows where one of them cannot take margins (`super::margins`).
 
 use super::alloc::{allocate, Buf, BufKind, Lane, Mode, StepOp};
 use super::calib::{Calibration, DMA_ESTIMATE_FRACTION};
+use super::margins::unmergeable_value;
 use super::steps::{lifetimes, move_by_slack, pipeline, step_table};
 use crate::cost::Dir;
 use crate::ctx::{Ctx, Fitted, Placement, Placer, Schedule};
@@ -34,6 +36,9 @@ pub struct PipelinedPlacer {
 impl Placer for PipelinedPlacer {
     fn fit(&self, ctx: &Ctx<'_>, gt: &GroupTensors, slicing: &Slicing) -> Result<Fitted> {
         if gt.last > gt.first {
+            if unmergeable_value(ctx.graph, gt, slicing).is_some() {
+                return Ok(Fitted::placed(None));
+            }
             self.fit_pipelined(ctx, gt, slicing)
         } else {
             SpanPlacer.fit(ctx, gt, slicing)

@@ -202,3 +202,24 @@ fn a_global_cast_moves_at_the_matrix_rate() {
     let r = p.cycles as f64 / 180_977.0;
     assert!((r - 1.0).abs() < 0.005, "ours {} ({r:.4}x)", p.cycles);
 }
+
+/// aspp_like (held out, third round): four branches read one value, dilated 3×3 convs
+/// (dilations 1, 2, 4) and a 1×1, which need it in different rows. TPU-MLIR 1.30.2
+/// cannot merge such windows when a dilated conv reads them, at any H count
+/// (`tpumlir::margins`), and refused our first export on bm1684x, its 12-op group cut in
+/// 2 H slices. The plan now holds the group whole, as TPU-MLIR's own grouping does, and
+/// is timed within 0.5 % of that program's 51,080 cycles.
+#[test]
+fn a_value_dilated_convs_read_in_other_rows_is_not_cut_along_h() {
+    let chip = NpuChip::preset("bm1684x").unwrap();
+    let g = prepared("aspp_like", 1, &chip);
+    let p = plan(&g, &chip, &PlanOptions::default()).unwrap();
+    let shape: Vec<(usize, u64, u64)> = p
+        .groups
+        .iter()
+        .map(|g| (g.ops.len(), g.nsecs, g.hsecs))
+        .collect();
+    assert_eq!(shape, [(12, 1, 1)]);
+    let r = p.cycles as f64 / 51_080.0;
+    assert!((r - 1.0).abs() < 0.005, "ours {} ({r:.4}x)", p.cycles);
+}
