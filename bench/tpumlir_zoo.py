@@ -36,6 +36,11 @@ HELD_OUT |= HELD_OUT_2
 HELD_OUT_3 = {"mobile_v1_b2", "bottleneck_b4", "unet_deep_b2", "tanh_gates_77",
               "aspp_like", "grouped_leaky_b7"}
 HELD_OUT |= HELD_OUT_3
+# Round 4 (thirty-fourth session): six more, all held out, written after that session's
+# margins rule and before any of them was planned or compiled.
+HELD_OUT_4 = {"inception_pool_b3", "dilated_res_64", "deconv_skip_b2", "hswish_se_90",
+              "wide_shallow_224", "dense_avg_b5"}
+HELD_OUT |= HELD_OUT_4
 
 
 class Net:
@@ -526,6 +531,78 @@ def grouped_leaky_b7(n):
     return n.classifier(x, 96, 8)
 
 
+def inception_pool_b3(n):
+    """Inception-v1 modules at batch 3 (112x112 in, 28x28 inside): 1x1, 3x3 and 5x5 branches and a 3x3 max pool then 1x1, from one input."""
+    def module(x, cin, c1, c3, c5, cp):
+        a = n.conv(x, cin, c1, 1, p=0)
+        b = n.conv(n.conv(x, cin, c3 // 2, 1, p=0), c3 // 2, c3, 3)
+        c = n.conv(n.conv(x, cin, c5 // 2, 1, p=0), c5 // 2, c5, 5)
+        d = n.conv(n.maxpool(x, 3, 1, 1), cin, cp, 1, p=0)
+        return n.concat([a, b, c, d])
+    x = n.maxpool(n.conv("input", 3, 32, 3, 2), 3, 2, 1)
+    x = module(x, 32, 16, 32, 8, 8)
+    x = module(x, 64, 32, 48, 16, 16)
+    return n.classifier(x, 112, 10)
+
+
+def dilated_res_64(n):
+    """Residual blocks of dilated 3x3 convs (dilation 2, then 4) added to their input, at 64x64, then a 1x1 head."""
+    x = n.conv(n.conv("input", 3, 24, 3, 2), 24, 32, 3)
+    for d in (2, 2, 4):
+        y = n.conv(n.conv(x, 32, 32, 3, dil=d), 32, 32, 3, dil=d, act=None)
+        x = n.act(n.add(x, y), "relu")
+    return n.conv(x, 32, 6, 1, p=0, act=None)
+
+
+def deconv_skip_b2(n):
+    """Batch 2 at 96x96: stride-2 convs down, 2x2 transposed convs up, skips added, a tanh map out."""
+    e1 = n.conv("input", 3, 16, 3)
+    e2 = n.conv(e1, 16, 32, 3, 2)
+    e3 = n.conv(e2, 32, 64, 3, 2)
+    d2 = n.add(n.deconv(e3, 64, 32), e2)
+    d1 = n.add(n.deconv(n.conv(d2, 32, 32, 3), 32, 16), e1)
+    return n.conv(d1, 16, 3, 3, act="tanh")
+
+
+def hswish_se_90(n):
+    """MobileNetV3-style inverted residuals at 90x90: 1x1 expand, depthwise 3x3 or 5x5, SE with a hard-sigmoid gate, HardSwish."""
+    x = n.conv("input", 3, 16, 3, 2, act="hswish")
+    cin = 16
+    for cout, k, s, exp, se in [(16, 3, 1, 32, False), (24, 5, 2, 64, True), (24, 3, 1, 72, True)]:
+        y = n.conv(x, cin, exp, 1, p=0, act="hswish")
+        y = n.conv(y, exp, exp, k, s, group=exp, act="hswish")
+        if se:
+            y = n.se(y, exp, gate="hsigmoid")
+        y = n.conv(y, exp, cout, 1, p=0, act=None)
+        x = n.add(x, y) if s == 1 and cin == cout else y
+        cin = cout
+    return n.classifier(x, cin, 7)
+
+
+def wide_shallow_224(n):
+    """A large 224x224 input with few channels: 5x5 convs, a stride-2 conv, 2x2 average pools, a sigmoid map."""
+    x = n.conv("input", 3, 8, 5)
+    x = n.conv(x, 8, 12, 5, 2)
+    x = n.avgpool(n.conv(x, 12, 16, 3), 2, 2)
+    x = n.conv(x, 16, 16, 5)
+    return n.conv(n.avgpool(x, 2, 2), 16, 1, 1, p=0, act="sigmoid")
+
+
+def dense_avg_b5(n):
+    """Batch 5 at 40x40: dense blocks (each layer's output concatenated to its input) with BN-ReLU-conv and 2x2 average pool transitions."""
+    def layer(x, cin, g):
+        y = n.act(n.bn(x, cin), "relu")
+        return n.concat([x, n.conv(y, cin, g, 3)])
+    x, c = n.conv("input", 3, 16, 3), 16
+    for block in range(2):
+        for _ in range(3):
+            x, c = layer(x, c, 8), c + 8
+        if block == 0:
+            x = n.avgpool(n.conv(x, c, c // 2, 1, p=0), 2, 2)
+            c //= 2
+    return n.classifier(x, c, 10)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -561,6 +638,13 @@ ZOO = {
     "tanh_gates_77": (tanh_gates_77, [1, 3, 77, 77]),
     "aspp_like": (aspp_like, [1, 3, 80, 80]),
     "grouped_leaky_b7": (grouped_leaky_b7, [7, 3, 40, 40]),
+    # round 4
+    "inception_pool_b3": (inception_pool_b3, [3, 3, 112, 112]),
+    "dilated_res_64": (dilated_res_64, [1, 3, 128, 128]),
+    "deconv_skip_b2": (deconv_skip_b2, [2, 3, 96, 96]),
+    "hswish_se_90": (hswish_se_90, [1, 3, 90, 90]),
+    "wide_shallow_224": (wide_shallow_224, [1, 3, 224, 224]),
+    "dense_avg_b5": (dense_avg_b5, [5, 3, 40, 40]),
 }
 
 

@@ -83,6 +83,14 @@ fn gemm_weight_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
     }
 }
 
+/// Cycles a bias channel of a global conv's output-channel slice takes after the set-up:
+/// bm1688's profiles of ResNet-18/34/50's and MobileNetV2's global convs load each
+/// 32-channel f32 bias slice in 674 cycles, (674 − 290) / 32. A layer group's bias
+/// vectors pay the chip's small-plane rule instead, 19.2 a channel on bm1688 (the same
+/// [1, 32] f32 vector in 904 cycles in every group of the zoo's profiles), so the two are
+/// not the same command.
+const GLOBAL_BIAS_PLANE_CYCLES: f64 = 12.0;
+
 /// A global conv run one slice of output channels at a time, as the backend runs it on
 /// a chip with a global tensor rate (bm1688): NPU_NUM channels a slice, each slice
 /// loading its part of the filter flat at that rate and its part of the bias, and
@@ -119,7 +127,10 @@ impl OcSlices {
             ..s
         };
         match kind {
-            1 if bias => count * weight_load_cycles(t, part(s.c), bits),
+            1 if bias => {
+                let planes = part(s.c).c as f64;
+                count * (t.used.gdma_load_setup_cycles + planes * GLOBAL_BIAS_PLANE_CYCLES)
+            }
             1 => {
                 let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits) as f64;
                 count * t.used.gdma_load_setup_cycles + bytes / t.used.global_tensor_bytes_per_cycle
@@ -166,15 +177,17 @@ pub fn small_plane_units(t: &Timing, bytes: u64, planes: u64) -> f64 {
 /// Bits at which a group cut into `nsecs` N slices stores a global average pool's output
 /// of shape `s` in a plan of `bits`-bit data. The backend runs the pool in f32 under
 /// 16-bit types; a group holds the following flatten and its cast back to 16 bits where
-/// the 16-bit stores of the output, slice by slice, cost no more than the f32 ones (the
-/// cache export lists them so), so the group stores 16 bits there and 32 elsewhere. Its
-/// 1×1 planes pay the small-plane floor by rows (see [`small_plane_units`]), so the
-/// choice matters: MobileNetV2's 1,280 channels store in 15,992 cycles at f32, 31,985 at
-/// f16; ResNet-50 batch 8's 8 × 2,048 cost the same either way whole, but cut in 4 N
-/// slices its f16 stores take twice the f32 ones; on bm1688 a [2, 128] slice stores in
-/// 2,627 cycles at f16 and 1,398 at f32, where the whole [3, 128] costs the same either
-/// way (the zoo's preact_resnet_b3, cut [2, 1]: TPU-MLIR's own grouping leaves the
-/// flatten global there).
+/// the 16-bit stores of the output, slice by slice, cost no more than the f32 ones and
+/// the cast run global after them (the cache export lists them so), so the group stores
+/// 16 bits there and 32 elsewhere. Its 1×1 planes pay the small-plane floor by rows (see
+/// [`small_plane_units`]), so the choice matters: MobileNetV2's 1,280 channels store in
+/// 15,992 cycles at f32, 31,985 at f16; ResNet-50 batch 8's 8 × 2,048 cost the same
+/// either way whole, but cut in 4 N slices its f16 stores take twice the f32 ones; on
+/// bm1688 a [2, 128] slice stores in 2,627 cycles at f16 and 1,398 at f32 (the zoo's
+/// preact_resnet_b3, cut [2, 1]: TPU-MLIR's own grouping leaves the flatten global
+/// there), while mbv3_like's [1, 320] stores in 2,218 at f16 and about 1,733 at f32,
+/// and the global cast it then needs takes 655: TPU-MLIR's own grouping keeps it (its
+/// program 123 cycles faster than ours leaving it out).
 pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64) -> u32 {
     if bits >= 32 {
         return bits;
@@ -197,7 +210,11 @@ pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64) -> u32 {
             })
             .sum::<f64>()
     };
-    if store(bits) <= store(32) {
+    // the f32 store leaves the cast to a global layer: its load and store as matrices
+    let elements = n.saturating_mul(plane);
+    let cast = matrix_dma_cycles(t, Dir::Load, bytes_of(elements, 32))
+        + matrix_dma_cycles(t, Dir::Store, bytes_of(elements, bits));
+    if store(bits) <= store(32) + cast {
         bits
     } else {
         32
