@@ -552,3 +552,43 @@ fn an_attention_tpu_mlir_fuses_is_modelled_or_named_on_bm1684x_only() {
     );
     assert_eq!(stderr(&["plan", &gpt2, "--chip", "bm1684x"]), "");
 }
+
+/// A cache asking for a cut TPU-MLIR cannot make is planned at a cut it can, with a note
+/// naming the value: the zoo's aspp_like (dilated 3×3 convs beside a 1×1 over one value)
+/// held in 2 H slices, which TPU-MLIR 1.30.2 refuses on bm1684x.
+#[test]
+fn an_imported_cut_tpu_mlir_cannot_make_is_replanned_with_a_note() {
+    let zoo = format!("{}/../planner/tests/data/zoo", env!("CARGO_MANIFEST_DIR"));
+    let own =
+        std::fs::read_to_string(format!("{zoo}/aspp_like_bm1684x.tpumlir_cache.json")).unwrap();
+    let mut cache: Value = serde_json::from_str(&own).unwrap();
+    cache["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([1, 1, 1, 2, 1]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.json");
+    std::fs::write(&path, cache.to_string()).unwrap();
+    let onnx = format!("{zoo}/aspp_like.onnx");
+    let args = [
+        "plan",
+        onnx.as_str(),
+        "--chip",
+        "bm1684x",
+        "--import-tpu-mlir",
+    ];
+    tpusim()
+        .args(args)
+        .arg(&path)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "the cache asks for 1x2 (N x H) slices, but TPU-MLIR cannot cut it so",
+        ))
+        .stdout(predicate::str::contains("1     1"));
+    // TPU-MLIR's own cache (held whole) plans as it is, without a note
+    let own_path = format!("{zoo}/aspp_like_bm1684x.tpumlir_cache.json");
+    tpusim()
+        .args(args)
+        .arg(&own_path)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("cannot cut").not());
+}

@@ -81,7 +81,9 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     export_tpu_mlir: Option<PathBuf>,
     /// Use the grouping of a TPU-MLIR layer-group cache JSON instead of searching, to
-    /// evaluate TPU-MLIR's choice with this cost model. For a transformer, each cache
+    /// evaluate TPU-MLIR's choice with this cost model. For a CNN, a group whose
+    /// `shape_secs` do not fit, or that TPU-MLIR cannot cut so, is planned at the first
+    /// slicing that does, with a note saying why. For a transformer, each cache
     /// group is the run of layers it names, at its `shape_secs`; groups our model would
     /// refuse are priced all the same and named in a note (`tpu_mlir_import` in --json).
     #[arg(long, value_name = "FILE")]
@@ -226,7 +228,9 @@ pub fn run(args: PlanArgs) -> Result<()> {
                     imported.cut_at.join(", ")
                 ));
             }
-            tpusim_planner::plan_with_groups(&graph, &chip, &opts, &imported.requests)?
+            let plan = tpusim_planner::plan_with_groups(&graph, &chip, &opts, &imported.requests)?;
+            notes.extend(reslice_notes(&graph, &plan, &imported.requests));
+            plan
         }
         None => tpusim_planner::plan(&graph, &chip, &opts).map_err(planner_error)?,
     };
@@ -384,4 +388,45 @@ fn verify(file: &Path, json: bool) -> Result<()> {
         );
     }
     result.map_err(|e| anyhow!("{}: {e}", file.display()))
+}
+
+/// A note for each imported group planned at other slices than its cache asks for: the
+/// cache's cut does not fit our reproduction of TPU-MLIR's allocator, or TPU-MLIR
+/// cannot make it (a value readers need in different rows, named).
+fn reslice_notes(
+    graph: &tpusim_graph::Graph,
+    plan: &tpusim_planner::Plan,
+    requests: &[tpusim_planner::GroupRequest],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for r in requests {
+        let Some((n, h)) = r.secs else { continue };
+        let Some(first) = graph.ops.get(r.first) else {
+            continue;
+        };
+        let Some(g) = plan
+            .groups
+            .iter()
+            .find(|g| g.ops.first() == Some(&first.name))
+        else {
+            continue;
+        };
+        if (g.nsecs, g.hsecs) == (n, h) {
+            continue;
+        }
+        let last = g.ops.last().map_or("?", String::as_str);
+        let why = match tpusim_planner::tpumlir::margins::unmergeable_value_of_cut(
+            graph, r.first, r.last, n, h,
+        ) {
+            Some(v) => format!(
+                "TPU-MLIR cannot cut it so: its readers need '{v}' in different rows and one cannot take margins"
+            ),
+            None => "it does not fit local memory so".to_string(),
+        };
+        notes.push(format!(
+            "group {}..{last}: the cache asks for {n}x{h} (N x H) slices, but {why}; planned at {}x{}",
+            first.name, g.nsecs, g.hsecs
+        ));
+    }
+    notes
 }

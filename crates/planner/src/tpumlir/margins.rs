@@ -79,6 +79,27 @@ pub(crate) fn unmergeable_value(
     (0..slicing.hsecs as usize).find_map(|hi| unmergeable_in_part(graph, gt, slicing, hi))
 }
 
+/// The value TPU-MLIR could not give its readers were ops `first..=last` of `graph` one
+/// group cut in `nsecs × hsecs` slices (see [`unmergeable_value`]), by name; `None` when
+/// the cut is not refused for that reason (or cannot be made at all: too many slices).
+pub fn unmergeable_value_of_cut(
+    graph: &Graph,
+    first: usize,
+    last: usize,
+    nsecs: u64,
+    hsecs: u64,
+) -> Option<String> {
+    if first > last || last >= graph.ops.len() {
+        return None;
+    }
+    let uses = tpusim_graph::query::Uses::new(graph);
+    let gt = GroupTensors::new(graph, &uses, first, last);
+    let memo = &mut crate::slicing::NPartsMemo::default();
+    let slicing = crate::slicing::slice_group(graph, &gt, nsecs, hsecs, false, memo).ok()?;
+    let t = unmergeable_value(graph, &gt, &slicing)?;
+    Some(graph.tensors[t].name.clone())
+}
+
 fn unmergeable_in_part(
     graph: &Graph,
     gt: &GroupTensors,

@@ -10,7 +10,7 @@
 //! - [`steps`]: its time-step table of a group and its software pipelining, with the
 //!   transfers moved by cycle slack;
 //! - [`alloc`]: its greedy local-memory allocator;
-//! - `margins.rs`: which values a group cut along H can give readers that need
+//! - [`margins`]: which values a group cut along H can give readers that need
 //!   different rows of them;
 //! - [`calib`]: how its transfer estimates follow from our cycles on each chip;
 //! - the pipelined placer (`placer.rs`): a group of two or more ops placed with its
@@ -54,7 +54,7 @@ pub mod calib;
 mod combine;
 mod export;
 pub mod lowering;
-mod margins;
+pub mod margins;
 pub(crate) mod nd_attention;
 pub mod nd_buffers;
 pub mod nd_cache;
