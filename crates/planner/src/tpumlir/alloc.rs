@@ -182,6 +182,9 @@ fn bits(mut m: u128) -> impl Iterator<Item = usize> {
 
 /// Remove `[s, e)` from the sorted free list; whether a block was cut (TPU-MLIR then
 /// looks for an in-place reuse).
+/// Free ranges a buffer's list starts with room for (see `allocate`).
+const FREE_LIST_CAPACITY: usize = 8;
+
 fn subtract(free: &mut Vec<(u64, u64)>, s: u64, e: u64) -> bool {
     let mut split = false;
     let mut k = 0;
@@ -652,7 +655,15 @@ pub fn allocate(
         hold_all,
         one_loop,
         producer,
-        free: vec![vec![(0, lane.bytes)]; bufs.len()],
+        // room for a few splits, so `subtract` seldom grows a list (growing them was a
+        // tenth of planning a transformer: `alloc` runs for every candidate group)
+        free: (0..bufs.len())
+            .map(|_| {
+                let mut f = Vec::with_capacity(FREE_LIST_CAPACITY);
+                f.push((0, lane.bytes));
+                f
+            })
+            .collect(),
         banks: vec![0; bufs.len()],
         addr: vec![None; bufs.len()],
     };
