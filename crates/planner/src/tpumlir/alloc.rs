@@ -180,11 +180,11 @@ fn bits(mut m: u128) -> impl Iterator<Item = usize> {
     })
 }
 
-/// Remove `[s, e)` from the sorted free list; whether a block was cut (TPU-MLIR then
-/// looks for an in-place reuse).
 /// Free ranges a buffer's list starts with room for (see `allocate`).
 const FREE_LIST_CAPACITY: usize = 8;
 
+/// Remove `[s, e)` from the sorted free list; whether a block was cut (TPU-MLIR then
+/// looks for an in-place reuse).
 fn subtract(free: &mut Vec<(u64, u64)>, s: u64, e: u64) -> bool {
     let mut split = false;
     let mut k = 0;

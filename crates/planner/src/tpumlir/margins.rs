@@ -10,15 +10,16 @@
 //! count, however much room is left.
 //!
 //! What takes margins was found by compiling forced caches of small networks on bm1684x
-//! and bm1688 (the cases are pinned in `tests/zoo.rs`; the networks are made by
-//! `bench/tpumlir_margin_cases.py`):
+//! and bm1688, with the same result on both (`bench/tpumlir_margin_cases.py` makes and
+//! compiles them; this module's tests restate the cases, and `tests/tpumlir/zoo.rs`
+//! pins aspp_like):
 //! - compiled: two convs of kernels 1 and 3, or 3 and 5, reading one value; a grouped
 //!   conv and a 1×1; a 3×3 conv with an Add, a Mul or a Concat of the value; a stored
 //!   value read in the group by a 3×3 conv;
 //! - refused: a dilated conv beside any conv of another window (aspp_like of the zoo:
-//!   dilations 1, 2 and 4 and a 1×1 over one value), a max pool or a cast (in front of
-//!   an average pool or a sigmoid) beside a conv of another window, and a stored value
-//!   read in the group by a max pool or a dilated conv;
+//!   dilations 1, 2 and 4 and a 1×1 over one value), a max pool, a LeakyReLU or a cast
+//!   (in front of an average pool or a sigmoid) beside a conv of another window, and a
+//!   stored value read in the group by a max pool or a dilated conv;
 //! - compiled again: all of the refused pairs when their windows agree (a dilated conv
 //!   of dilation 2 beside a dense 5×5, a 3×3 max pool beside a 3×3 conv), and a dilated
 //!   conv reading the value from outside the group.
@@ -79,9 +80,10 @@ pub(crate) fn unmergeable_value(
     (0..slicing.hsecs as usize).find_map(|hi| unmergeable_in_part(graph, gt, slicing, hi))
 }
 
-/// The value TPU-MLIR could not give its readers were ops `first..=last` of `graph` one
-/// group cut in `nsecs × hsecs` slices (see [`unmergeable_value`]), by name; `None` when
-/// the cut is not refused for that reason (or cannot be made at all: too many slices).
+/// The value TPU-MLIR could not give its readers if ops `first..=last` of `graph` were
+/// one group cut in `nsecs × hsecs` slices (see [`unmergeable_value`]), by name; `None`
+/// when the cut is not refused for that reason (or cannot be made at all: too many
+/// slices).
 pub fn unmergeable_value_of_cut(
     graph: &Graph,
     first: usize,
@@ -131,7 +133,8 @@ fn unmergeable_in_part(
 
 #[cfg(test)]
 mod tests {
-    //! The cases compiled in TPU-MLIR 1.30.2 on bm1684x (`bench/tpumlir_margin_cases.py`):
+    //! The cases compiled in TPU-MLIR 1.30.2 on bm1684x and bm1688
+    //! (`bench/tpumlir_margin_cases.py`, the same result on both):
     //! `x` = a 3×3 conv of the input (32 channels, 64×64), read by the readers named,
     //! whose outputs are concatenated and fed to a 1×1 conv. The group holds `x`'s
     //! readers and what the case names, cut in 2 H slices.

@@ -4,8 +4,9 @@
 //! ([`super::alloc`]). A group TPU-MLIR cannot allocate is refused here too (the
 //! planner slices it more), so an exported plan allocates in TPU-MLIR at the exported
 //! slicing (within the accuracy of the reproduction); a group it can allocate gets
-//! TPU-MLIR's addresses. So is a slicing TPU-MLIR cannot make: a value that readers
-//! need in different rows where one of them cannot take margins (`super::margins`).
+//! TPU-MLIR's addresses. A slicing TPU-MLIR cannot make is refused too: a value that
+//! readers need in different rows where one of them cannot take margins
+//! (`super::margins`).
 
 use super::alloc::{allocate, Buf, BufKind, Lane, Mode, StepOp};
 use super::calib::{Calibration, DMA_ESTIMATE_FRACTION};
