@@ -23,7 +23,8 @@ VENV = os.environ.get("TPUMLIR_VENV") or sys.exit("set TPUMLIR_VENV")
 
 # network: readers of x. A reader is a conv (kernel, dilation), "gconv" (3x3, 4 groups),
 # "pool" (3x3 max pool), "avg" (3x3 average pool), "sig", "leaky", "add" (x + conv3x3(x)),
-# "mul" (x * conv3x3(x)) or "id" (x itself into the concat: x is stored).
+# "mul" (x * conv3x3(x)), "bn" (a BatchNormalization of x), "deconv" (a 3x3 stride-1
+# transposed conv) or "id" (x itself into the concat: x is stored).
 NETS = {
     "k1k3": [(1, 1), (3, 1)], "k3k5": [(3, 1), (5, 1)], "d1d2": [(3, 1), (3, 2)],
     "d2k5": [(3, 2), (5, 1)], "d2k1": [(3, 2), (1, 1)], "k7d2": [(7, 1), (3, 2)],
@@ -31,7 +32,7 @@ NETS = {
     "k3id": [(3, 1), "id"], "k3add": ["add"], "k3mul": ["mul"], "k3sig": [(3, 1), "sig"],
     "k1avg": [(1, 1), "avg"], "k3leaky": [(3, 1), "leaky"], "k1k3d2": [(1, 1), (3, 1), (3, 2)],
     "poolstore": ["pool", "id"], "d2store": [(3, 2), "id"], "leakystore": ["leaky", "id"],
-    "k3store": [(3, 1), "id"],
+    "k3store": [(3, 1), "id"], "k3bn": [(3, 1), "bn"], "k1deconv": [(1, 1), "deconv"],
 }
 
 # case: (network, ops of the group by their ONNX output names, what the rule says)
@@ -48,6 +49,7 @@ CASES = [
     ("k1avg", ["x", "r0", "r1 cast"], "compiles"),
     ("k3store", ["x", "r0"], "compiles"), ("leakystore", ["x", "r0"], "compiles"),
     ("d2store", ["x", "r0"], "refused"), ("poolstore", ["x", "r0"], "refused"),
+    ("k3bn", ["r0", "r1"], "compiles"), ("k1deconv", ["r0", "r1"], "refused"),
 ]
 
 
@@ -87,6 +89,16 @@ def write_nets(work):
                 outs.append(node("Sigmoid", [x], o))
             elif r == "leaky":
                 outs.append(node("LeakyRelu", [x], o, alpha=0.1))
+            elif r == "bn":
+                ones, zeros = np.ones(c, np.float32), np.zeros(c, np.float32)
+                names = [f"{o}_{k}" for k in ("s", "b", "m", "v")]
+                for nm, v in zip(names, (ones * 1.1, zeros + 0.1, zeros, ones)):
+                    inits.append(numpy_helper.from_array(v, nm))
+                outs.append(node("BatchNormalization", [x] + names, o, epsilon=1e-5))
+            elif r == "deconv":
+                w = (np.random.rand(c, c, 3, 3).astype(np.float32) - .5) * .1
+                inits.append(numpy_helper.from_array(w, o + "_w"))
+                outs.append(node("ConvTranspose", [x, o + "_w"], o, kernel_shape=[3, 3], pads=[1] * 4))
             elif r in ("add", "mul"):
                 outs.append(node(r.capitalize(), [x, conv(x, c, c, 3, 1, o + "a")], o))
             else:  # "id"

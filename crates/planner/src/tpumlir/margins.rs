@@ -14,12 +14,14 @@
 //! compiles them; this module's tests restate the cases, and `tests/tpumlir/zoo.rs`
 //! pins aspp_like):
 //! - compiled: two convs of kernels 1 and 3, or 3 and 5, reading one value; a grouped
-//!   conv and a 1×1; a 3×3 conv with an Add, a Mul or a Concat of the value; a stored
-//!   value read in the group by a 3×3 conv;
+//!   conv and a 1×1; a 3×3 conv with an Add, a Mul, a Concat or a BatchNormalization of
+//!   the value (TPU-MLIR runs the last as a conv); a stored value read in the group by a
+//!   3×3 conv;
 //! - refused: a dilated conv beside any conv of another window (aspp_like of the zoo:
 //!   dilations 1, 2 and 4 and a 1×1 over one value), a max pool, a LeakyReLU or a cast
-//!   (in front of an average pool or a sigmoid) beside a conv of another window, and a
-//!   stored value read in the group by a max pool or a dilated conv;
+//!   (in front of an average pool or a sigmoid) or a transposed conv beside a conv of
+//!   another window, and a stored value read in the group by a max pool or a dilated
+//!   conv;
 //! - compiled again: all of the refused pairs when their windows agree (a dilated conv
 //!   of dilation 2 beside a dense 5×5, a 3×3 max pool beside a 3×3 conv), and a dilated
 //!   conv reading the value from outside the group.
@@ -37,7 +39,8 @@ use tpusim_graph::{Graph, OpKind, TensorId};
 fn takes_margins(kind: &OpKind) -> bool {
     match kind {
         OpKind::Conv(c) => c.dilation == [1, 1],
-        OpKind::Add | OpKind::Mul | OpKind::Concat => true,
+        // a batch-norm no conv absorbed runs as a conv (TPU-MLIR's `Conv2D`)
+        OpKind::BatchNorm | OpKind::Add | OpKind::Mul | OpKind::Concat => true,
         _ => false,
     }
 }
@@ -151,6 +154,8 @@ mod tests {
         Concat,
         Add3,
         Leaky,
+        Bn,
+        Deconv3,
     }
     use Reader::*;
 
@@ -241,6 +246,21 @@ mod tests {
                     OpKind::Act(tpusim_graph::Activation::LeakyRelu),
                     vec![x],
                 ),
+                Bn => self.op(name, OpKind::BatchNorm, vec![x]),
+                Deconv3 => {
+                    let params = ConvParams {
+                        kernel: [3, 3],
+                        stride: [1, 1],
+                        pad: [1; 4],
+                        dilation: [1, 1],
+                        groups: 1,
+                    };
+                    let kind = OpKind::Deconv {
+                        params,
+                        output_pad: [0, 0],
+                    };
+                    self.op(name, kind, vec![x])
+                }
             }
         }
     }
@@ -286,6 +306,7 @@ mod tests {
         assert!(cut_in_two(&[conv(1, 1), grouped], false, false));
         assert!(cut_in_two(&[Add3], true, false));
         assert!(cut_in_two(&[conv(3, 1), Concat], true, false));
+        assert!(cut_in_two(&[conv(3, 1), Bn], false, false));
     }
 
     #[test]
@@ -301,6 +322,7 @@ mod tests {
         assert!(!cut_in_two(&[conv(1, 1), MaxPool3], false, false));
         assert!(!cut_in_two(&[conv(3, 1), Cast], true, false));
         assert!(!cut_in_two(&[conv(3, 1), Leaky], false, false));
+        assert!(!cut_in_two(&[conv(1, 1), Deconv3], false, false));
     }
 
     #[test]
