@@ -592,3 +592,47 @@ fn an_imported_cut_tpu_mlir_cannot_make_is_replanned_with_a_note() {
         .success()
         .stderr(predicate::str::contains("cannot cut").not());
 }
+
+/// `plan verify` names a cut TPU-MLIR cannot make in a plan that is otherwise valid: the
+/// spec's allocator places aspp_like cut in 2 H slices (as the cache forces it), which
+/// TPU-MLIR 1.30.2 refuses; the same plan held whole has no such note.
+#[test]
+fn verify_names_a_cut_tpu_mlir_cannot_make() {
+    let zoo = format!("{}/../planner/tests/data/zoo", env!("CARGO_MANIFEST_DIR"));
+    let own =
+        std::fs::read_to_string(format!("{zoo}/aspp_like_bm1684x.tpumlir_cache.json")).unwrap();
+    let mut cache: Value = serde_json::from_str(&own).unwrap();
+    cache["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([1, 1, 1, 2, 1]);
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, cache.to_string()).unwrap();
+    let onnx = format!("{zoo}/aspp_like.onnx");
+    for (allocator, cut_in) in [("spec", 2), ("tpu-mlir", 1)] {
+        let out = tpusim()
+            .args(["plan", onnx.as_str(), "--chip", "bm1684x", "--json"])
+            .args(["--allocator", allocator, "--import-tpu-mlir"])
+            .arg(&cut)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(plan["groups"][0]["hsecs"], cut_in, "{allocator}");
+        let file = dir.path().join(format!("{allocator}.json"));
+        std::fs::write(&file, &out.stdout).unwrap();
+        let v = common::json_of("plan", &["verify", file.to_str().unwrap()]);
+        assert_eq!(v["valid"], true);
+        let uncut = v["tpu_mlir_cannot_cut"].as_array().unwrap();
+        if cut_in == 2 {
+            assert_eq!(uncut.len(), 1, "{v}");
+            assert_eq!(uncut[0]["group"], 0);
+            tpusim()
+                .args(["plan", "verify"])
+                .arg(&file)
+                .assert()
+                .success()
+                .stderr(predicate::str::contains("TPU-MLIR 1.30.2 cannot make"));
+        } else {
+            assert!(uncut.is_empty(), "{v}");
+        }
+    }
+}

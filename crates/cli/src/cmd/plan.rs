@@ -134,7 +134,10 @@ enum AllocatorArg {
 enum PlanCmd {
     /// Check a plan file (as `tpusim plan MODEL --json` writes): no overlapping live
     /// blocks, blocks fit the lane, slices cover every output, backward ranges, loads
-    /// before uses. Exit code 2 with the violations if it is invalid.
+    /// before uses. Exit code 2 with the violations if it is invalid. A valid plan with a
+    /// group cut along H in a way TPU-MLIR 1.30.2 cannot slice (a value its readers need
+    /// in different rows) gets a note (`tpu_mlir_cannot_cut` in --json): its export
+    /// would not compile.
     ///
     /// Example: `tpusim plan resnet18 --json > p.json && tpusim plan verify p.json`
     Verify {
@@ -369,14 +372,25 @@ fn verify(file: &Path, json: bool) -> Result<()> {
         .map_err(|e| anyhow!("'{}' is not a plan JSON: {e}", file.display()))?;
     let result = tpusim_planner::verify::verify(&plan);
     let ops: usize = plan.groups.iter().map(|g| g.ops.len()).sum::<usize>() + plan.global_ops.len();
+    let uncut = cuts_tpu_mlir_cannot_make(&plan);
     if json {
         print_json(&serde_json::json!({
             "valid": result.is_ok(),
             "groups": plan.groups.len(),
             "ops": ops,
             "error": result.as_ref().err().map(|e| e.to_string()),
+            "tpu_mlir_cannot_cut": uncut
+                .iter()
+                .map(|c| serde_json::json!({"group": c.group, "value": c.value}))
+                .collect::<Vec<_>>(),
         }))?;
     } else if result.is_ok() {
+        for c in &uncut {
+            eprintln!(
+                "note: group {} is cut in {} H slices, which TPU-MLIR 1.30.2 cannot make: its readers need '{}' in different rows and one cannot take margins (an export of this plan will not compile)",
+                c.group, c.hsecs, c.value
+            );
+        }
         println!(
             "valid: {} groups, {} global ops, {} ops on {} ({} bytes/lane, {} banks)",
             plan.groups.len(),
@@ -429,4 +443,40 @@ fn reslice_notes(
         ));
     }
     notes
+}
+
+/// A group of a plan cut along H in a way TPU-MLIR cannot slice.
+struct UncutGroup {
+    /// Index of the group in the plan.
+    group: usize,
+    /// Its H slices.
+    hsecs: u64,
+    /// The value its readers need in different rows.
+    value: String,
+}
+
+/// The groups of `plan` that TPU-MLIR 1.30.2 cannot cut as the plan does
+/// (`tpumlir::margins`), found on the plan's own graph by the groups' op names.
+fn cuts_tpu_mlir_cannot_make(plan: &Plan) -> Vec<UncutGroup> {
+    let id = |name: &String| plan.graph.ops.iter().position(|o| &o.name == name);
+    plan.groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.hsecs > 1)
+        .filter_map(|(i, g)| {
+            let (first, last) = (id(g.ops.first()?)?, id(g.ops.last()?)?);
+            let value = tpusim_planner::tpumlir::margins::unmergeable_value_of_cut(
+                &plan.graph,
+                first,
+                last,
+                g.nsecs,
+                g.hsecs,
+            )?;
+            Some(UncutGroup {
+                group: i,
+                hsecs: g.hsecs,
+                value,
+            })
+        })
+        .collect()
 }
