@@ -553,20 +553,27 @@ fn an_attention_tpu_mlir_fuses_is_modelled_or_named_on_bm1684x_only() {
     assert_eq!(stderr(&["plan", &gpt2, "--chip", "bm1684x"]), "");
 }
 
-/// A cache asking for a cut TPU-MLIR cannot make is planned at a cut it can, with a note
-/// naming the value: the zoo's aspp_like (dilated 3×3 convs beside a 1×1 over one value)
-/// held in 2 H slices, which TPU-MLIR 1.30.2 refuses on bm1684x.
-#[test]
-fn an_imported_cut_tpu_mlir_cannot_make_is_replanned_with_a_note() {
+/// The zoo's aspp_like (dilated 3×3 convs beside a 1×1 over one value) and, in `dir`,
+/// TPU-MLIR's own bm1684x cache of it with its one group cut in 2 H slices, a cut
+/// TPU-MLIR 1.30.2 refuses: (the ONNX path, the cache path).
+fn aspp_like_cut_in_two(dir: &std::path::Path) -> (String, std::path::PathBuf) {
     let zoo = format!("{}/../planner/tests/data/zoo", env!("CARGO_MANIFEST_DIR"));
     let own =
         std::fs::read_to_string(format!("{zoo}/aspp_like_bm1684x.tpumlir_cache.json")).unwrap();
     let mut cache: Value = serde_json::from_str(&own).unwrap();
     cache["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([1, 1, 1, 2, 1]);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("cut.json");
+    let path = dir.join("cut.json");
     std::fs::write(&path, cache.to_string()).unwrap();
-    let onnx = format!("{zoo}/aspp_like.onnx");
+    (format!("{zoo}/aspp_like.onnx"), path)
+}
+
+/// A cache asking for a cut TPU-MLIR cannot make is planned at a cut it can, with a note
+/// naming the value: aspp_like held in 2 H slices, which TPU-MLIR 1.30.2 refuses on
+/// bm1684x.
+#[test]
+fn an_imported_cut_tpu_mlir_cannot_make_is_replanned_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let (onnx, path) = aspp_like_cut_in_two(dir.path());
     let args = [
         "plan",
         onnx.as_str(),
@@ -584,7 +591,7 @@ fn an_imported_cut_tpu_mlir_cannot_make_is_replanned_with_a_note() {
         ))
         .stdout(predicate::str::contains("1     1"));
     // TPU-MLIR's own cache (held whole) plans as it is, without a note
-    let own_path = format!("{zoo}/aspp_like_bm1684x.tpumlir_cache.json");
+    let own_path = onnx.replace("aspp_like.onnx", "aspp_like_bm1684x.tpumlir_cache.json");
     tpusim()
         .args(args)
         .arg(&own_path)
@@ -598,15 +605,8 @@ fn an_imported_cut_tpu_mlir_cannot_make_is_replanned_with_a_note() {
 /// TPU-MLIR 1.30.2 refuses; the same plan held whole has no such note.
 #[test]
 fn verify_names_a_cut_tpu_mlir_cannot_make() {
-    let zoo = format!("{}/../planner/tests/data/zoo", env!("CARGO_MANIFEST_DIR"));
-    let own =
-        std::fs::read_to_string(format!("{zoo}/aspp_like_bm1684x.tpumlir_cache.json")).unwrap();
-    let mut cache: Value = serde_json::from_str(&own).unwrap();
-    cache["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([1, 1, 1, 2, 1]);
     let dir = tempfile::tempdir().unwrap();
-    let cut = dir.path().join("cut.json");
-    std::fs::write(&cut, cache.to_string()).unwrap();
-    let onnx = format!("{zoo}/aspp_like.onnx");
+    let (onnx, cut) = aspp_like_cut_in_two(dir.path());
     for (allocator, cut_in) in [("spec", 2), ("tpu-mlir", 1)] {
         let out = tpusim()
             .args(["plan", onnx.as_str(), "--chip", "bm1684x", "--json"])
