@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 
+from tpumlir_zoo_compare import force_cache
+
 R = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.environ.get("TPUMLIR_VENV") or sys.exit("set TPUMLIR_VENV")
 
@@ -150,18 +152,7 @@ def force(work, net, chip, group_ops):
     globals_.append({"func_idx": ret, "group_cost": 0, "index": k, "loc": "func.return"})
     cache = {"opt": 2, "subfunc_0": {"CyclePrefixSum": [], "GlobalLayer": globals_, "GroupLayer": groups,
                                      "subfunc idx": 0}, "total subfunc": 1}
-    os.makedirs(d, exist_ok=True)
-    for f in os.listdir(lg):
-        if (f.endswith(".npz") or f == f"{base}_tpu_opt.mlir") and not os.path.lexists(f"{d}/{f}"):
-            os.symlink(f"{lg}/{f}", f"{d}/{f}")
-    with open(f"{d}/{base}.layer_group_cache.json", "w") as f:
-        json.dump(cache, f, indent=1)
-    lg_opt = ('--layer-group="opt=2 group_by_cores=auto compress_mode=none debugger=0 '
-              'disable_group_overlap=false lgcache=true config_filename= enable_lghash=False lghash_dir="')
-    cmd = (f". {VENV}/bin/activate && LOAD_TPU_GROUP=1 tpuc-opt {base}_tpu_opt.mlir --dev-parallel "
-           f'--weight-reorder --subnet-divide="dynamic=False" --op-reorder --topo-sort {lg_opt} '
-           f"--affine-opt --core-parallel --after-layergroup-weight-reorder --address-assign -o final.mlir")
-    r = subprocess.run(["bash", "-c", cmd], cwd=d, capture_output=True, text=True)
+    r = force_cache(lg, d, base, json.dumps(cache, indent=1), VENV)
     if r.returncode == 0:
         return "compiles"
     log = r.stdout + r.stderr

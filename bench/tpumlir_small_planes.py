@@ -24,6 +24,7 @@ import os
 import re
 import statistics
 import sys
+import tomllib
 
 from plan_tpumlir_tx_ops import spans_of
 
@@ -33,11 +34,11 @@ TYPE = re.compile(r"tensor<[0-9x]+x(f16|f32|bf16|si8|ui8|i8|si16|i16|si32|i32)")
 
 
 def preset(chip):
-    text = open(f"{R}/data/lmem/{chip}.toml").read()
+    with open(f"{R}/data/lmem/{chip}.toml", "rb") as f:
+        toml = tomllib.load(f)
 
     def num(key, default=0.0):
-        m = re.search(rf"^{key} = ([0-9.e+]+)", text, re.M)
-        return float(m.group(1)) if m else default
+        return float(toml.get(key, default))
     return {
         "eu_bytes": num("eu_bytes"),
         "setup": {"load": num("gdma_load_setup_cycles"), "store": num("gdma_store_setup_cycles")},

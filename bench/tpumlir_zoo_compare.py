@@ -24,8 +24,9 @@ import subprocess
 import sys
 
 R = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.environ.get("TPUMLIR_VENV") or sys.exit("set TPUMLIR_VENV")
-W = os.environ.get("TPUMLIR_WORK") or sys.exit("set TPUMLIR_WORK")
+# read here, checked in main() (bench/tpumlir_margin_cases.py imports `force_cache`)
+VENV = os.environ.get("TPUMLIR_VENV")
+W = os.environ.get("TPUMLIR_WORK")
 TPUSIM = os.environ.get("TPUSIM", os.path.join(os.environ.get("CARGO_TARGET_DIR", f"{R}/target"), "release/tpusim"))
 CHIPS = os.environ.get("CHIPS", "bm1684x bm1688").split()
 NAMES_ONLY = "--names-only" in sys.argv
@@ -34,17 +35,16 @@ LAYER_GROUP = ('--layer-group="opt=2 group_by_cores=auto compress_mode=none debu
                'disable_group_overlap=false lgcache=true config_filename= enable_lghash=False lghash_dir="')
 
 
-def sh(cmd, cwd):
-    return subprocess.run(["bash", "-c", f". {VENV}/bin/activate && {cmd}"], cwd=cwd,
+def sh(cmd, cwd, venv=None):
+    return subprocess.run(["bash", "-c", f". {venv or VENV}/bin/activate && {cmd}"], cwd=cwd,
                           capture_output=True, text=True)
 
 
-def compile_with_cache(net, chip, kind, cache_text):
-    """Compile TPU-MLIR's optimised MLIR of `net` with `cache_text` forced; total_cycle or an error."""
-    lg = f"{W}/{net}/{chip}_lg"
-    d = f"{W}/{net}/{chip}_{kind}"
+def force_cache(lg, d, base, cache_text, venv=None):
+    """Run TPU-MLIR's layer-group passes on its optimised MLIR `base` (its own run in
+    folder `lg`) in folder `d`, with `cache_text` forced through LOAD_TPU_GROUP=1; the
+    finished tpuc-opt process (`d/{base}_final.mlir` when it succeeds)."""
     os.makedirs(d, exist_ok=True)
-    base = f"{net}_{chip}_f16"
     for f in os.listdir(lg):
         if f.endswith(".npz") or f in (f"{base}_tpu_opt.mlir", f"{base}.layer_group_config.json"):
             dst = f"{d}/{f}"
@@ -52,9 +52,17 @@ def compile_with_cache(net, chip, kind, cache_text):
                 os.symlink(f"{lg}/{f}", dst)
     with open(f"{d}/{base}.layer_group_cache.json", "w") as f:
         f.write(cache_text)
-    opt = sh(f"LOAD_TPU_GROUP=1 tpuc-opt {base}_tpu_opt.mlir --dev-parallel --weight-reorder "
-             f'--subnet-divide="dynamic=False" --op-reorder --topo-sort {LAYER_GROUP} --affine-opt '
-             f"--core-parallel --after-layergroup-weight-reorder --address-assign -o {base}_final.mlir", d)
+    return sh(f"LOAD_TPU_GROUP=1 tpuc-opt {base}_tpu_opt.mlir --dev-parallel --weight-reorder "
+              f'--subnet-divide="dynamic=False" --op-reorder --topo-sort {LAYER_GROUP} --affine-opt '
+              f"--core-parallel --after-layergroup-weight-reorder --address-assign -o {base}_final.mlir",
+              d, venv)
+
+
+def compile_with_cache(net, chip, kind, cache_text):
+    """Compile TPU-MLIR's optimised MLIR of `net` with `cache_text` forced; total_cycle or an error."""
+    d = f"{W}/{net}/{chip}_{kind}"
+    base = f"{net}_{chip}_f16"
+    opt = force_cache(f"{W}/{net}/{chip}_lg", d, base, cache_text)
     log = opt.stdout + opt.stderr
     if opt.returncode != 0:
         err = next((l for l in log.splitlines() if "error" in l), "failed")
@@ -142,6 +150,8 @@ def table(rows, held_out):
 
 
 def main():
+    if not VENV or not W:
+        sys.exit("set TPUMLIR_VENV and TPUMLIR_WORK")
     args = [a for a in sys.argv[1:] if a != "--names-only"]
     out = None
     if "--out" in args:

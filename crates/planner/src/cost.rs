@@ -159,6 +159,12 @@ pub fn matrix_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
     dma_cycles_at(t, dir, bytes, 0, false, rate)
 }
 
+/// DMA cycles of a cast run as a global layer: its `from` bytes loaded and its `to` bytes
+/// stored as matrices ([`matrix_dma_cycles`]).
+fn global_cast_dma_cycles(t: &Timing, from: u64, to: u64) -> f64 {
+    matrix_dma_cycles(t, Dir::Load, from) + matrix_dma_cycles(t, Dir::Store, to)
+}
+
 /// How many planes' floor a transfer of `planes` small planes and `bytes` bytes pays:
 /// they move in ⌈bytes / row⌉ rows of at most the chip's `gdma_small_row_bytes` (one
 /// row where it has none), each of ⌈planes / rows⌉ planes at the small-plane factor,
@@ -212,8 +218,7 @@ pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64) -> u32 {
     };
     // the f32 store leaves the cast to a global layer: its load and store as matrices
     let elements = n.saturating_mul(plane);
-    let cast = matrix_dma_cycles(t, Dir::Load, bytes_of(elements, 32))
-        + matrix_dma_cycles(t, Dir::Store, bytes_of(elements, bits));
+    let cast = global_cast_dma_cycles(t, bytes_of(elements, 32), bytes_of(elements, bits));
     if store(bits) <= store(32) + cast {
         bits
     } else {
@@ -704,8 +709,8 @@ pub fn is_view(op: &Op) -> bool {
 /// Add do, and its global casts: a network output's 8×100 cast to f32 on bm1684x loads
 /// 1,600 bytes in 271 cycles and stores 3,200 in 358, as matrices, at the chip's matrix
 /// rates, [`matrix_dma_cycles`]), so only the byte rates apply to them; convolutions and
-/// pools pay the per-plane floors too. Biases move at 32 bits under narrower types. A fully connected layer runs as the backend's
-/// global matmul kernel (`nd_global::matmul`), and a conv on a chip with a global
+/// pools pay the per-plane floors too. Biases move at 32 bits under narrower types. A
+/// fully connected layer runs as the backend's global matmul kernel (`nd_global::matmul`), and a conv on a chip with a global
 /// tensor rate in slices of output channels ([`OcSlices`]). On chip geometry `geo`.
 /// The op's compute takes `compute` cycles where given (a caller's compute model), else
 /// [`op_cycles`].
@@ -753,7 +758,7 @@ pub fn global_cost(
             let e = x.shape.elements().unwrap_or(u64::MAX);
             let (from, to) = (bytes_of(e, x.bits.unwrap_or(bits)), bytes_of(e, 32));
             bytes = bytes.saturating_add(from).saturating_add(to);
-            cast += matrix_dma_cycles(t, Dir::Load, from) + matrix_dma_cycles(t, Dir::Store, to);
+            cast += global_cast_dma_cycles(t, from, to);
         }
     }
     let oc_slices = OcSlices::of(graph, op, npu_num, t);

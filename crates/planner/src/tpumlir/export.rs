@@ -251,12 +251,12 @@ fn group_locs(
 /// runs there and the group stores the 16-bit flattened tensor instead, which can be
 /// slower: 1×1 planes pay the small-plane floor, which shrinks with the rows a
 /// transfer needs (see [`crate::cost::small_plane_units`]). So the view goes in when
-/// the 16-bit stores, slice by slice, cost no more than the f32 ones (ResNet-18 and
-/// mini-MobileNetV2 at batch 1, 512 and 256 channels: equal, 639 / 647 cycles saved),
-/// and stays global
-/// otherwise (MobileNetV2's 1,280 channels: 31,985 vs 15,992 cycles of store;
-/// ResNet-50's 2,048 and ResNet-18 at batch 4: 51,177 vs 25,588). After any other op
-/// the view goes in at batch 1.
+/// the 16-bit stores, slice by slice, cost no more than the f32 ones and the global cast
+/// (`cost::pool_store_bits`: ResNet-18 and mini-MobileNetV2 at batch 1, 512 and 256
+/// channels: equal stores, 639 / 647 cycles saved), and stays global otherwise
+/// (MobileNetV2's 1,280 channels: 31,985 vs 15,992 cycles of store; ResNet-50's 2,048
+/// and ResNet-18 at batch 4: 51,177 vs 25,588). After any other op the view goes in at
+/// batch 1.
 fn trailing_view(plan: &Plan, last: &str, nsecs: u64) -> Option<usize> {
     let g = &plan.graph;
     let op = g.ops.iter().find(|o| o.name == last)?;

@@ -117,6 +117,12 @@ fn tpu_mlir_groupings_of_the_zoo_import_whole_and_verify() {
     }
 }
 
+/// `ours` cycles within `tolerance` (a fraction) of the `compiled` program's.
+fn assert_timed_within(ours: u64, compiled: f64, tolerance: f64) {
+    let r = ours as f64 / compiled;
+    assert!((r - 1.0).abs() < tolerance, "ours {ours} ({r:.4}x)");
+}
+
 /// Network `name` at `batch` on `chip_name`, planned with `cache`'s grouping forced.
 fn planned_with(name: &str, batch: u64, chip_name: &str, cache: &Cache) -> tpusim_planner::Plan {
     let chip = NpuChip::preset(chip_name).unwrap();
@@ -151,8 +157,7 @@ fn an_n_cut_runs_the_larger_slice_first_as_tpu_mlir_does() {
     };
     let parts: Vec<[u64; 2]> = g.slices.iter().map(input).collect();
     assert_eq!(parts, [[0, 2], [2, 3]]);
-    let r = p.cycles as f64 / 871_813.0;
-    assert!((r - 1.0).abs() < 0.005, "ours {} ({r:.4}x)", p.cycles);
+    assert_timed_within(p.cycles, 871_813.0, 0.005);
 }
 
 /// A sliced group loads its next slice's input where TPU-MLIR's moves by slack put it:
@@ -167,8 +172,7 @@ fn a_next_slice_load_runs_where_tpu_mlirs_moves_put_it() {
     let p = preact_with("bm1684x", "preact_resnet_b3_bm1684x_n3.cache.json");
     let g = &p.groups[0];
     assert_eq!((g.ops.len(), g.nsecs, g.hsecs), (26, 3, 1));
-    let r = p.cycles as f64 / 168_373.0;
-    assert!((r - 1.0).abs() < 0.01, "ours {} ({r:.4}x)", p.cycles);
+    assert_timed_within(p.cycles, 168_373.0, 0.01);
 }
 
 /// A group of element-wise ops alone is held in TPU-MLIR's `GROUP_SMALL_C` layout, its
@@ -199,8 +203,7 @@ fn a_group_of_casts_and_activations_is_held_over_every_lane() {
 #[test]
 fn a_global_cast_moves_at_the_matrix_rate() {
     let p = planned_with("fpn_like", 1, "bm1688", &theirs("fpn_like", "bm1688"));
-    let r = p.cycles as f64 / 180_977.0;
-    assert!((r - 1.0).abs() < 0.005, "ours {} ({r:.4}x)", p.cycles);
+    assert_timed_within(p.cycles, 180_977.0, 0.005);
 }
 
 /// aspp_like (held out, third round): four branches read one value, dilated 3×3 convs
@@ -220,8 +223,7 @@ fn a_value_dilated_convs_read_in_other_rows_is_not_cut_along_h() {
         .map(|g| (g.ops.len(), g.nsecs, g.hsecs))
         .collect();
     assert_eq!(shape, [(12, 1, 1)]);
-    let r = p.cycles as f64 / 51_080.0;
-    assert!((r - 1.0).abs() < 0.005, "ours {} ({r:.4}x)", p.cycles);
+    assert_timed_within(p.cycles, 51_080.0, 0.005);
 }
 
 /// Bias vectors and a pool's 1×1 output move as small planes, in rows of 256 bytes at
@@ -231,8 +233,7 @@ fn a_value_dilated_convs_read_in_other_rows_is_not_cut_along_h() {
 #[test]
 fn bm1688_small_planes_time_small_cnn_as_compiled() {
     let p = planned_with("small_cnn", 1, "bm1688", &theirs("small_cnn", "bm1688"));
-    let r = p.cycles as f64 / 15_122.0;
-    assert!((r - 1.0).abs() < 0.01, "ours {} ({r:.4}x)", p.cycles);
+    assert_timed_within(p.cycles, 15_122.0, 0.01);
 }
 
 /// A pool output stored at f32 leaves its cast to a global layer: mbv3_like's [1, 320]
