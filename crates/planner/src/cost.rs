@@ -50,22 +50,30 @@ pub fn dma_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool) ->
 
 /// [`dma_cycles`] with the bytes at `rate` bytes a cycle.
 fn dma_cycles_at(t: &Timing, dir: Dir, bytes: u64, planes: u64, small: bool, rate: f64) -> f64 {
-    let (per_plane, setup) = match dir {
-        Dir::Load => (
-            t.used.gdma_load_cycles_per_plane,
-            t.used.gdma_load_setup_cycles,
-        ),
-        Dir::Store => (
-            t.used.gdma_store_cycles_per_plane,
-            t.used.gdma_store_setup_cycles,
-        ),
-    };
     let units = if small {
         small_plane_units(t, bytes, planes)
     } else {
         planes as f64
     };
-    setup + (bytes as f64 / rate).max(units * per_plane)
+    dma_cycles_with_floor(t, dir, bytes, units * plane_floor(t, dir), rate)
+}
+
+/// The direction's per-plane floor of a layer group's transfers, cycles.
+fn plane_floor(t: &Timing, dir: Dir) -> f64 {
+    match dir {
+        Dir::Load => t.used.gdma_load_cycles_per_plane,
+        Dir::Store => t.used.gdma_store_cycles_per_plane,
+    }
+}
+
+/// DMA cycles of a transfer of `bytes` at `rate` bytes a cycle that takes at least
+/// `floor` cycles, after the direction's set-up.
+fn dma_cycles_with_floor(t: &Timing, dir: Dir, bytes: u64, floor: f64, rate: f64) -> f64 {
+    let setup = match dir {
+        Dir::Load => t.used.gdma_load_setup_cycles,
+        Dir::Store => t.used.gdma_store_setup_cycles,
+    };
+    setup + (bytes as f64 / rate).max(floor)
 }
 
 /// Cycles of a global fully connected layer's weight `s` ([K, N]) at `bits`: K
@@ -146,23 +154,46 @@ pub fn flat_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
     dma_cycles(t, dir, bytes, 0, false)
 }
 
-/// DMA cycles of a flat byte range moved as a matrix (GDMA_MATRIX commands), at the
-/// chip's matrix rates: a global cast's loads and stores in every profile of the zoo, on
-/// both chips (bm1688: 40,960 bytes loaded in 1,826 cycles and 81,920 stored in 3,242,
-/// the set-up and the bytes at 26.7 a cycle, where its tensor rate, 16.7, says 2,748 and
-/// 5,086; bm1684x: 393,216 loaded in 6,779 cycles, 196,608 stored in 4,468, at 58 and 44).
-pub fn matrix_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
-    let rate = match dir {
-        Dir::Load => t.used.gdma_matrix_bytes_per_cycle,
-        Dir::Store => t.used.gdma_matrix_store_bytes_per_cycle,
-    };
-    dma_cycles_at(t, dir, bytes, 0, false, rate)
+/// DMA cycles of `elements` in a flat range of `bytes` moved as a matrix (GDMA_MATRIX
+/// commands) over `lanes` lanes, at the chip's matrix rates: a global cast's loads and
+/// stores in every profile of the zoo, on both chips (bm1688: 40,960 bytes loaded in
+/// 1,826 cycles and 81,920 stored in 3,242, the set-up and the bytes at 26.7 a cycle,
+/// where its tensor rate, 16.7, says 2,748 and 5,086; bm1684x: 393,216 loaded in 6,779
+/// cycles, 196,608 stored in 4,468, at 58 and 44), never under the chip's matrix floor
+/// for each lane the elements spread over ([`matrix_planes`]; bm1684x: a [1, 10] cast
+/// loads 20 bytes in 44 cycles, a [8, 100] one 1,600 in 271; `bench/tpumlir_matrix_floor.py`:
+/// every one of 72 held-out transfers within 2.7 % on bm1684x, 62 within 0.6 % on bm1688).
+pub fn matrix_dma_cycles(t: &Timing, dir: Dir, bytes: u64, elements: u64, lanes: u64) -> f64 {
+    matrix_rows_dma_cycles(t, dir, bytes, matrix_planes(elements, lanes))
 }
 
-/// DMA cycles of a cast run as a global layer: its `from` bytes loaded and its `to` bytes
-/// stored as matrices ([`matrix_dma_cycles`]).
-fn global_cast_dma_cycles(t: &Timing, from: u64, to: u64) -> f64 {
-    matrix_dma_cycles(t, Dir::Load, from) + matrix_dma_cycles(t, Dir::Store, to)
+/// [`matrix_dma_cycles`] of a matrix of `rows` rows (one a lane).
+fn matrix_rows_dma_cycles(t: &Timing, dir: Dir, bytes: u64, rows: u64) -> f64 {
+    let (rate, floor) = match dir {
+        Dir::Load => (
+            t.used.gdma_matrix_bytes_per_cycle,
+            t.used.gdma_matrix_load_cycles_per_plane,
+        ),
+        Dir::Store => (
+            t.used.gdma_matrix_store_bytes_per_cycle,
+            t.used.gdma_matrix_store_cycles_per_plane,
+        ),
+    };
+    dma_cycles_with_floor(t, dir, bytes, rows as f64 * floor, rate)
+}
+
+/// The lanes `elements` spread over as a matrix: ⌈elements / lanes⌉ a lane, on as many
+/// lanes as that fills (80 elements over 64 lanes: 2 a lane on 40).
+pub fn matrix_planes(elements: u64, lanes: u64) -> u64 {
+    let per_lane = elements.div_ceil(lanes.max(1)).max(1);
+    elements.div_ceil(per_lane)
+}
+
+/// DMA cycles of `elements` cast as a global layer: its `from` bytes loaded and its `to`
+/// bytes stored as matrices over `lanes` lanes ([`matrix_dma_cycles`]).
+fn global_cast_dma_cycles(t: &Timing, elements: u64, from: u64, to: u64, lanes: u64) -> f64 {
+    matrix_dma_cycles(t, Dir::Load, from, elements, lanes)
+        + matrix_dma_cycles(t, Dir::Store, to, elements, lanes)
 }
 
 /// How many planes' floor a transfer of `planes` small planes and `bytes` bytes pays:
@@ -194,7 +225,7 @@ pub fn small_plane_units(t: &Timing, bytes: u64, planes: u64) -> f64 {
 /// there), while mbv3_like's [1, 320] stores in 2,218 at f16 and about 1,733 at f32,
 /// and the global cast it then needs takes 655: TPU-MLIR's own grouping keeps it (its
 /// program 123 cycles faster than ours leaving it out).
-pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64) -> u32 {
+pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64, lanes: u64) -> u32 {
     if bits >= 32 {
         return bits;
     }
@@ -218,7 +249,8 @@ pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64) -> u32 {
     };
     // the f32 store leaves the cast to a global layer: its load and store as matrices
     let elements = n.saturating_mul(plane);
-    let cast = global_cast_dma_cycles(t, bytes_of(elements, 32), bytes_of(elements, bits));
+    let (from, to) = (bytes_of(elements, 32), bytes_of(elements, bits));
+    let cast = global_cast_dma_cycles(t, elements, from, to, lanes);
     if store(bits) <= store(32) + cast {
         bits
     } else {
@@ -232,15 +264,23 @@ pub const SMALL_ACT_PLANE_BYTES: u64 = 8;
 
 /// DMA cycles to load or store the (n-range, h-range) part of an activation of shape
 /// `s` (one transfer: (n, c) planes of `h · w` elements, each split over `lanes` lanes,
-/// a plane per lane for the floor). A group laid over all lanes (`OpPart::spread`) splits
-/// every plane over all of them (TPU-MLIR's profiles of a cast and a tanh alone, bm1684x:
-/// 1×3×16×64 f16 loaded in 909 cycles and its f32 result stored in 1,199, 3 × 64 planes
-/// at the floors of 4.74 and 6.25; 2×3×64×64 in 1,819 and 2,398): TPU-MLIR's
-/// `GROUP_SMALL_C` layout, n · c rows of h (or n · c · h / lanes rows of w) on every
-/// lane, a plane each, and cut along its last dimension, so every slice moves all of
-/// its rows (the zoo's U-Net on bm1688: its output's cast and sigmoid, 1×1×128², held
-/// whole in 13,665 cycles, in 4 slices in about 16,600; the cut's short rows move slower
-/// still, 7.7 bytes a cycle for 128-byte rows, which is not modelled: we say 12,859).
+/// a plane per lane for the floor). A group laid over all lanes (`OpPart::spread`) holds
+/// TPU-MLIR's `GROUP_SMALL_C` layout (`timestep::small_c_dims`), and is cut along its
+/// last dimension, so every slice moves all of its rows. The map's n · c · h rows of w
+/// are the planes, each a column of one-element rows (the layout's W is 1), and they
+/// move as small planes ([`small_plane_units`]), whether or not the lanes divide them.
+/// `bench/tpumlir_small_c.py` measured 16 maps forced whole into such
+/// groups, f32 in and out: on bm1684x 26 of their 32 transfers lie within 3.2 % of this
+/// (1×1×28×28 in 530 and 699 cycles, 4 × 28 planes at the floors; 1×2×36×36 in 454, its
+/// 72 planes in 3 rows at 4×), where the lane rows below, the rule before, were 47 % off
+/// at the median; on bm1688 all 32 within 1.4 %. Cut, a slice moves a part of every
+/// row, and its planes move in the rows of the whole (the zoo's decoder on bm1684x: a
+/// cast and a tanh on 2×3×64², cut 2 × 4, load 1×3×16×64 in 909 cycles, its 192 rows
+/// at the floor, as 192 small planes in 6 rows of the whole batch's 24,576 bytes; in
+/// rows of its own 6,144 bytes they would take twice that). The zoo's U-Net
+/// on bm1688: its output's cast and sigmoid, 1×1×128², held whole in 13,665 cycles, in 4
+/// slices in about 16,600; the cut's short rows move slower still, 7.7 bytes a cycle for
+/// 128-byte rows, which is not modelled: we say 12,859.
 pub fn act_dma_cycles(
     t: &Timing,
     dir: Dir,
@@ -251,25 +291,29 @@ pub fn act_dma_cycles(
     lanes: u64,
 ) -> f64 {
     let bytes = part_bytes(s, n, h, bits);
-    let planes = if lanes > 1 {
-        // TPU-MLIR's GROUP_SMALL_C layout (`timestep::small_c_dims`): its n rows on
-        // every lane, the whole height whatever the slice, since it cuts such a group
-        // along W, its layout's h
-        let (rows, ..) = crate::timestep::small_c_dims(n[1] - n[0], s.c, s.h, s.w, lanes);
-        rows.saturating_mul(lanes)
-    } else {
-        (n[1] - n[0]).saturating_mul(s.c)
-    };
-    if planes == 0 {
-        return 0.0;
+    if lanes <= 1 {
+        let planes = (n[1] - n[0]).saturating_mul(s.c);
+        if planes == 0 {
+            return 0.0;
+        }
+        return dma_cycles(
+            t,
+            dir,
+            bytes,
+            planes,
+            bytes / planes < SMALL_ACT_PLANE_BYTES,
+        );
     }
-    dma_cycles(
-        t,
-        dir,
-        bytes,
-        planes,
-        bytes / planes < SMALL_ACT_PLANE_BYTES,
-    )
+    // GROUP_SMALL_C: every row of the map a small plane, whatever the slice, since
+    // TPU-MLIR cuts such a group along W, its layout's h; the rows they move in are
+    // those of the whole rows
+    let planes = (n[1] - n[0]).saturating_mul(s.c).saturating_mul(s.h);
+    let units = small_plane_units(t, part_bytes(s, n, [0, s.h], bits), planes);
+    let rate = match dir {
+        Dir::Load => t.used.gdma_bytes_per_cycle,
+        Dir::Store => t.used.gdma_store_bytes_per_cycle,
+    };
+    dma_cycles_with_floor(t, dir, bytes, units * plane_floor(t, dir), rate)
 }
 
 /// DMA cycles to load a whole coefficient tensor (conv filter, bias, scale) of shape
@@ -758,11 +802,18 @@ pub fn global_cost(
             let e = x.shape.elements().unwrap_or(u64::MAX);
             let (from, to) = (bytes_of(e, x.bits.unwrap_or(bits)), bytes_of(e, 32));
             bytes = bytes.saturating_add(from).saturating_add(to);
-            cast += global_cast_dma_cycles(t, from, to);
+            cast += global_cast_dma_cycles(t, e, from, to, npu_num);
         }
     }
     let oc_slices = OcSlices::of(graph, op, npu_num, t);
-    let is_cast = matches!(op.kind, OpKind::Cast);
+    let mut matrix_transfers = Vec::new();
+    // casts, activations and two-input element-wise ops move as matrices (TPU-MLIR's
+    // GDMA_MATRIX commands in every profile of the zoo's global casts and sigmoids, and
+    // of resnet34_bn's global adds)
+    let matrix = matches!(
+        op.kind,
+        OpKind::Cast | OpKind::Act(_) | OpKind::Add | OpKind::Mul
+    );
     for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
         for (wi, &i) in list.iter().enumerate() {
             let Some(x) = graph.tensors.get(i) else {
@@ -787,8 +838,12 @@ pub fn global_cost(
             let cycles = match (kind, oc_slices) {
                 (1 | 2, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
                 (1, _) if gemm_weight => gemm_weight_cycles(t, s, bits),
-                (0, _) if is_cast => matrix_dma_cycles(t, Dir::Load, b),
-                (2, _) if is_cast => matrix_dma_cycles(t, Dir::Store, b),
+                (0, _) if matrix => {
+                    matrix_dma_cycles(t, Dir::Load, b, s.elements().unwrap_or(u64::MAX), npu_num)
+                }
+                (2, _) if matrix => {
+                    matrix_dma_cycles(t, Dir::Store, b, s.elements().unwrap_or(u64::MAX), npu_num)
+                }
                 (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 (0, _) => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),
@@ -796,6 +851,15 @@ pub fn global_cost(
                 _ => act_dma_cycles(t, Dir::Store, s, n, h, bits, 1),
             };
             dma += cycles;
+            if matrix && kind != 1 {
+                let dir = if kind == 0 { Dir::Load } else { Dir::Store };
+                let elements = s.elements().unwrap_or(u64::MAX);
+                matrix_transfers.push(MatrixTransfer {
+                    dir,
+                    bits,
+                    elements,
+                });
+            }
             let part = usize::from(kind.min(2));
             part_bytes[part] = part_bytes[part].saturating_add(b);
             part_cycles[part] += cycles;
@@ -807,7 +871,7 @@ pub fn global_cost(
         .and_then(|&o| graph.tensors.get(o))
         .map(|t| t.shape);
     let comp = compute.unwrap_or_else(|| {
-        y.map(|s| op_cycles(graph, op, s.n, s.h, npu_num, t))
+        y.map(|s| global_compute(graph, op, s, npu_num, t))
             .unwrap_or(0.0)
     });
     let cycles = match (&op.kind, y) {
@@ -828,6 +892,15 @@ pub fn global_cost(
             let lmem = crate::nd_global::LocalMemory::of(geo);
             crate::nd_global::matmul::cycles(&traffic, y.n, comp, &lmem)
         }
+        (_, Some(y)) if matrix => {
+            let chunks = Chunks {
+                elements: y.elements().unwrap_or(u64::MAX),
+                transfers: &matrix_transfers,
+                compute: comp,
+                lanes: npu_num,
+            };
+            chunks.pipelined_cycles(t)
+        }
         _ => comp.max(dma) + t.used.global_exposed_fraction * comp.min(dma),
     };
     // a sliced matmul reads its input again for each chunk of its weight: transfers too
@@ -838,6 +911,110 @@ pub fn global_cost(
         compute_cycles: comp.round() as u64,
         dma_cycles: (cast + dma).round() as u64,
     }
+}
+
+/// The most elements a global element-wise op (a cast, an activation, an add or a mul)
+/// moves in one chunk. TPU-MLIR 1.30.2's profiles: unet_deep_b2's global sigmoid of
+/// 18,432 f32 elements in chunks of 16,384 and 2,048, resnet34_bn's adds of 25,088 in
+/// 16,384 and 8,192 (bm1688).
+const CHUNK_ELEMENTS: u64 = 16_384;
+
+/// One operand's transfer of a global element-wise op, moved as a matrix.
+struct MatrixTransfer {
+    dir: Dir,
+    bits: u32,
+    elements: u64,
+}
+
+/// A global element-wise op of `elements` output elements run in chunks of
+/// [`CHUNK_ELEMENTS`]: each chunk's loads, its share of the `compute` and its stores,
+/// each transfer a matrix over `lanes` lanes ([`matrix_dma_cycles`]).
+struct Chunks<'a> {
+    elements: u64,
+    transfers: &'a [MatrixTransfer],
+    compute: f64,
+    lanes: u64,
+}
+
+impl Chunks<'_> {
+    /// The chunks as a three-stage pipeline: the next chunk loads and the last one
+    /// stores while this one computes. One chunk loads, computes and stores one after
+    /// another (the probes' global sigmoids and tanhs of up to 3,072 elements, both
+    /// chips: bm1688 1×2×36×36 2,416 cycles, our 1,239 of transfers and 1,197 of compute;
+    /// bm1684x 1×1×28×28 674, 266 + 58 + 350); two overlap (unet_deep_b2's on bm1684x:
+    /// 3,701 cycles, 1,129 + 897 + 1,489 + 186 as its chunks' stages in the profile).
+    fn pipelined_cycles(&self, t: &Timing) -> f64 {
+        let count = self.elements.div_ceil(CHUNK_ELEMENTS).max(1);
+        let last = self.elements - (count - 1).saturating_mul(CHUNK_ELEMENTS);
+        let full = self.stages(t, CHUNK_ELEMENTS.min(self.elements));
+        let tail = self.stages(t, last);
+        // while a chunk computes, the one engine moving data loads the next chunk and
+        // stores the one before
+        let step = |compute: f64, load: f64, store: f64| compute.max(load + store);
+        match count {
+            1 => tail.load + tail.compute + tail.store,
+            _ => {
+                let next_load = if count > 2 { full.load } else { tail.load };
+                let first = step(full.compute, next_load, 0.0);
+                let middle =
+                    count.saturating_sub(3) as f64 * step(full.compute, full.load, full.store);
+                let before_last = if count > 2 {
+                    step(full.compute, tail.load, full.store)
+                } else {
+                    0.0
+                };
+                let last = step(tail.compute, 0.0, full.store);
+                full.load + first + middle + before_last + last + tail.store
+            }
+        }
+    }
+
+    /// The load, compute and store cycles of a chunk of `elements`, its matrices in rows
+    /// of a full chunk's elements a lane (unet_deep_b2's last 2,048 elements load in 141
+    /// cycles, 8 rows of 256, where alone they would spread over 64 lanes, 282).
+    fn stages(&self, t: &Timing, elements: u64) -> Stages {
+        let share = elements as f64 / self.elements.max(1) as f64;
+        let full = CHUNK_ELEMENTS.min(self.elements) as f64 / self.elements.max(1) as f64;
+        let moved = |dir: Dir| -> f64 {
+            self.transfers
+                .iter()
+                .filter(|x| x.dir == dir)
+                .map(|x| {
+                    let e = ((x.elements as f64) * share).ceil() as u64;
+                    let per_row = ((x.elements as f64) * full).ceil() as u64;
+                    let rows = e.div_ceil(per_row.div_ceil(self.lanes.max(1)).max(1));
+                    matrix_rows_dma_cycles(t, dir, bytes_of(e, x.bits), rows)
+                })
+                .sum()
+        };
+        Stages {
+            load: moved(Dir::Load),
+            compute: self.compute * share,
+            store: moved(Dir::Store),
+        }
+    }
+}
+
+/// A chunk's three stages, cycles.
+struct Stages {
+    load: f64,
+    compute: f64,
+    store: f64,
+}
+
+/// Compute cycles of `op` (output shape `y`) run alone. A cast or an activation runs
+/// over its elements laid on every lane as its matrices hold them, whatever its
+/// channels ([`OpPart::spread`]): TPU-MLIR 1.30.2's global sigmoid of a 1×1×28×28 f32
+/// map computes from cycle 266 to 323 of its 674 on bm1684x, between its load and its
+/// store, where its one channel on one lane would take 2,793.
+fn global_compute(graph: &Graph, op: &Op, y: Shape4, npu_num: u64, t: &Timing) -> f64 {
+    let part = OpPart {
+        n: y.n,
+        h: y.h,
+        in_h: None,
+        spread: matches!(op.kind, OpKind::Act(_) | OpKind::Cast),
+    };
+    op_cycles_as(graph, op, part, npu_num, t, OpModel::Profiled)
 }
 
 /// What [`global_cost`] finds for an op run alone from global memory.

@@ -220,7 +220,7 @@ impl<'a> Ctx<'a> {
             .flatten()
             .is_some_and(|o| matches!(g.ops[o].kind, tpusim_graph::OpKind::GlobalAvgPool));
         let bits = if from_pool {
-            crate::cost::pool_store_bits(t, g.tensors[ti].shape, b.bits, nsecs)
+            crate::cost::pool_store_bits(t, g.tensors[ti].shape, b.bits, nsecs, self.chip.npu_num)
         } else {
             b.bits
         };
@@ -287,6 +287,34 @@ impl<'a> Ctx<'a> {
                 &self.timing,
             ),
         }
+    }
+
+    /// Compute cycles `op` takes at least, whole, wherever it runs: [`Ctx::whole_op_cycles`],
+    /// or for a cast or an activation laid over every lane (in a group of element-wise
+    /// ops alone, or global) the less of that and its cycles so. A bound from below for
+    /// the search's pruning.
+    pub(crate) fn least_op_cycles(&self, op: &tpusim_graph::Op) -> f64 {
+        let own = self.whole_op_cycles(op);
+        let spreads = matches!(
+            op.kind,
+            tpusim_graph::OpKind::Act(_) | tpusim_graph::OpKind::Cast
+        );
+        let Some(y) = op.outputs.first().and_then(|&o| self.graph.tensors.get(o)) else {
+            return own;
+        };
+        if !spreads || self.compute.is_some() {
+            return own;
+        }
+        let part = crate::cost::OpPart {
+            n: y.shape.n,
+            h: y.shape.h,
+            in_h: None,
+            spread: true,
+        };
+        let model = crate::cost::OpModel::Profiled;
+        let spread =
+            crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, model);
+        own.min(spread)
     }
 
     /// [`crate::cost::global_cost`] of `op` (with the caller's compute model if given).

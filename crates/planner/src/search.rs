@@ -67,7 +67,7 @@ pub fn search(ctx: &Ctx) -> Result<Vec<Piece>> {
     let mut comp_prefix = vec![0f64; n + 1];
     let mut wbytes_prefix = vec![0u64; n + 1];
     for (i, op) in g.ops.iter().enumerate() {
-        comp_prefix[i + 1] = comp_prefix[i] + ctx.whole_op_cycles(op);
+        comp_prefix[i + 1] = comp_prefix[i] + ctx.least_op_cycles(op);
         let w: u64 = op
             .weights
             .iter()

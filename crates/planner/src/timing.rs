@@ -91,6 +91,16 @@ pub struct ChipTiming {
     /// where given, else `gdma_store_bytes_per_s`). bm1684x 4.4e10 (44.1 bytes a cycle).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gdma_matrix_store_bytes_per_s: Option<f64>,
+    /// Cycles a global element-wise layer's flat load takes at least for each lane its
+    /// elements spread over (`None`: no floor). A small matrix moves at this floor, not at
+    /// its bytes: bm1684x 4.4 (a [1, 10] cast loads its 20 bytes in 44 cycles, 10
+    /// elements on 10 lanes; a [8, 100] its 1,600 in 271, 13 a lane on 62), bm1688 3.0
+    /// after its set-up (`bench/tpumlir_matrix_floor.py`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_matrix_load_cycles_per_plane: Option<f64>,
+    /// The same for its stores (`None`: no floor): bm1684x 5.8, bm1688 2.95.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_matrix_store_cycles_per_plane: Option<f64>,
     /// Rate of a global matmul's and softmax's loads and stores, bytes per second, each
     /// operand one flat range (`None`: at the chip's load and store rates, and an
     /// attention matmul's operands a row at a time). bm1688 2.4e10: its backend's matmul
@@ -164,6 +174,14 @@ impl ChipTiming {
             (
                 "gdma_matrix_store_bytes_per_s",
                 self.gdma_matrix_store_bytes_per_s,
+            ),
+            (
+                "gdma_matrix_load_cycles_per_plane",
+                self.gdma_matrix_load_cycles_per_plane,
+            ),
+            (
+                "gdma_matrix_store_cycles_per_plane",
+                self.gdma_matrix_store_cycles_per_plane,
             ),
             ("global_tensor_bytes_per_s", self.global_tensor_bytes_per_s),
         ];
@@ -265,6 +283,12 @@ pub struct TimingUsed {
     /// A global element-wise layer's store rate, bytes per cycle (0 = the store rate).
     #[serde(default)]
     pub gdma_matrix_store_bytes_per_cycle: f64,
+    /// A global element-wise layer's load floor, cycles a lane its elements use (0: none).
+    #[serde(default)]
+    pub gdma_matrix_load_cycles_per_plane: f64,
+    /// A global element-wise layer's store floor, cycles a lane its elements use (0: none).
+    #[serde(default)]
+    pub gdma_matrix_store_cycles_per_plane: f64,
     /// A global matmul's and softmax's transfer rate, bytes per cycle, each operand
     /// flat (0 = the load and store rates, attention operands row by row).
     #[serde(default)]
@@ -374,6 +398,12 @@ impl Timing {
                         .or(t.gdma_store_bytes_per_s)
                         .unwrap_or(bw)
                         / clock,
+                    gdma_matrix_load_cycles_per_plane: t
+                        .gdma_matrix_load_cycles_per_plane
+                        .unwrap_or(0.0),
+                    gdma_matrix_store_cycles_per_plane: t
+                        .gdma_matrix_store_cycles_per_plane
+                        .unwrap_or(0.0),
                     global_tensor_bytes_per_cycle: t.global_tensor_bytes_per_s.unwrap_or(0.0)
                         / clock,
                     gdma_load_setup_cycles: t.gdma_load_setup_cycles.unwrap_or(0.0),
@@ -433,6 +463,8 @@ fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
         global_softmax_row_cycles: 0.0,
         gdma_matrix_bytes_per_cycle: dma,
         gdma_matrix_store_bytes_per_cycle: dma,
+        gdma_matrix_load_cycles_per_plane: 0.0,
+        gdma_matrix_store_cycles_per_plane: 0.0,
         global_tensor_bytes_per_cycle: 0.0,
         gdma_load_setup_cycles: 0.0,
         gdma_store_setup_cycles: 0.0,

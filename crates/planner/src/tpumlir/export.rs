@@ -272,7 +272,7 @@ fn trailing_view(plan: &Plan, last: &str, nsecs: u64) -> Option<usize> {
         && matches!(plan.dtype.as_str(), "f16" | "bf16")
     {
         let t = Timing::from_used(&plan.timing, plan.eu_bytes, 16);
-        crate::cost::pool_store_bits(&t, shape, 16, nsecs) == 16
+        crate::cost::pool_store_bits(&t, shape, 16, nsecs, plan.npu_num) == 16
     } else {
         shape.n == 1
     };

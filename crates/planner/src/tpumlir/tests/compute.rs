@@ -641,3 +641,38 @@ fn a_small_global_fc_pays_its_weight_planes() {
         );
     }
 }
+
+/// A global sigmoid (f32 in and out, as under F16) runs over all lanes in chunks of
+/// 16,384 elements, each chunk's load, compute and store a stage of a pipeline: alone, one
+/// after another. TPU-MLIR 1.30.2's profiles: the probes of `bench/tpumlir_small_c.py`,
+/// which TPU-MLIR's own grouping leaves global (1×2×36×36: 816 cycles on bm1684x, 2,416
+/// on bm1688; 2×2×18×18: 744 and 1,468), and unet_deep_b2's 2×1×96×96 in two chunks on
+/// bm1684x, 3,701 (with the sigmoid on its one channel's lane and its transfers
+/// overlapped with its compute, we said 66,708).
+#[test]
+fn a_global_sigmoid_runs_over_all_lanes_in_chunks() {
+    for (chip_name, shape, profiled) in [
+        ("bm1684x", Shape4::new(1, 2, 36, 36), 816.0),
+        ("bm1688", Shape4::new(1, 2, 36, 36), 2_416.0),
+        ("bm1684x", Shape4::new(2, 2, 18, 18), 744.0),
+        ("bm1688", Shape4::new(2, 2, 18, 18), 1_468.0),
+        ("bm1684x", Shape4::new(2, 1, 96, 96), 3_701.0),
+    ] {
+        let mut b = GraphBuilder::new("sigmoid");
+        let x = b.input("x", shape);
+        let y = b.act("s", x, tpusim_graph::Activation::Sigmoid).unwrap();
+        b.output(y);
+        let mut g = b.finish().unwrap();
+        for t in &mut g.tensors {
+            t.bits = Some(32);
+        }
+        let (chip, t) = f16(chip_name);
+        let c = crate::cost::global_cost(&g, &g.ops[0], 16, &chip.geometry, &t, None);
+        let r = c.cycles as f64 / profiled;
+        assert!(
+            (0.97..1.03).contains(&r),
+            "{chip_name} {shape:?}: ours {} ({r:.3}x)",
+            c.cycles
+        );
+    }
+}
