@@ -41,6 +41,11 @@ HELD_OUT |= HELD_OUT_3
 HELD_OUT_4 = {"inception_pool_b3", "dilated_res_64", "deconv_skip_b2", "hswish_se_90",
               "wide_shallow_224", "dense_avg_b5"}
 HELD_OUT |= HELD_OUT_4
+# Round 5 (thirty-fifth session): six more, all held out, written after that session's
+# small-C and global element-wise rules and before any of them was planned or compiled.
+HELD_OUT_5 = {"res_gmp_b6", "sigmoid_seg_160", "leaky_pyramid_b3", "clip6_dw_b2",
+              "tanh_deconv_b4", "bn_odd_1x1_128"}
+HELD_OUT |= HELD_OUT_5
 
 
 class Net:
@@ -603,6 +608,68 @@ def dense_avg_b5(n):
     return n.classifier(x, c, 10)
 
 
+def res_gmp_b6(n):
+    """Batch 6 at 56x56: basic residual blocks of 40 and 80 channels (a strided 1x1 shortcut), a global max pool classifier."""
+    def block(x, cin, cout, s):
+        y = n.conv(n.conv(x, cin, cout, 3, s), cout, cout, 3, act=None)
+        short = x if s == 1 and cin == cout else n.conv(x, cin, cout, 1, s, p=0, act=None)
+        return n.act(n.add(y, short), "relu")
+    x = n.conv("input", 3, 40, 3)
+    x = block(block(x, 40, 40, 1), 40, 80, 2)
+    return n.gemm(n.flatten(n.gmp(block(x, 80, 80, 1))), 80, 12)
+
+
+def sigmoid_seg_160(n):
+    """A 160x160 segmentation net: two stride-2 stages, nearest upsampling with concatenated skips, a 2-channel sigmoid map out."""
+    e1 = n.conv(n.conv("input", 3, 12, 3), 12, 12, 3)
+    e2 = n.conv(e1, 12, 24, 3, 2)
+    e3 = n.conv(e2, 24, 48, 3, 2)
+    d2 = n.conv(n.concat([n.resize(e3), e2]), 72, 24, 3)
+    d1 = n.conv(n.concat([n.resize(d2), e1]), 36, 12, 3)
+    return n.conv(d1, 12, 2, 1, p=0, act="sigmoid")
+
+
+def leaky_pyramid_b3(n):
+    """Batch 3 at 72x72: pairs of 3x3 convs with leaky ReLU, 2x2 max pools between, 24, 48 and 96 channels, a 1x1 head."""
+    x, c = "input", 3
+    for cout in (24, 48, 96):
+        x = n.conv(n.conv(x, c, cout, 3, act="leaky"), cout, cout, 3, act="leaky")
+        if cout != 96:
+            x = n.maxpool(x, 2, 2)
+        c = cout
+    return n.conv(x, 96, 10, 1, p=0, act=None)
+
+
+def clip6_dw_b2(n):
+    """MobileNetV2 inverted residuals with ReLU6 (Clip) at batch 2, 96x96: expand 1x1, depthwise 3x3 (stride 2 twice), project, residual adds."""
+    x = n.conv("input", 3, 16, 3, 2, act="relu6")
+    cin = 16
+    for cout, s, t in [(16, 1, 4), (24, 2, 4), (24, 1, 4), (40, 2, 6), (40, 1, 6)]:
+        e = cin * t
+        y = n.conv(x, cin, e, 1, p=0, act="relu6")
+        y = n.conv(y, e, e, 3, s, group=e, act="relu6")
+        y = n.conv(y, e, cout, 1, p=0, act=None)
+        x = n.add(x, y) if s == 1 and cin == cout else y
+        cin = cout
+    return n.classifier(x, cin, 10)
+
+
+def tanh_deconv_b4(n):
+    """Batch 4 at 48x48: a strided encoder, 2x2 transposed convs back up with BN, a 3-channel tanh image out."""
+    x = n.conv(n.conv("input", 3, 32, 3, 2), 32, 64, 3, 2)
+    x = n.act(n.bn(n.deconv(x, 64, 32, act=None), 32), "relu")
+    x = n.act(n.bn(n.deconv(x, 32, 16, act=None), 16), "relu")
+    return n.conv(x, 16, 3, 3, act="tanh")
+
+
+def bn_odd_1x1_128(n):
+    """Conv-BN-ReLU (training-mode export) at 128x128 with odd channels (27, 54, 81): 1x1 and 3x3 alternating, one stride-2 step, a classifier."""
+    x = n.conv_bn("input", 3, 27, 3, 2)
+    x = n.conv_bn(n.conv_bn(x, 27, 54, 1, p=0), 54, 54, 3)
+    x = n.conv_bn(n.conv_bn(x, 54, 81, 1, p=0), 81, 81, 3, 2)
+    return n.classifier(n.conv_bn(x, 81, 27, 1, p=0), 27, 5)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -645,6 +712,13 @@ ZOO = {
     "hswish_se_90": (hswish_se_90, [1, 3, 90, 90]),
     "wide_shallow_224": (wide_shallow_224, [1, 3, 224, 224]),
     "dense_avg_b5": (dense_avg_b5, [5, 3, 40, 40]),
+    # round 5
+    "res_gmp_b6": (res_gmp_b6, [6, 3, 56, 56]),
+    "sigmoid_seg_160": (sigmoid_seg_160, [1, 3, 160, 160]),
+    "leaky_pyramid_b3": (leaky_pyramid_b3, [3, 3, 72, 72]),
+    "clip6_dw_b2": (clip6_dw_b2, [2, 3, 96, 96]),
+    "tanh_deconv_b4": (tanh_deconv_b4, [4, 3, 48, 48]),
+    "bn_odd_1x1_128": (bn_odd_1x1_128, [1, 3, 128, 128]),
 }
 
 

@@ -3,11 +3,14 @@
 //!
 //! Rules (each applies only when the intermediate tensor has exactly one consumer and is
 //! not a graph output, so no observable value disappears):
-//! - **BatchNorm after Conv/Deconv** folds into the conv's weights: the BN op is dropped,
+//! - **BatchNorm after Conv** folds into the conv's weights: the BN op is dropped,
 //!   its scale disappears into the filter, and the conv keeps its bias (or gains one, the
 //!   BN's shift tensor `1×c×1×1`). The conv keeps its own output tensor, which the BN's
 //!   readers now read (TPU-MLIR names the folded op after the conv's output, `conv19_Conv`,
 //!   not the BN's); only when the BN's output is a graph output does the conv write it.
+//!   A BatchNorm after a transposed conv stays an op of its own, as TPU-MLIR 1.30.2 keeps
+//!   it: the zoo's tanh_deconv_b4 (ConvTranspose, BatchNormalization, Relu) is cached by
+//!   TPU-MLIR as `deconv11_ConvTranspose` and `relu17_Relu`, the BN with its ReLU.
 //! - **Relu / Relu6 after Conv, Deconv, Gemm, BatchNorm, Add or Mul** becomes the
 //!   producing op's [`Op::fused_act`] (TPU-MLIR's `do_relu` with `relu_limit` 6 for
 //!   Relu6); the activation op is dropped. Other activations (sigmoid, leaky relu, …)
@@ -117,7 +120,7 @@ fn fold(g: &Graph) -> Result<Graph> {
             continue;
         }
         let fold = match (&ops[i].kind, &ops[p].kind) {
-            (OpKind::BatchNorm, OpKind::Conv(_) | OpKind::Deconv { .. }) => {
+            (OpKind::BatchNorm, OpKind::Conv(_)) => {
                 if ops[p].weights.len() == 1 {
                     let shift = ops[i].weights[1];
                     ops[p].weights.push(shift);
@@ -303,6 +306,32 @@ mod tests {
         assert_eq!(g.tensors[conv_out].name, "c");
         assert_eq!(g.ops[1].inputs[0], conv_out);
         assert!(g.tensors.iter().all(|t| t.name != "bn"));
+    }
+
+    #[test]
+    fn a_batch_norm_after_a_transposed_conv_stays_with_its_relu() {
+        // TPU-MLIR 1.30.2 keeps ConvTranspose and BatchNormalization apart: the zoo's
+        // tanh_deconv_b4 is cached as `deconv11_ConvTranspose` and `relu17_Relu`
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", Shape4::new(1, 8, 8, 8));
+        let params = crate::ir::ConvParams {
+            kernel: [2, 2],
+            stride: [2, 2],
+            pad: [0; 4],
+            dilation: [1, 1],
+            groups: 1,
+        };
+        let y = b.deconv("d", x, 4, params, [0, 0], true).unwrap();
+        let y = b.batchnorm("bn", y).unwrap();
+        let y = b.act("relu", y, Activation::Relu).unwrap();
+        b.output(y);
+        let g = fuse(&b.finish().unwrap()).unwrap();
+        assert_eq!(g.ops.len(), 2);
+        assert!(matches!(g.ops[0].kind, OpKind::Deconv { .. }));
+        assert_eq!(g.ops[0].fused_act, None);
+        assert!(matches!(g.ops[1].kind, OpKind::BatchNorm));
+        assert_eq!(g.ops[1].fused_act, Some(Activation::Relu));
+        assert_eq!(g.tensors[g.ops[1].outputs[0]].name, "relu");
     }
 
     #[test]
