@@ -7,7 +7,7 @@ tanh of the input (f32 in and out), or a 1x1 conv and a tanh (the F16 conv's out
 to f32 for the tanh: f16 in, f32 out). Forced into a group of their own, TPU-MLIR holds
 the element-wise ops in the GROUP_SMALL_C layout (`getNCHW`: the n·c·h rows of w over the
 lanes, NPU_NUM a lane row when they divide evenly, else n·c rows of h). The script
-compiles each probe (bench/tpumlir_zoo_run.sh), forces the two ops into one group held
+compiles each probe (bench/tpumlir_zoo_run.sh), forces the element-wise ops into one group held
 whole (TPU-MLIR's own grouping leaves some of them global), reads the group's loads and
 stores from the final MLIR and their cycles from codegen's
 compiler_profile_0.txt, and prints them beside the planner's rule
