@@ -9,6 +9,7 @@
 //! the NPU backend's own cycle profiles; they are why slicing a 7×7 map into 1-row slices does
 //! not pay, and why a global conv costs more than its bytes over the load rate.
 
+use crate::nd_global::Stages;
 use crate::range::Range;
 use crate::timing::Timing;
 use tpusim_graph::{Graph, Op, OpKind, Shape4};
@@ -937,36 +938,30 @@ struct Chunks<'a> {
 }
 
 impl Chunks<'_> {
-    /// The chunks as a three-stage pipeline: the next chunk loads and the last one
-    /// stores while this one computes. One chunk loads, computes and stores one after
-    /// another (the probes' global sigmoids and tanhs of up to 3,072 elements, both
-    /// chips: bm1688 1×2×36×36 2,416 cycles, our 1,239 of transfers and 1,197 of compute;
-    /// bm1684x 1×1×28×28 674, 266 + 58 + 350); two overlap (unet_deep_b2's on bm1684x:
-    /// 3,701 cycles, 1,129 + 897 + 1,489 + 186 as its chunks' stages in the profile).
+    /// The chunks double-buffered ([`crate::nd_global::pipelined`]): the next chunk loads
+    /// and the one before stores while this one computes, one engine moving the data. One
+    /// chunk loads, computes and stores one after another (the probes' global sigmoids and
+    /// tanhs of up to 3,072 elements, both chips: bm1688 1×2×36×36 2,416 cycles, our 1,239
+    /// of transfers and 1,197 of compute; bm1684x 1×1×28×28 674, 266 + 58 + 350); two
+    /// overlap (unet_deep_b2's on bm1684x: 3,701 cycles, 1,129 + 897 + 1,489 + 186 as its
+    /// chunks' stages in the profile). Past [`crate::nd_global::double_buffered`]'s limit
+    /// of slices, as that many equal ones.
     fn pipelined_cycles(&self, t: &Timing) -> f64 {
         let count = self.elements.div_ceil(CHUNK_ELEMENTS).max(1);
         let last = self.elements - (count - 1).saturating_mul(CHUNK_ELEMENTS);
         let full = self.stages(t, CHUNK_ELEMENTS.min(self.elements));
         let tail = self.stages(t, last);
-        // while a chunk computes, the one engine moving data loads the next chunk and
-        // stores the one before
-        let step = |compute: f64, load: f64, store: f64| compute.max(load + store);
-        match count {
-            1 => tail.load + tail.compute + tail.store,
-            _ => {
-                let next_load = if count > 2 { full.load } else { tail.load };
-                let first = step(full.compute, next_load, 0.0);
-                let middle =
-                    count.saturating_sub(3) as f64 * step(full.compute, full.load, full.store);
-                let before_last = if count > 2 {
-                    step(full.compute, tail.load, full.store)
-                } else {
-                    0.0
-                };
-                let last = step(tail.compute, 0.0, full.store);
-                full.load + first + middle + before_last + last + tail.store
-            }
+        if count > crate::nd_global::MAX_PIPELINE_SLICES {
+            let n = count as f64;
+            return crate::nd_global::double_buffered(
+                full.load * n,
+                full.compute * n,
+                full.store * n,
+                count,
+            );
         }
+        let fulls = std::iter::repeat(full).take((count - 1) as usize);
+        crate::nd_global::pipelined(fulls.chain(std::iter::once(tail)))
     }
 
     /// The load, compute and store cycles of a chunk of `elements`, its matrices in rows
@@ -993,13 +988,6 @@ impl Chunks<'_> {
             store: moved(Dir::Store),
         }
     }
-}
-
-/// A chunk's three stages, cycles.
-struct Stages {
-    load: f64,
-    compute: f64,
-    store: f64,
 }
 
 /// Compute cycles of `op` (output shape `y`) run alone. A cast or an activation runs

@@ -151,7 +151,7 @@ pub fn function_ops(op_type: &str) -> Option<f64> {
 }
 
 /// Most slices [`double_buffered`] follows one by one.
-const MAX_PIPELINE_SLICES: u64 = 1 << 12;
+pub(crate) const MAX_PIPELINE_SLICES: u64 = 1 << 12;
 
 /// Cycles of a global layer cut into `slices` equal slices, double-buffered: one GDMA
 /// engine takes the transfers in the order L1, L2, S1, L3, S2, …, Sn, each store after its
@@ -160,15 +160,42 @@ const MAX_PIPELINE_SLICES: u64 = 1 << 12;
 /// slices: 114,941 cycles, this 115,556; bm1684x GELU [64, 512] in 2: 5,405, this 5,405).
 pub(crate) fn double_buffered(load: f64, compute: f64, store: f64, slices: u64) -> f64 {
     let n = slices.clamp(1, MAX_PIPELINE_SLICES);
-    let (l, c, s) = (load / n as f64, compute / n as f64, store / n as f64);
-    let (mut dma, mut computed, mut loaded) = (l, 0.0_f64, l);
-    for i in 0..n {
-        computed = computed.max(loaded) + c;
-        if i + 1 < n {
-            dma += l;
+    let slice = Stages {
+        load: load / n as f64,
+        compute: compute / n as f64,
+        store: store / n as f64,
+    };
+    pipelined((0..n).map(|_| slice))
+}
+
+/// One slice's load, compute and store cycles in [`pipelined`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Stages {
+    /// Its loads.
+    pub load: f64,
+    /// Its compute.
+    pub compute: f64,
+    /// Its stores.
+    pub store: f64,
+}
+
+/// Cycles of slices run double-buffered, in order, as [`double_buffered`] times equal
+/// ones: one GDMA engine takes the transfers in the order L1, L2, S1, L3, S2, …, Sn,
+/// each store after its slice's compute, each compute after its load and the compute
+/// before.
+pub(crate) fn pipelined(slices: impl IntoIterator<Item = Stages>) -> f64 {
+    let mut slices = slices.into_iter().peekable();
+    let Some(first) = slices.peek().copied() else {
+        return 0.0;
+    };
+    let (mut dma, mut computed, mut loaded) = (first.load, 0.0_f64, first.load);
+    while let Some(this) = slices.next() {
+        computed = computed.max(loaded) + this.compute;
+        if let Some(next) = slices.peek() {
+            dma += next.load;
             loaded = dma;
         }
-        dma = dma.max(computed) + s;
+        dma = dma.max(computed) + this.store;
     }
     dma
 }
