@@ -14,7 +14,12 @@ transfers whose floor exceeds their bytes at the matrix rate), and prints the ru
 error on the tuned and held-out networks apart, with the chip preset's figure if it has
 one.
 
-Usage: python3 bench/tpumlir_matrix_floor.py ZOO_DIR CHIP [PROBE_DIR]
+With --any-op, it instead checks the preset's floor on every GDMA_MATRIX transfer of
+any element-wise op of ZOO_DIR's compiles (the transformer zoo's, bench/tpumlir_tx_zoo.py;
+Where's masks left out, they move as one row), each transfer taken alone as 16-bit
+elements, where the floor exceeds the bytes at the matrix rate: nothing is fitted.
+
+Usage: python3 bench/tpumlir_matrix_floor.py ZOO_DIR CHIP [PROBE_DIR] [--any-op]
 """
 import glob
 import json
@@ -45,18 +50,44 @@ def transfers(root, chip, held_out):
                        "elements": elements, "cycles": cycles, "held_out": held_out(net)}
 
 
+ANY = re.compile(r"(\w+)_\d+\|GDMA_MATRIX\|s:\d+\|b:\d+\|g:\d+\|e:\d+\|t:(\d+)\|dr:(\d)\|sz:(\d+)")
+NOT_ELEMENT_WISE = {"MatMul", "Softmax", "Permute", "Conv2D", "Reshape", "Where"}
+
+
+def any_op_check(root, chip, p, rate, floor):
+    """The preset's floor against every element-wise op's matrix transfers under root."""
+    lanes, errs, plain = LANES[chip], [], []
+    for d in sorted(glob.glob(f"{root}/*/{chip}_lg")):
+        for m in ANY.finditer(open(f"{d}/compiler_profile_0.txt").read()):
+            op, cycles, direction, size = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+            kind = ("load", "store")[direction]
+            if op in NOT_ELEMENT_WISE or cycles == 0:
+                continue
+            bare = p["setup"][kind] + size / rate[kind]
+            ours = p["setup"][kind] + max(size / rate[kind], planes(size // 2, lanes) * floor[kind])
+            if ours > 1.01 * bare:
+                errs.append(ours / cycles - 1)
+                plain.append(bare / cycles - 1)
+    if not errs:
+        sys.exit(f"no floor-bound transfers of {chip} under {root}")
+    for name, e in (("with the floor", errs), ("without", plain)):
+        print(f"  {name:14} {len(e):4} floor-bound transfers: median |error| "
+              f"{statistics.median(map(abs, e)):.1%}, worst {max(map(abs, e)):.1%}")
+
+
 def planes(elements, lanes):
     per_lane = max(1, math.ceil(elements / lanes))
     return math.ceil(elements / per_lane)
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = [a for a in sys.argv[1:] if a != "--any-op"]
+    if len(args) < 2:
         sys.exit(__doc__)
-    zoo_dir, chip = sys.argv[1], sys.argv[2]
+    zoo_dir, chip = args[0], args[1]
     zoo = json.load(open(f"{zoo_dir}/zoo.json"))
     seen = list(transfers(zoo_dir, chip, lambda n: zoo.get(n, {}).get("held_out", True)))
-    for probe_dir in sys.argv[3:]:
+    for probe_dir in args[2:]:
         seen += list(transfers(probe_dir, chip, lambda n: True))
     p = preset(chip)
     with open(f"{R}/data/lmem/{chip}.toml", "rb") as f:
@@ -70,6 +101,8 @@ def main():
     rate = {"load": load_rate / clock, "store": store_rate / clock}
     shipped = {"load": toml.get("gdma_matrix_load_cycles_per_plane"),
                "store": toml.get("gdma_matrix_store_cycles_per_plane")}
+    if "--any-op" in sys.argv:
+        return any_op_check(zoo_dir, chip, p, rate, shipped)
     lanes = LANES[chip]
     fitted = {}
     for kind in ("load", "store"):
