@@ -676,3 +676,60 @@ fn a_global_sigmoid_runs_over_all_lanes_in_chunks() {
         );
     }
 }
+
+/// The double-buffered pipeline over unequal slices: one slice loads, computes and stores
+/// in turn; equal slices time as the loop `double_buffered` ran before it took any
+/// slices (restated below); unet_deep_b2's global sigmoid on
+/// bm1684x, its chunks of 16,384 and 2,048 elements as profiled (loads 1,129 and 141,
+/// stores 1,489 and 186) with our compute, comes to its 3,701 cycles within 1 %.
+#[test]
+fn slices_run_double_buffered_on_one_engine() {
+    use crate::nd_global::{pipelined, Stages};
+    // equal slices, as the transformer path timed them until the thirty-fifth session
+    let equal_slices = |load: f64, compute: f64, store: f64, n: u64| {
+        let (l, c, s) = (load / n as f64, compute / n as f64, store / n as f64);
+        let (mut dma, mut computed, mut loaded) = (l, 0.0_f64, l);
+        for i in 0..n {
+            computed = computed.max(loaded) + c;
+            if i + 1 < n {
+                dma += l;
+                loaded = dma;
+            }
+            dma = dma.max(computed) + s;
+        }
+        dma
+    };
+    let one = Stages {
+        load: 266.0,
+        compute: 58.0,
+        store: 350.0,
+    };
+    assert_eq!(pipelined([one]), 674.0);
+    assert_eq!(pipelined(std::iter::empty()), 0.0);
+    for n in [1u64, 2, 3, 7] {
+        let equal = Stages {
+            load: 100.0 / n as f64,
+            compute: 300.0 / n as f64,
+            store: 80.0 / n as f64,
+        };
+        let ours = pipelined((0..n).map(|_| equal));
+        assert!(
+            (ours - equal_slices(100.0, 300.0, 80.0, n)).abs() < 1e-9,
+            "{n}"
+        );
+    }
+    let chunks = [
+        Stages {
+            load: 1_129.0,
+            compute: 912.0,
+            store: 1_489.0,
+        },
+        Stages {
+            load: 141.0,
+            compute: 114.0,
+            store: 186.0,
+        },
+    ];
+    let ours = pipelined(chunks);
+    assert!((ours / 3_701.0 - 1.0).abs() < 0.01, "{ours}");
+}
