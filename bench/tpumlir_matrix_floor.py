@@ -31,7 +31,8 @@ import sys
 from tpumlir_small_planes import preset, R
 
 LANES = {"bm1684x": 64, "bm1688": 32}
-XFER = re.compile(r"((?:Cast|Active)_\d+)\|GDMA_MATRIX\|s:\d+\|b:\d+\|g:\d+\|e:\d+\|t:(\d+)\|dr:(\d)\|sz:(\d+)")
+# a profile's GDMA_MATRIX command: op type, op index, cycles, direction, bytes
+XFER = re.compile(r"(\w+)_(\d+)\|GDMA_MATRIX\|s:\d+\|b:\d+\|g:\d+\|e:\d+\|t:(\d+)\|dr:(\d)\|sz:(\d+)")
 
 
 def transfers(root, chip, held_out):
@@ -39,7 +40,9 @@ def transfers(root, chip, held_out):
         net = d.split("/")[-2]
         ops = {}
         for m in XFER.finditer(open(f"{d}/compiler_profile_0.txt").read()):
-            ops.setdefault(m.group(1), []).append((int(m.group(3)), int(m.group(4)), int(m.group(2))))
+            if m.group(1) in ("Cast", "Active"):
+                ops.setdefault(m.group(1) + m.group(2), []).append(
+                    (int(m.group(4)), int(m.group(5)), int(m.group(3))))
         for op, xs in ops.items():
             if len(xs) != 2:
                 continue  # moved in chunks: bound by its bytes
@@ -50,7 +53,6 @@ def transfers(root, chip, held_out):
                        "elements": elements, "cycles": cycles, "held_out": held_out(net)}
 
 
-ANY = re.compile(r"(\w+)_\d+\|GDMA_MATRIX\|s:\d+\|b:\d+\|g:\d+\|e:\d+\|t:(\d+)\|dr:(\d)\|sz:(\d+)")
 NOT_ELEMENT_WISE = {"MatMul", "Softmax", "Permute", "Conv2D", "Reshape", "Where"}
 
 
@@ -58,8 +60,8 @@ def any_op_check(root, chip, p, rate, floor):
     """The preset's floor against every element-wise op's matrix transfers under root."""
     lanes, errs, plain = LANES[chip], [], []
     for d in sorted(glob.glob(f"{root}/*/{chip}_lg")):
-        for m in ANY.finditer(open(f"{d}/compiler_profile_0.txt").read()):
-            op, cycles, direction, size = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        for m in XFER.finditer(open(f"{d}/compiler_profile_0.txt").read()):
+            op, cycles, direction, size = m.group(1), int(m.group(3)), int(m.group(4)), int(m.group(5))
             kind = ("load", "store")[direction]
             if op in NOT_ELEMENT_WISE or cycles == 0:
                 continue

@@ -34,7 +34,7 @@ import sys
 
 import tpumlir_zoo_compare
 from plan_tpumlir_tx_ops import spans_of
-from tpumlir_small_planes import preset
+from tpumlir_small_planes import predicted, preset
 
 R = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ELEM = {"f16": 2, "f32": 4}
@@ -131,20 +131,19 @@ def transfers(work, net, chip):
 
 def rule(p, t, lanes, row_bytes=None, old=False):
     """The planner's cycles for one whole transfer of a small-C group's map
-    (crates/planner/src/cost.rs `act_dma_cycles`): n·c·h planes, small planes in rows of
-    `row_bytes` (the preset's when None) at the preset's factor. `old`: the rule before
-    the thirty-fifth session, n·c rows on every lane unless the lanes divide n·c·h."""
+    (crates/planner/src/cost.rs `act_dma_cycles`): n·c·h small planes, priced as
+    bench/tpumlir_small_planes.py prices them, in rows of `row_bytes` (the preset's when
+    None). `old`: the rule before the thirty-fifth session, n·c rows on every lane unless
+    the lanes divide n·c·h."""
     n, c, h, w = t["shape"]
     nbytes = n * c * h * w * ELEM[t["dtype"]]
     k = t["kind"]
     if old:
         rows = n * c * h
         units = rows if rows % lanes == 0 else n * c * lanes
-    else:
-        planes = n * c * h
-        rows = max(1, math.ceil(nbytes / (row_bytes or p["row_bytes"])))
-        units = max(planes, math.ceil(planes / rows) * p["factor"])
-    return p["setup"][k] + max(nbytes / p["rate"][k], units * p["floor"][k])
+        return p["setup"][k] + max(nbytes / p["rate"][k], units * p["floor"][k])
+    rows_of = dict(p, row_bytes=row_bytes or p["row_bytes"])
+    return predicted({"bytes": nbytes, "planes": n * c * h, "kind": k}, rows_of)
 
 
 def main():

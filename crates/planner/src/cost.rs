@@ -163,7 +163,7 @@ pub fn flat_dma_cycles(t: &Timing, dir: Dir, bytes: u64) -> f64 {
 /// cycles, 196,608 stored in 4,468, at 58 and 44), never under the chip's matrix floor
 /// for each lane the elements spread over ([`matrix_planes`]; bm1684x: a [1, 10] cast
 /// loads 20 bytes in 44 cycles, a [8, 100] one 1,600 in 271; `bench/tpumlir_matrix_floor.py`:
-/// every one of 72 held-out transfers within 2.7 % on bm1684x, 62 within 0.6 % on bm1688).
+/// every one of 78 held-out transfers within 2.7 % on bm1684x, 68 within 0.6 % on bm1688).
 pub fn matrix_dma_cycles(t: &Timing, dir: Dir, bytes: u64, elements: u64, lanes: u64) -> f64 {
     matrix_rows_dma_cycles(t, dir, bytes, matrix_planes(elements, lanes))
 }
@@ -186,8 +186,12 @@ fn matrix_rows_dma_cycles(t: &Timing, dir: Dir, bytes: u64, rows: u64) -> f64 {
 /// The lanes `elements` spread over as a matrix: ⌈elements / lanes⌉ a lane, on as many
 /// lanes as that fills (80 elements over 64 lanes: 2 a lane on 40).
 pub fn matrix_planes(elements: u64, lanes: u64) -> u64 {
-    let per_lane = elements.div_ceil(lanes.max(1)).max(1);
-    elements.div_ceil(per_lane)
+    matrix_rows(elements, elements.div_ceil(lanes.max(1)))
+}
+
+/// The rows of a matrix of `elements` in rows of `per_row` elements, one a lane.
+fn matrix_rows(elements: u64, per_row: u64) -> u64 {
+    elements.div_ceil(per_row.max(1))
 }
 
 /// DMA cycles of `elements` cast as a global layer: its `from` bytes loaded and its `to`
@@ -828,7 +832,8 @@ pub fn global_cost(
             } else {
                 x.bits.unwrap_or(bits)
             };
-            let b = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
+            let elements = s.elements().unwrap_or(u64::MAX);
+            let b = bytes_of(elements, bits);
             bytes = bytes.saturating_add(b);
             let (n, h) = ([0, s.n], [0, s.h]);
             // a fully connected layer's weight [K, N] loads as K coefficient planes of
@@ -839,12 +844,8 @@ pub fn global_cost(
             let cycles = match (kind, oc_slices) {
                 (1 | 2, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
                 (1, _) if gemm_weight => gemm_weight_cycles(t, s, bits),
-                (0, _) if matrix => {
-                    matrix_dma_cycles(t, Dir::Load, b, s.elements().unwrap_or(u64::MAX), npu_num)
-                }
-                (2, _) if matrix => {
-                    matrix_dma_cycles(t, Dir::Store, b, s.elements().unwrap_or(u64::MAX), npu_num)
-                }
+                (0, _) if matrix => matrix_dma_cycles(t, Dir::Load, b, elements, npu_num),
+                (2, _) if matrix => matrix_dma_cycles(t, Dir::Store, b, elements, npu_num),
                 (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 (0, _) => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),
@@ -854,7 +855,6 @@ pub fn global_cost(
             dma += cycles;
             if matrix && kind != 1 {
                 let dir = if kind == 0 { Dir::Load } else { Dir::Store };
-                let elements = s.elements().unwrap_or(u64::MAX);
                 matrix_transfers.push(MatrixTransfer {
                     dir,
                     bits,
@@ -976,8 +976,8 @@ impl Chunks<'_> {
                 .filter(|x| x.dir == dir)
                 .map(|x| {
                     let e = ((x.elements as f64) * share).ceil() as u64;
-                    let per_row = ((x.elements as f64) * full).ceil() as u64;
-                    let rows = e.div_ceil(per_row.div_ceil(self.lanes.max(1)).max(1));
+                    let chunk = ((x.elements as f64) * full).ceil() as u64;
+                    let rows = matrix_rows(e, chunk.div_ceil(self.lanes.max(1)));
                     matrix_rows_dma_cycles(t, dir, bytes_of(e, x.bits), rows)
                 })
                 .sum()
@@ -995,7 +995,7 @@ impl Chunks<'_> {
 /// channels ([`OpPart::spread`]): TPU-MLIR 1.30.2's global sigmoid of a 1×1×28×28 f32
 /// map computes from cycle 266 to 323 of its 674 on bm1684x, between its load and its
 /// store, where its one channel on one lane would take 2,793.
-fn global_compute(graph: &Graph, op: &Op, y: Shape4, npu_num: u64, t: &Timing) -> f64 {
+pub(crate) fn global_compute(graph: &Graph, op: &Op, y: Shape4, npu_num: u64, t: &Timing) -> f64 {
     let part = OpPart {
         n: y.n,
         h: y.h,

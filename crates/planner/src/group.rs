@@ -290,31 +290,22 @@ impl<'a> Ctx<'a> {
     }
 
     /// Compute cycles `op` takes at least, whole, wherever it runs: [`Ctx::whole_op_cycles`],
-    /// or for a cast or an activation laid over every lane (in a group of element-wise
-    /// ops alone, or global) the less of that and its cycles so. A bound from below for
-    /// the search's pruning.
+    /// or the less of that and its compute run global, where a cast or an activation
+    /// runs over every lane as in a group of element-wise ops alone
+    /// ([`crate::cost::global_compute`]). A bound from below for the search's pruning.
     pub(crate) fn least_op_cycles(&self, op: &tpusim_graph::Op) -> f64 {
         let own = self.whole_op_cycles(op);
-        let spreads = matches!(
-            op.kind,
-            tpusim_graph::OpKind::Act(_) | tpusim_graph::OpKind::Cast
-        );
-        let Some(y) = op.outputs.first().and_then(|&o| self.graph.tensors.get(o)) else {
-            return own;
-        };
-        if !spreads || self.compute.is_some() {
-            return own;
+        let y = op.outputs.first().and_then(|&o| self.graph.tensors.get(o));
+        match y {
+            Some(y) if self.compute.is_none() => own.min(crate::cost::global_compute(
+                self.graph,
+                op,
+                y.shape,
+                self.chip.npu_num,
+                &self.timing,
+            )),
+            _ => own,
         }
-        let part = crate::cost::OpPart {
-            n: y.shape.n,
-            h: y.shape.h,
-            in_h: None,
-            spread: true,
-        };
-        let model = crate::cost::OpModel::Profiled;
-        let spread =
-            crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, model);
-        own.min(spread)
     }
 
     /// [`crate::cost::global_cost`] of `op` (with the caller's compute model if given).
