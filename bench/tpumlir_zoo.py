@@ -46,6 +46,12 @@ HELD_OUT |= HELD_OUT_4
 HELD_OUT_5 = {"res_gmp_b6", "sigmoid_seg_160", "leaky_pyramid_b3", "clip6_dw_b2",
               "tanh_deconv_b4", "bn_odd_1x1_128"}
 HELD_OUT |= HELD_OUT_5
+# Round 6 (thirty-sixth session): six more, all held out, written before any of them was
+# planned or compiled: asymmetric kernels, ceil-mode pools, 3x3 transposed convs with
+# output padding, GLU-style gates, 4x upsampling, batch-8 depthwise 5x5.
+HELD_OUT_6 = {"factorized_b2", "deconv3_op_b3", "ceil_stem_57", "glu_gates_b4",
+              "resize4_fpn_192", "dw5_se_b8"}
+HELD_OUT |= HELD_OUT_6
 
 
 class Net:
@@ -670,6 +676,82 @@ def bn_odd_1x1_128(n):
     return n.classifier(n.conv_bn(x, 81, 27, 1, p=0), 27, 5)
 
 
+def conv_hw(n, x, cin, cout, kh, kw, act="relu"):
+    """A kh x kw conv, stride 1, padded to keep the size (Inception-v3's factorised 1x7 and 7x1)."""
+    w = n.weight((cout, cin, kh, kw), np.sqrt(2.0 / (cin * kh * kw)))
+    y = n.node("Conv", [x, w, n.weight((cout,), 0.01)], "conv", kernel_shape=[kh, kw],
+               pads=[kh // 2, kw // 2, kh // 2, kw // 2])
+    return n.act(y, act)
+
+
+def factorized_b2(n):
+    """Batch 2 at 64x64: Inception-v3 factorised branches (1x7 then 7x1, 1x3 then 3x1), a 3x3/1 average pool branch, concatenated, twice."""
+    x = n.conv("input", 3, 32, 3, 2)
+    for c in (32, 48):
+        a = n.conv(x, c, 16, 1, p=0)
+        b = conv_hw(n, conv_hw(n, n.conv(x, c, 16, 1, p=0), 16, 16, 1, 7), 16, 16, 7, 1)
+        d = conv_hw(n, conv_hw(n, n.conv(x, c, 8, 1, p=0), 8, 8, 1, 3), 8, 8, 3, 1)
+        e = n.conv(n.avgpool(x, 3, 1, 1), c, 8, 1, p=0)
+        x = n.concat([a, b, d, e])
+    return n.conv(x, 48, 6, 1, p=0, act=None)
+
+
+def deconv3_op_b3(n):
+    """Batch 3 at 32x32: 3x3 stride-2 transposed convs with padding 1 and output padding 1 (torch's exact 2x), ReLU, a sigmoid map."""
+    x = n.conv(n.conv("input", 3, 24, 3, 2), 24, 48, 3, 2)
+    for cin, cout in ((48, 24), (24, 12)):
+        w = n.weight((cin, cout, 3, 3), np.sqrt(1.0 / (cin * 9)))
+        x = n.node("ConvTranspose", [x, w, n.weight((cout,), 0.01)], "deconv", kernel_shape=[3, 3],
+                   strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])
+        x = n.act(x, "relu")
+    return n.conv(x, 12, 1, 3, act="sigmoid")
+
+
+def ceil_stem_57(n):
+    """An odd 57x57: a 7x7/2 stem, a 3x3/2 ceil-mode max pool, basic residual blocks, a 2x2/2 ceil-mode average pool, a Gemm head."""
+    x = n.conv("input", 3, 32, 7, 2, p=3)
+    x = n.node("MaxPool", [x], "maxpool", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    for _ in range(2):
+        x = n.act(n.add(n.conv(n.conv(x, 32, 32, 3), 32, 32, 3, act=None), x), "relu")
+    x = n.node("AveragePool", [x], "avgpool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    return n.classifier(x, 32, 20)
+
+
+def glu_gates_b4(n):
+    """Batch 4 at 28x28, 96 to 128 channels: GLU-style gates (a conv times the sigmoid of another), concatenated, HardSwish, a residual add, a global max pool and MatMul head."""
+    x = n.conv("input", 3, 64, 3)
+    for c in (64, 64):
+        g1 = n.mul(n.conv(x, c, 48, 3, act=None), n.conv(x, c, 48, 3, act="sigmoid"))
+        g2 = n.mul(n.conv(x, c, 16, 1, p=0, act=None), n.conv(x, c, 16, 1, p=0, act="tanh"))
+        y = n.conv(n.concat([g1, g2]), 64, 64, 1, p=0, act="hswish")
+        x = n.add(x, y)
+    shape = n.name("shape")
+    n.inits.append(numpy_helper.from_array(np.array([4, 64], np.int64), shape))
+    flat = n.node("Reshape", [n.gmp(x), shape], "reshape")
+    return n.node("MatMul", [flat, n.weight((64, 9), 0.05)], "matmul")
+
+
+def resize4_fpn_192(n):
+    """A 192x192 feature pyramid: three stride-2 stages, the deepest upsampled 4x and the middle 2x onto the shallowest, 1x1 laterals added, LeakyReLU."""
+    c1 = n.conv(n.conv("input", 3, 16, 3, 2, act="leaky"), 16, 16, 3, act="leaky")
+    c2 = n.conv(c1, 16, 32, 3, 2, act="leaky")
+    c3 = n.conv(c2, 32, 64, 3, 2, act="leaky")
+    p = n.add(n.conv(c1, 16, 24, 1, p=0, act=None), n.resize(n.conv(c3, 64, 24, 1, p=0, act=None), 4))
+    p = n.add(p, n.resize(n.conv(c2, 32, 24, 1, p=0, act=None), 2))
+    return n.conv(p, 24, 4, 3, act=None)
+
+
+def dw5_se_b8(n):
+    """Batch 8 at 28x28: depthwise 5x5 stride-1 blocks with a hard-sigmoid SE, ReLU6, 1x1 projections, residual adds, a classifier."""
+    x, cin = n.conv("input", 3, 24, 3, act="relu6"), 24
+    for cout in (24, 40, 40):
+        e = x if cout == cin else n.conv(x, cin, cout, 1, p=0, act="relu6")
+        y = n.conv(e, cout, cout, 5, group=cout, act="relu6")
+        y = n.conv(n.se(y, cout, gate="hsigmoid"), cout, cout, 1, p=0, act=None)
+        x, cin = n.add(e, y), cout
+    return n.classifier(x, 40, 10)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -719,6 +801,13 @@ ZOO = {
     "clip6_dw_b2": (clip6_dw_b2, [2, 3, 96, 96]),
     "tanh_deconv_b4": (tanh_deconv_b4, [4, 3, 48, 48]),
     "bn_odd_1x1_128": (bn_odd_1x1_128, [1, 3, 128, 128]),
+    # round 6
+    "factorized_b2": (factorized_b2, [2, 3, 64, 64]),
+    "deconv3_op_b3": (deconv3_op_b3, [3, 3, 32, 32]),
+    "ceil_stem_57": (ceil_stem_57, [1, 3, 57, 57]),
+    "glu_gates_b4": (glu_gates_b4, [4, 3, 28, 28]),
+    "resize4_fpn_192": (resize4_fpn_192, [1, 3, 192, 192]),
+    "dw5_se_b8": (dw5_se_b8, [8, 3, 28, 28]),
 }
 
 

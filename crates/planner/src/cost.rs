@@ -906,9 +906,11 @@ pub fn global_cost(
     };
     // a sliced matmul reads its input again for each chunk of its weight: transfers too
     let dma = dma.max(cycles - comp);
+    // the pool's f32 output is cast back for its readers by a global cast of its own
+    let cast_back = crate::pool_cast::pool_output_cast_cycles(graph, op, bits, geo, t);
     GlobalOpCost {
         bytes,
-        cycles: (cast + cycles).ceil() as u64,
+        cycles: ((cast + cycles).ceil() as u64).saturating_add(cast_back),
         compute_cycles: comp.round() as u64,
         dma_cycles: (cast + dma).round() as u64,
     }
@@ -1011,7 +1013,8 @@ pub struct GlobalOpCost {
     /// Bytes moved: inputs and weights loaded, outputs stored.
     pub bytes: u64,
     /// Cycles: max(compute, DMA) plus the exposed fraction of the smaller, after any
-    /// input cast.
+    /// input cast, and a global average pool's cast back to the network's type
+    /// ([`crate::pool_cast`]).
     pub cycles: u64,
     /// Compute cycles.
     pub compute_cycles: u64,

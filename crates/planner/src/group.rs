@@ -94,6 +94,7 @@ impl<'a> Ctx<'a> {
             Some(s) => self.group_cost(gt, slicing, &s.blocks, &s.steps, &s.exposed),
             None => self.group_cost(gt, slicing, &blocks, &steps, &exposed),
         };
+        let cast_back = self.pool_casts_after(gt, slicing.nsecs);
         Ok(Some(Attempt {
             nsecs: slicing.nsecs,
             hsecs: slicing.hsecs,
@@ -101,7 +102,7 @@ impl<'a> Ctx<'a> {
             blocks,
             steps,
             addrs,
-            cycles: cost.cycles,
+            cycles: cost.cycles.saturating_add(cast_back),
             gmem: cost.gmem,
             compute_cycles: cost.compute_cycles,
             dma_cycles: cost.dma_cycles,
@@ -197,6 +198,32 @@ impl<'a> Ctx<'a> {
         } else {
             1
         }
+    }
+
+    /// Cycles of the global casts run after the group: one for each global average
+    /// pool's output it stores at 32 bits ([`crate::cost::pool_store_bits`]), cast back
+    /// for its readers ([`crate::pool_cast`]).
+    fn pool_casts_after(&self, gt: &GroupTensors, nsecs: u64) -> u64 {
+        let g = self.graph;
+        let bits = self.dtype.bits();
+        gt.escaping
+            .iter()
+            .filter_map(|&ti| {
+                let o = self.uses.producer.get(ti).copied().flatten()?;
+                let shape = g.tensors[ti].shape;
+                let lanes = self.chip.npu_num;
+                let stored = crate::cost::pool_store_bits(&self.timing, shape, bits, nsecs, lanes);
+                (stored == 32).then(|| {
+                    crate::pool_cast::pool_output_cast_cycles(
+                        g,
+                        &g.ops[o],
+                        bits,
+                        self.chip,
+                        &self.timing,
+                    )
+                })
+            })
+            .fold(0u64, u64::saturating_add)
     }
 
     /// (bytes, DMA cycles) of storing the part of block `b` slice `s` owns.

@@ -55,6 +55,7 @@ mod group;
 mod group_cost;
 mod lane_copy;
 mod place;
+mod pool_cast;
 mod pool_edges;
 mod range;
 mod search;
