@@ -242,13 +242,7 @@ pub fn pool_store_bits(t: &Timing, s: Shape4, bits: u32, nsecs: u64, lanes: u64)
             .filter_map(|i| crate::range::split(n, parts, i))
             .map(|[a, z]| {
                 let planes = (z - a).saturating_mul(plane);
-                dma_cycles(
-                    t,
-                    Dir::Store,
-                    bytes_of(planes, b),
-                    planes,
-                    b / 8 < SMALL_ACT_PLANE_BYTES as u32,
-                )
+                act_plane_cycles(t, Dir::Store, bytes_of(planes, b), planes)
             })
             .sum::<f64>()
     };
@@ -298,27 +292,65 @@ pub fn act_dma_cycles(
     let bytes = part_bytes(s, n, h, bits);
     if lanes <= 1 {
         let planes = (n[1] - n[0]).saturating_mul(s.c);
-        if planes == 0 {
-            return 0.0;
-        }
-        return dma_cycles(
-            t,
-            dir,
-            bytes,
-            planes,
-            bytes / planes < SMALL_ACT_PLANE_BYTES,
-        );
+        return act_plane_cycles(t, dir, bytes, planes);
     }
     // GROUP_SMALL_C: every row of the map a small plane, whatever the slice, since
     // TPU-MLIR cuts such a group along W, its layout's h; the rows they move in are
     // those of the whole rows
     let planes = (n[1] - n[0]).saturating_mul(s.c).saturating_mul(s.h);
-    let units = small_plane_units(t, part_bytes(s, n, [0, s.h], bits), planes);
+    let whole_rows = part_bytes(s, n, [0, s.h], bits);
+    if t.used.gdma_act_row_bytes > 0.0 {
+        return act_rows_cycles(t, dir, bytes, planes, whole_rows);
+    }
+    let units = small_plane_units(t, whole_rows, planes);
     let rate = match dir {
         Dir::Load => t.used.gdma_bytes_per_cycle,
         Dir::Store => t.used.gdma_store_bytes_per_cycle,
     };
     dma_cycles_with_floor(t, dir, bytes, units * plane_floor(t, dir), rate)
+}
+
+/// DMA cycles of an activation transfer of `planes` (n, c) planes and `bytes` bytes, a
+/// plane of P = bytes / planes bytes a lane. On a chip with `gdma_act_row_bytes`, the
+/// planes move in ⌈bytes / row⌉ rows and a row's planes each take the small-plane
+/// factor times the longer of the floor and P at the rate, never less than the plain
+/// transfer ([`dma_cycles`]): c / rows · factor · max(floor, P / rate). bm1684x's f32
+/// probes (`bench/tpumlir_act_rows.py`, rows of 4,096 bytes, factor 4): 8 planes of
+/// 7×7 store in 199 cycles, 4× the floor each; 32 of 7×7 (6,272 bytes, two rows) in
+/// 399, where the plain floor said 200 (ceil_stem_57's pool output in the zoo); 16
+/// planes of 10×10 (two rows) in 312, twice their bytes' time; from 16 KiB on, or with
+/// 4 or more rows a plane, the plain figures hold. Elsewhere planes under
+/// [`SMALL_ACT_PLANE_BYTES`] move as small planes ([`small_plane_units`]), larger ones
+/// plainly.
+pub fn act_plane_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64) -> f64 {
+    if planes == 0 {
+        return 0.0;
+    }
+    if t.used.gdma_act_row_bytes > 0.0 {
+        return act_rows_cycles(t, dir, bytes, planes, bytes);
+    }
+    let small = bytes / planes < SMALL_ACT_PLANE_BYTES;
+    dma_cycles(t, dir, bytes, planes, small)
+}
+
+/// [`act_plane_cycles`]'s rule with the rows counted over `rows_over` bytes (a small-C
+/// slice's planes move in the rows of the whole map's).
+fn act_rows_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, rows_over: u64) -> f64 {
+    if planes == 0 {
+        return 0.0;
+    }
+    let rate = match dir {
+        Dir::Load => t.used.gdma_bytes_per_cycle,
+        Dir::Store => t.used.gdma_store_bytes_per_cycle,
+    };
+    let floor = plane_floor(t, dir);
+    let rows = (rows_over as f64 / t.used.gdma_act_row_bytes)
+        .ceil()
+        .max(1.0);
+    let factor = t.used.gdma_small_plane_factor;
+    let plane = factor * floor.max(bytes as f64 / planes as f64 / rate);
+    let in_rows = planes as f64 / rows * plane;
+    dma_cycles_with_floor(t, dir, bytes, (planes as f64 * floor).max(in_rows), rate)
 }
 
 /// DMA cycles to load a whole coefficient tensor (conv filter, bias, scale) of shape

@@ -182,6 +182,7 @@ impl<'a> Ctx<'a> {
             _ => {
                 let (n, h) = s.ranges[gt.pos[&ti]];
                 let lanes = self.spread_lanes(gt);
+                let bits = crate::pool_cast::transfer_bits(g, &self.uses, ti, bits);
                 (
                     part_bytes(shape, n, h, bits),
                     act_dma_cycles(t, Dir::Load, shape, n, h, bits, lanes),
@@ -249,7 +250,7 @@ impl<'a> Ctx<'a> {
         let bits = if from_pool {
             crate::cost::pool_store_bits(t, g.tensors[ti].shape, b.bits, nsecs, self.chip.npu_num)
         } else {
-            b.bits
+            crate::pool_cast::transfer_bits(g, &self.uses, ti, b.bits)
         };
         let shape = g.tensors[ti].shape;
         let lanes = self.spread_lanes(gt);

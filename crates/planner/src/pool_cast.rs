@@ -11,7 +11,33 @@
 
 use crate::cost::global_cost;
 use crate::timing::Timing;
-use tpusim_graph::{Graph, Op, OpKind, Shape4, Tensor, TensorKind};
+use tpusim_graph::query::Uses;
+use tpusim_graph::{Graph, Op, OpKind, Shape4, Tensor, TensorId, TensorKind};
+
+/// Bits at which tensor `t` (of a `bits`-bit plan) moves between a layer group and the
+/// next piece: 32 where a global average pool reads it right after the op that writes
+/// it, as TPU-MLIR then casts it to f32 in the writer's group and moves the f32 map (the
+/// export homes that cast there, `tpumlir::export`): small_cnn's 1×64×8×8 map before its
+/// pool stores in 399 cycles on bm1684x as f32, where 16 bits would take 800 (its rows,
+/// `cost::act_plane_cycles`). Else `bits`.
+pub(crate) fn transfer_bits(graph: &Graph, uses: &Uses, t: TensorId, bits: u32) -> u32 {
+    if bits >= 32 {
+        return bits;
+    }
+    let Some(writer) = uses.producer.get(t).copied().flatten() else {
+        return bits;
+    };
+    let pool_next = uses.consumers.get(t).is_some_and(|readers| {
+        readers
+            .iter()
+            .any(|&o| o == writer + 1 && matches!(graph.ops[o].kind, OpKind::GlobalAvgPool))
+    });
+    if pool_next {
+        32
+    } else {
+        bits
+    }
+}
 
 /// Cycles of the global cast of `pool`'s output back to `bits`, if `pool` is a global
 /// average pool in a type narrower than 32 bits and some op other than a cast reads its

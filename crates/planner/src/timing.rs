@@ -51,7 +51,9 @@ pub struct ChipTiming {
     /// as a global pool's output) move in rows of at most this many bytes: a transfer of
     /// c such planes and B bytes counts as max(⌈c / ⌈B / row⌉⌉ · factor, c) planes, i.e.
     /// the small-plane factor shrinks with the row count but never below the plain
-    /// per-plane floor (`None` = one row). bm1684x: 4,608, measured on TPU-MLIR's
+    /// per-plane floor (`None` = one row). bm1684x: 4,096 (4,608 before the thirty-sixth
+    /// session: the zoo's 3×3 depthwise filters of 240 channels, 4,320 bytes, load in two
+    /// rows), measured on TPU-MLIR's
     /// profiles: a 1,280-channel f32 bias loads in half the time of 1,280 small planes,
     /// 384 to 960-channel 3×3 depthwise filters in 192 to 240 small planes' time, a
     /// 1,280-channel f32 pool output stores in half the time of the f16 one, an
@@ -63,6 +65,16 @@ pub struct ChipTiming {
         alias = "gdma_small_coeff_row_bytes"
     )]
     pub gdma_small_row_bytes: Option<f64>,
+    /// An activation transfer's planes move in rows of at most this many bytes
+    /// (`None`: planes under 8 bytes move as small planes in rows of
+    /// `gdma_small_row_bytes`, larger ones at the plain floor): a transfer of c planes of P bytes each, B in
+    /// all, takes at least c / ⌈B / row⌉ · factor · max(floor, P / rate) cycles, so
+    /// the small-plane factor applies to planes of any size in transfers under
+    /// factor · row bytes, shrinking with the rows. bm1684x: 4,096, from 48 probes of
+    /// f32 maps of 8 to 96 channels and 5² to 24² positions (`bench/tpumlir_act_rows.py`,
+    /// 90 of their 96 transfers within 5 %, 44 with the plain floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_act_row_bytes: Option<f64>,
     /// The share of the smaller of a global layer's DMA and compute time that
     /// its internal pipeline leaves exposed (0 = fully overlapped; `None` = 0). A
     /// global layer runs alone from global memory, cut into a few slices whose loads,
@@ -165,6 +177,7 @@ impl ChipTiming {
             ),
             ("gdma_small_plane_factor", self.gdma_small_plane_factor),
             ("gdma_small_row_bytes", self.gdma_small_row_bytes),
+            ("gdma_act_row_bytes", self.gdma_act_row_bytes),
             ("macs_per_cycle_per_lane", self.macs_per_cycle_per_lane),
             ("conv_position_group", self.conv_position_group),
             ("conv_ic_bytes", self.conv_ic_bytes),
@@ -271,6 +284,11 @@ pub struct TimingUsed {
     /// `small_plane_units` in the cost model).
     #[serde(default)]
     pub gdma_small_row_bytes: f64,
+    /// An activation transfer's planes move in rows of at most this many bytes (0 =
+    /// the small-plane rule for planes under 8 bytes alone; see `act_plane_cycles` in
+    /// the cost model).
+    #[serde(default)]
+    pub gdma_act_row_bytes: f64,
     /// Exposed share of the smaller of a global layer's DMA and compute time.
     #[serde(default)]
     pub global_exposed_fraction: f64,
@@ -389,6 +407,7 @@ impl Timing {
                     gdma_store_cycles_per_plane: t.gdma_store_cycles_per_plane.unwrap_or(0.0),
                     gdma_small_plane_factor: t.gdma_small_plane_factor.unwrap_or(1.0),
                     gdma_small_row_bytes: t.gdma_small_row_bytes.unwrap_or(0.0),
+                    gdma_act_row_bytes: t.gdma_act_row_bytes.unwrap_or(0.0),
                     global_exposed_fraction: t.global_exposed_fraction.unwrap_or(0.0),
                     global_softmax_row_cycles: t.global_softmax_row_cycles.unwrap_or(0.0),
                     gdma_matrix_bytes_per_cycle: t.gdma_matrix_bytes_per_s.unwrap_or(bw) / clock,
@@ -459,6 +478,7 @@ fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
         gdma_store_cycles_per_plane: 0.0,
         gdma_small_plane_factor: 1.0,
         gdma_small_row_bytes: 0.0,
+        gdma_act_row_bytes: 0.0,
         global_exposed_fraction: 0.0,
         global_softmax_row_cycles: 0.0,
         gdma_matrix_bytes_per_cycle: dma,

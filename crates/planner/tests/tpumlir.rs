@@ -458,7 +458,7 @@ fn exported_names_are_tpu_mlir_op_names() {
 /// A flatten run global after a group's last op (a global average pool) is exported
 /// inside that group, with TPU-MLIR's cast, where the group's store of the flattened
 /// 16-bit tensor costs no more than that of the pool's f32 output: on bm1684x for
-/// ResNet-18 at batch 1 (512 channels, one 4,608-byte row either way; TPU-MLIR groups
+/// ResNet-18 at batch 1 (512 channels, one 4,096-byte row either way; TPU-MLIR groups
 /// it so), not at batch 4 nor for ResNet-50's 2,048 channels (the f32 store takes two
 /// rows and half the cycles: 25,588 vs 51,177 in TPU-MLIR's profiles); on bm1688 (no
 /// rows) always. Each plan's last group is extended to the pool (our ResNet-18 plan on
