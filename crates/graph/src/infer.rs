@@ -317,9 +317,10 @@ fn concat(c: &OpCheck<'_>) -> Result<Shape4> {
     Ok(Shape4::new(first.n, channels, first.h, first.w))
 }
 
+/// A nearest upsample: no weights, or the one index table an NPU compiler reads
+/// ([1, lanes, 1, k] with an index for each output position, as a planner adds it).
 fn upsample(c: &OpCheck<'_>, scale_h: &u64, scale_w: &u64) -> Result<Shape4> {
     let x = c.one_input()?;
-    c.no_weights()?;
     if *scale_h == 0 || *scale_w == 0 {
         return Err(c.err(format!(
             "scale factors {scale_h}x{scale_w} must be positive"
@@ -331,6 +332,25 @@ fn upsample(c: &OpCheck<'_>, scale_h: &u64, scale_w: &u64) -> Result<Shape4> {
     let w =
         x.w.checked_mul(*scale_w)
             .ok_or_else(|| c.ovf("upsample width"))?;
+    match c.weights {
+        [] => {}
+        [t] if t.n == 1
+            && t.h == 1
+            && t.c
+                .checked_mul(t.w)
+                .is_some_and(|e| e >= h.saturating_mul(w)) => {}
+        [t] => {
+            return Err(c.err(format!(
+                "index table {t} does not hold an index for each of the {h}x{w} output positions"
+            )))
+        }
+        _ => {
+            return Err(c.err(format!(
+                "expects no weights or one index table, got {}",
+                c.weights.len()
+            )))
+        }
+    }
     Ok(Shape4::new(x.n, x.c, h, w))
 }
 

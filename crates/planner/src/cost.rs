@@ -904,7 +904,12 @@ pub fn global_cost(
         op.kind,
         OpKind::Cast | OpKind::Act(_) | OpKind::Add | OpKind::Mul
     );
+    // an upsample's index table is read in layer groups (`crate::upsample`)
+    let upsample = matches!(op.kind, OpKind::Upsample { .. });
     for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
+        if kind == 1 && upsample {
+            continue;
+        }
         for (wi, &i) in list.iter().enumerate() {
             let Some(x) = graph.tensors.get(i) else {
                 continue;

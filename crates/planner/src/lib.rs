@@ -61,6 +61,7 @@ mod range;
 mod search;
 mod slicing;
 mod timestep;
+mod upsample;
 
 // the façade
 pub mod error;
@@ -218,6 +219,8 @@ pub fn plan_with(
     opts: &PlanOptions,
     hooks: Hooks<'_>,
 ) -> Result<Plan> {
+    let indexed = upsample::with_index_tables(graph, chip.geometry.npu_num);
+    let graph = &indexed;
     // Groups placed by TPU-MLIR's allocator must also fit with a slower timing of its
     // transfer moves (a margin, see `Ctx::margin`). Checking that for every candidate
     // of the search tripled the planning time, so the search first runs without it and
@@ -382,6 +385,8 @@ pub fn plan_with_groups(
     opts: &PlanOptions,
     groups: &[GroupRequest],
 ) -> Result<Plan> {
+    let indexed = upsample::with_index_tables(graph, chip.geometry.npu_num);
+    let graph = &indexed;
     // requested groups (e.g. TPU-MLIR's own) fit as TPU-MLIR's allocator fits them
     let placer = placer_for(chip, opts, false);
     let ctx = context(graph, chip, opts, placer.as_ref())?;
