@@ -371,8 +371,8 @@ pub fn act_dma_cycles(
 /// probes (`bench/tpumlir_act_rows.py`, rows of 4,096 bytes, factor 4): 8 planes of
 /// 7×7 store in 199 cycles, 4× the floor each; 32 of 7×7 (6,272 bytes, two rows) in
 /// 399, where the plain floor said 200 (ceil_stem_57's pool output in the zoo); 16
-/// planes of 10×10 (two rows) in 312, twice their bytes' time; from 16 KiB on, or with
-/// 4 or more rows a plane, the plain figures hold. Elsewhere planes under
+/// planes of 10×10 (two rows) in 312, twice their bytes' time. From four rows on (16 KiB)
+/// the plain figures are never less. Elsewhere planes under
 /// [`SMALL_ACT_PLANE_BYTES`] move as small planes ([`small_plane_units`]), larger ones
 /// plainly.
 pub fn act_plane_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64) -> f64 {

@@ -4,8 +4,9 @@
 //! global layer whenever the pool's output leaves local memory in f32: after a global
 //! pool, or after a group that stores the pool's output at 32 bits
 //! ([`crate::cost::pool_store_bits`]). The zoo's compiled programs time it as any global
-//! cast. On bm1688 the [n, c] casts before the classifiers of inception_b4, mobile_v1_b2,
-//! resnext_b4 and eleven more take 581–717 cycles. On bm1684x ceil_stem_57's [1, 32]
+//! cast. On bm1688 twelve of the zoo's compiles have one before their classifiers; the
+//! eight read (inception_b4, mobile_v1_b2, resnext_b4, …) take 599–717 cycles. On
+//! bm1684x ceil_stem_57's [1, 32]
 //! cast after its global pool takes 328. This module prices that cast as a global
 //! [`OpKind::Cast`] ([`crate::cost::global_cost`]), so a plan's total counts it.
 

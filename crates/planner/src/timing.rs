@@ -65,12 +65,12 @@ pub struct ChipTiming {
         alias = "gdma_small_coeff_row_bytes"
     )]
     pub gdma_small_row_bytes: Option<f64>,
-    /// An activation transfer's planes move in rows of at most this many bytes
-    /// (`None`: planes under 8 bytes move as small planes in rows of
-    /// `gdma_small_row_bytes`, larger ones at the plain floor): a transfer of c planes of P bytes each, B in
-    /// all, takes at least c / ⌈B / row⌉ · factor · max(floor, P / rate) cycles, so
-    /// the small-plane factor applies to planes of any size in transfers under
-    /// factor · row bytes, shrinking with the rows. bm1684x: 4,096, from 48 probes of
+    /// An activation transfer's planes move in rows of at most this many bytes (`None`:
+    /// planes under 8 bytes move as small planes in rows of `gdma_small_row_bytes`,
+    /// larger ones at the plain floor): a transfer of c planes of P bytes each, B in all,
+    /// takes at least c / ⌈B / row⌉ · factor · max(floor, P / rate) cycles, so the
+    /// small-plane factor applies to planes of any size in transfers under factor · row
+    /// bytes, shrinking with the rows. bm1684x: 4,096, from 48 probes of
     /// f32 maps of 8 to 96 channels and 5² to 24² positions (`bench/tpumlir_act_rows.py`,
     /// 90 of their 96 transfers within 5 %, 44 with the plain floor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
