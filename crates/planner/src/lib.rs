@@ -219,7 +219,7 @@ pub fn plan_with(
     opts: &PlanOptions,
     hooks: Hooks<'_>,
 ) -> Result<Plan> {
-    let indexed = upsample::with_index_tables(graph, chip.geometry.npu_num);
+    let indexed = upsample::with_index_tables(graph, chip);
     let graph = &indexed;
     // Groups placed by TPU-MLIR's allocator must also fit with a slower timing of its
     // transfer moves (a margin, see `Ctx::margin`). Checking that for every candidate
@@ -385,7 +385,7 @@ pub fn plan_with_groups(
     opts: &PlanOptions,
     groups: &[GroupRequest],
 ) -> Result<Plan> {
-    let indexed = upsample::with_index_tables(graph, chip.geometry.npu_num);
+    let indexed = upsample::with_index_tables(graph, chip);
     let graph = &indexed;
     // requested groups (e.g. TPU-MLIR's own) fit as TPU-MLIR's allocator fits them
     let placer = placer_for(chip, opts, false);

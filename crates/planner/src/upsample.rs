@@ -9,16 +9,22 @@
 //! (`cost::weight_load_cycles`). A global upsample is never charged for it: none of
 //! the zoo's compiles ran one global.
 
+use crate::tpumlir::ChipCalibration;
+use crate::NpuChip;
 use tpusim_graph::{Graph, OpKind, Shape4, Tensor, TensorKind};
 
 /// Bits of an index.
 const INDEX_BITS: u32 = 16;
 
-/// `g` with each upsample's index table for a chip of `lanes` lanes (named
-/// `<op>_indices`, a 16-bit weight).
-pub fn with_index_tables(g: &Graph, lanes: u64) -> Graph {
+/// `g` with each upsample's index table for `chip` (named `<op>_indices`, a 16-bit
+/// weight), on a chip with TPU-MLIR figures (its presets' `tpu_mlir_*` keys); on others
+/// (a TPU seen as lanes by the report) `g` as it is.
+pub fn with_index_tables(g: &Graph, chip: &NpuChip) -> Graph {
     let mut out = g.clone();
-    let lanes = lanes.max(1);
+    if chip.tpu_mlir == ChipCalibration::default() {
+        return out;
+    }
+    let lanes = chip.geometry.npu_num.max(1);
     for i in 0..out.ops.len() {
         if !matches!(out.ops[i].kind, OpKind::Upsample { .. }) {
             continue;
@@ -44,7 +50,6 @@ pub fn with_index_tables(g: &Graph, lanes: u64) -> Graph {
 mod tests {
     use super::*;
     use crate::cost::weight_load_cycles;
-    use crate::NpuChip;
     use tpusim_graph::GraphBuilder;
     use tpusim_layout::ElementType;
 
@@ -70,7 +75,7 @@ mod tests {
         ] {
             let npu = NpuChip::preset(chip).unwrap();
             let t = npu.timing_at(ElementType::F16).unwrap();
-            let g = with_index_tables(&upsample(out_hw / 2), npu.geometry.npu_num);
+            let g = with_index_tables(&upsample(out_hw / 2), &npu);
             let w = g.ops[0].weights[0];
             let s = g.tensors[w].shape;
             assert_eq!((s.c, s.w), (npu.geometry.npu_num, k), "{chip} {out_hw}");
