@@ -23,11 +23,9 @@ Usage: TPUMLIR_VENV=VENV python3 bench/tpumlir_act_rows.py WORKDIR [--chip C]
 Needs `onnx` and `numpy`.
 """
 import argparse
-import glob
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -36,8 +34,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from plan_tpumlir_tx_ops import spans_of
-from tpumlir_small_planes import preset
+from tpumlir_small_planes import one_command_transfers, preset
 
 R = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRID = [(c, s) for c in (8, 16, 24, 32, 40, 48, 64, 96) for s in (5, 7, 9)] + \
@@ -69,23 +66,9 @@ def write_probes(work):
 
 def transfers(work, chip):
     """Every one-command group load and store of the probes' own compiles."""
-    for name in json.load(open(f"{work}/zoo.json")):
-        d = f"{work}/{name}/{chip}_lg"
-        finals = glob.glob(f"{d}/*_final.mlir")
-        if not finals:
-            continue
-        span = spans_of(f"{d}/compiler_profile_0.txt")
-        for i, line in enumerate(open(finals[0]), 1):
-            kind = "load" if '"tpu.Load"' in line else "store" if '"tpu.Store"' in line else None
-            if not kind or i not in span:
-                continue
-            dims = {k: [int(x) for x in re.search(k + r"_slice = \[([0-9, ]*)\]", line).group(1).split(",")
-                        if x.strip()] for k in "nchw"}
-            if any(len(v) != 1 for v in dims.values()) or dims["h"][0] == 1:
-                continue  # several commands, or a weight
-            c, h, w = dims["c"][0], dims["h"][0], dims["w"][0]
-            s, e = span[i]
-            yield {"chip": chip, "dir": kind, "c": c, "h": h, "w": w, "bytes": c * h * w * 4, "cycles": e - s + 1}
+    for _, _, kind, _, (_, c, h, w), cycles in one_command_transfers(work, chip):
+        if h > 1:  # not a weight
+            yield {"chip": chip, "dir": kind, "c": c, "h": h, "w": w, "bytes": c * h * w * 4, "cycles": cycles}
 
 
 def plain(t, p):

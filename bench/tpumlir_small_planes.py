@@ -50,11 +50,14 @@ def preset(chip):
     }
 
 
-def transfers(zoo_dir, chip, eu_bytes):
-    """Every one-command group load or store of small planes in the zoo's own compiles."""
-    zoo = json.load(open(f"{zoo_dir}/zoo.json"))
+def one_command_transfers(work, chip):
+    """Every group load and store of the TPU-MLIR runs in WORK (`<net>/<chip>_lg`, as
+    bench/tpumlir_zoo_run.sh leaves them) issued as one command (no slice loop: its
+    profile span is that command): (net, its zoo.json entry, "load" or "store", the
+    final MLIR line, (n, c, h, w), cycles)."""
+    zoo = json.load(open(f"{work}/zoo.json"))
     for net, info in zoo.items():
-        d = f"{zoo_dir}/{net}/{chip}_lg"
+        d = f"{work}/{net}/{chip}_lg"
         finals = glob.glob(f"{d}/*_final.mlir")
         if not finals:
             continue
@@ -67,13 +70,19 @@ def transfers(zoo_dir, chip, eu_bytes):
                          if x.strip()] for k in "nchw"}
             if any(len(p) > 1 for p in parts.values()):
                 continue  # issued once a slice: the span covers several commands
-            n, c, h, w = (p[0] if p else 1 for p in (parts[k] for k in "nchw"))
-            types = TYPE.findall(line)
-            plane = h * w * ELEM[types[-1] if types else "f16"]
-            if plane < eu_bytes:
-                s, e = span[i]
-                yield {"net": net, "held_out": info["held_out"], "kind": kind, "planes": n * c,
-                       "bytes": n * c * plane, "cycles": e - s + 1}
+            dims = tuple(p[0] if p else 1 for p in (parts[k] for k in "nchw"))
+            s, e = span[i]
+            yield net, info, kind, line, dims, e - s + 1
+
+
+def transfers(zoo_dir, chip, eu_bytes):
+    """Every one-command group load or store of small planes in the zoo's own compiles."""
+    for net, info, kind, line, (n, c, h, w), cycles in one_command_transfers(zoo_dir, chip):
+        types = TYPE.findall(line)
+        plane = h * w * ELEM[types[-1] if types else "f16"]
+        if plane < eu_bytes:
+            yield {"net": net, "held_out": info["held_out"], "kind": kind, "planes": n * c,
+                   "bytes": n * c * plane, "cycles": cycles}
 
 
 def predicted(t, p):

@@ -211,6 +211,9 @@ impl<'a> Ctx<'a> {
             .iter()
             .filter_map(|&ti| {
                 let o = self.uses.producer.get(ti).copied().flatten()?;
+                if !matches!(g.ops[o].kind, tpusim_graph::OpKind::GlobalAvgPool) {
+                    return None;
+                }
                 let shape = g.tensors[ti].shape;
                 let lanes = self.chip.npu_num;
                 let stored = crate::cost::pool_store_bits(&self.timing, shape, bits, nsecs, lanes);

@@ -344,35 +344,57 @@ fn bm1688_bias_vectors_load_in_rows_of_256_bytes() {
     }
 }
 
-/// Share of a chip's rows of `tests/data/tpumlir_small_c.csv` (made by
-/// `bench/tpumlir_small_c.py`: element-wise ops forced whole into a group of their own,
-/// TPU-MLIR's GROUP_SMALL_C layout) that `act_dma_cycles` times within `tol`, and the
-/// rows it misses.
-fn small_c_replay(chip_name: &str, tol: f64) -> (usize, usize, Vec<String>) {
+/// A chip's rows of a probe CSV, each timed by `time` (the chip's F16 timing, its lanes
+/// and the row's fields → our cycles and the measured ones): the rows, those within
+/// `tol`, and the rows missed.
+fn replay_probes(
+    csv: &str,
+    chip_name: &str,
+    tol: f64,
+    time: impl Fn(&crate::timing::Timing, u64, &[&str]) -> (f64, f64),
+) -> (usize, usize, Vec<String>) {
     let chip = NpuChip::preset(chip_name).unwrap();
     let t = chip.timing_at(ElementType::F16).unwrap();
-    let lanes = chip.geometry.npu_num;
-    let csv = include_str!("../../../tests/data/tpumlir_small_c.csv");
     let (mut total, mut near, mut misses) = (0, 0, Vec::new());
     for line in csv.lines().skip(1).filter(|l| l.starts_with(chip_name)) {
         let f: Vec<&str> = line.split(',').collect();
-        let num = |i: usize| f[i].parse::<u64>().unwrap();
-        let s = Shape4::new(num(5), num(6), num(7), num(8));
-        let dir = if f[3] == "load" {
-            Dir::Load
-        } else {
-            Dir::Store
-        };
-        let bits = if f[4] == "f32" { 32 } else { 16 };
-        let got = act_dma_cycles(&t, dir, s, [0, s.n], [0, s.h], bits, lanes);
+        let (got, measured) = time(&t, chip.geometry.npu_num, &f);
         total += 1;
-        if (got / num(9) as f64 - 1.0).abs() <= tol {
+        if (got / measured - 1.0).abs() <= tol {
             near += 1;
         } else {
             misses.push(format!("{line}: ours {got:.0}"));
         }
     }
     (total, near, misses)
+}
+
+/// A CSV field as a number.
+fn num(f: &[&str], i: usize) -> u64 {
+    f[i].parse().unwrap()
+}
+
+/// A CSV field `load` or `store` as a direction.
+fn dir_of(field: &str) -> Dir {
+    if field == "load" {
+        Dir::Load
+    } else {
+        Dir::Store
+    }
+}
+
+/// Share of a chip's rows of `tests/data/tpumlir_small_c.csv` (made by
+/// `bench/tpumlir_small_c.py`: element-wise ops forced whole into a group of their own,
+/// TPU-MLIR's GROUP_SMALL_C layout) that `act_dma_cycles` times within `tol`, and the
+/// rows it misses.
+fn small_c_replay(chip_name: &str, tol: f64) -> (usize, usize, Vec<String>) {
+    let csv = include_str!("../../../tests/data/tpumlir_small_c.csv");
+    replay_probes(csv, chip_name, tol, |t, lanes, f| {
+        let s = Shape4::new(num(f, 5), num(f, 6), num(f, 7), num(f, 8));
+        let bits = if f[4] == "f32" { 32 } else { 16 };
+        let got = act_dma_cycles(t, dir_of(f[3]), s, [0, s.n], [0, s.h], bits, lanes);
+        (got, num(f, 9) as f64)
+    })
 }
 
 #[test]
@@ -396,28 +418,12 @@ fn a_small_c_group_moves_every_row_of_its_map_as_a_small_plane() {
 /// f32 map, one group of TPU-MLIR's own loading the map and storing the pool's output)
 /// that `act_dma_cycles` times within 5 %, and the rows it misses.
 fn act_rows_replay(chip_name: &str) -> (usize, usize, Vec<String>) {
-    let chip = NpuChip::preset(chip_name).unwrap();
-    let t = chip.timing_at(ElementType::F16).unwrap();
     let csv = include_str!("../../../tests/data/tpumlir_act_rows.csv");
-    let (mut total, mut near, mut misses) = (0, 0, Vec::new());
-    for line in csv.lines().skip(1).filter(|l| l.starts_with(chip_name)) {
-        let f: Vec<&str> = line.split(',').collect();
-        let num = |i: usize| f[i].parse::<u64>().unwrap();
-        let s = Shape4::new(1, num(2), num(3), num(4));
-        let dir = if f[1] == "load" {
-            Dir::Load
-        } else {
-            Dir::Store
-        };
-        let got = act_dma_cycles(&t, dir, s, [0, 1], [0, s.h], 32, 1);
-        total += 1;
-        if (got / num(6) as f64 - 1.0).abs() <= 0.05 {
-            near += 1;
-        } else {
-            misses.push(format!("{line}: ours {got:.0}"));
-        }
-    }
-    (total, near, misses)
+    replay_probes(csv, chip_name, 0.05, |t, _, f| {
+        let s = Shape4::new(1, num(f, 2), num(f, 3), num(f, 4));
+        let got = act_dma_cycles(t, dir_of(f[1]), s, [0, 1], [0, s.h], 32, 1);
+        (got, num(f, 6) as f64)
+    })
 }
 
 /// Small f32 maps in a layer group on bm1684x move in rows of 4,096 bytes, each plane of
