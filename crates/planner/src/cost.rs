@@ -222,7 +222,7 @@ pub fn matrix_dma_cycles(t: &Timing, dir: Dir, bytes: u64, elements: u64, lanes:
 }
 
 /// [`matrix_dma_cycles`] of a matrix of `rows` rows (one a lane).
-fn matrix_rows_dma_cycles(t: &Timing, dir: Dir, bytes: u64, rows: u64) -> f64 {
+pub(crate) fn matrix_rows_dma_cycles(t: &Timing, dir: Dir, bytes: u64, rows: u64) -> f64 {
     let (rate, floor) = match dir {
         Dir::Load => (
             t.used.gdma_matrix_bytes_per_cycle,
@@ -757,15 +757,16 @@ pub fn op_cycles_as(
         OpKind::Gemm => {
             let k = x.c.saturating_mul(x.h).saturating_mul(x.w);
             let n = y.c.saturating_mul(y.h).saturating_mul(y.w);
-            match t.matmul_lane_rows_from {
-                // from the chip's `matmul_lane_rows_from` rows on, a transformer's
-                // matmul rule (TPU-MLIR's MM2: the zoo's VGG at batch 8 on bm1684x, its
-                // [8, 1024]·[1024, 128] 1,024 cycles, where its MACs take 128)
-                Some(from) if !plain && n_len as f64 >= from => {
-                    let lanes = npu_num.max(1) as f64;
-                    crate::nd_global::matmul_compute([1, n_len, k, n], lanes, t)
-                }
-                _ => rows(n) * (n_len * k) as f64 / t.used.macs_per_cycle_per_lane,
+            // where its rows run across the lanes, a transformer's matmul rule (TPU-MLIR's
+            // MM2: the zoo's VGG at batch 8 on bm1684x, its [8, 1024]·[1024, 128] 1,024
+            // cycles, where its MACs take 128); vector products run alone, as global
+            // layers (`global_cost`)
+            let lane_rows = crate::nd_global::matmul::runs_lane_rows(n_len, n, t);
+            if !plain && t.matmul_lane_rows_from.is_some() && lane_rows {
+                let lanes = npu_num.max(1) as f64;
+                crate::nd_global::matmul_compute([1, n_len, k, n], lanes, t)
+            } else {
+                rows(n) * (n_len * k) as f64 / t.used.macs_per_cycle_per_lane
             }
         }
         OpKind::Flatten | OpKind::Reshape => 0.0,
@@ -865,6 +866,7 @@ pub fn global_cost(
     // each kind's (input, weight, output) bytes and cycles, for a fully connected layer
     let mut part_bytes = [0u64; 3];
     let mut part_cycles = [0f64; 3];
+    let mut bias_bytes = 0u64;
     let flat = matches!(
         op.kind,
         OpKind::Gemm
@@ -951,6 +953,9 @@ pub fn global_cost(
                     elements,
                 });
             }
+            if kind == 1 && crate::timestep::is_bias(wi, s) {
+                bias_bytes = bias_bytes.saturating_add(b);
+            }
             let part = usize::from(kind.min(2));
             part_bytes[part] = part_bytes[part].saturating_add(b);
             part_cycles[part] += cycles;
@@ -961,16 +966,21 @@ pub fn global_cost(
         .first()
         .and_then(|&o| graph.tensors.get(o))
         .map(|t| t.shape);
-    let comp = compute.unwrap_or_else(|| {
-        y.map(|s| global_compute(graph, op, s, npu_num, t))
-            .unwrap_or(0.0)
-    });
+    let products = y.and_then(|y| gemm_vector_products(graph, op, y, bits, bias_bytes, t));
+    let comp = match products {
+        Some(p) => p.compute_cycles(t),
+        None => compute.unwrap_or_else(|| {
+            y.map(|s| global_compute(graph, op, s, npu_num, t))
+                .unwrap_or(0.0)
+        }),
+    };
     let cycles = match (&op.kind, y) {
         // a fully connected layer runs as the backend's global matmul kernel: in one
         // piece, its loads, MACs and store one after another, where its operands fit in
         // half the local memory (the zoo's VGG at batch 8 on bm1684x: 5,160 cycles of
         // loads, 1,040 of MM2, 199 of store, 6,398 in all), else in slices
-        // (`nd_global::matmul`)
+        // (`nd_global::matmul`); few rows as vector products
+        _ if products.is_some() => products.map_or(0.0, |p| p.cycles(t, npu_num)),
         (OpKind::Gemm, Some(y)) => {
             let traffic = crate::nd_global::matmul::MatmulTraffic {
                 input_bytes: part_bytes[0],
@@ -996,7 +1006,10 @@ pub fn global_cost(
         _ => comp.max(dma) + t.used.global_exposed_fraction * comp.min(dma),
     };
     // a sliced matmul reads its input again for each chunk of its weight: transfers too
-    let dma = dma.max(cycles - comp);
+    let dma = match products {
+        Some(p) => p.dma_cycles(t, npu_num),
+        None => dma.max(cycles - comp),
+    };
     // the pool's f32 output is cast back for its readers by a global cast of its own
     let cast_back = crate::pool_cast::pool_output_cast_cycles(graph, op, bits, geo, t);
     GlobalOpCost {
@@ -1005,6 +1018,44 @@ pub fn global_cost(
         compute_cycles: comp.round() as u64,
         dma_cycles: (cast + dma).round() as u64,
     }
+}
+
+/// Op `op`, a fully connected layer writing `y`, as TPU-MLIR's vector products, where
+/// the chip times them and its rows do not run across the lanes
+/// ([`crate::nd_global::matmul::runs_lane_rows`]); its bias `bias_bytes`.
+fn gemm_vector_products(
+    graph: &Graph,
+    op: &Op,
+    y: Shape4,
+    bits: u32,
+    bias_bytes: u64,
+    t: &Timing,
+) -> Option<crate::nd_global::matmul::VectorProducts> {
+    t.matmul_vector_step_bytes?;
+    let tensor = |list: &[usize]| list.first().and_then(|&i| graph.tensors.get(i));
+    let (x, w, out) = (
+        tensor(&op.inputs)?,
+        tensor(&op.weights)?,
+        tensor(&op.outputs)?,
+    );
+    let n = y.c.saturating_mul(y.h).saturating_mul(y.w);
+    let k = x
+        .shape
+        .c
+        .saturating_mul(x.shape.h)
+        .saturating_mul(x.shape.w);
+    if !matches!(op.kind, OpKind::Gemm) || crate::nd_global::matmul::runs_lane_rows(y.n, n, t) {
+        return None;
+    }
+    Some(crate::nd_global::matmul::VectorProducts {
+        rows: y.n,
+        k,
+        n,
+        input_bits: x.bits.unwrap_or(bits),
+        weight_bits: w.bits.unwrap_or(bits),
+        output_bits: out.bits.unwrap_or(bits),
+        bias_bytes,
+    })
 }
 
 /// The most elements a global element-wise op (a cast, an activation, an add or a mul)

@@ -19,7 +19,7 @@
 //!   slices ([`double_buffered`]): their transfers where the compute is light, the compute
 //!   of a function table (`function_ops`) or a softmax's rows where it is not.
 
-pub(crate) mod matmul;
+pub mod matmul;
 
 use crate::cost::{act_dma_cycles, Dir, GlobalOpCost};
 use crate::timing::Timing;
@@ -262,10 +262,22 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
         dma_cycles: dma.round() as u64,
     };
     let lanes = lmem.lanes.max(1) as f64;
-    if let Work::Matmul { batch, m, k, n, .. } = l.work {
+    if let Work::Matmul {
+        batch,
+        m,
+        k,
+        n,
+        weight,
+    } = l.work
+    {
         let traffic = matmul_traffic(l, bits, [in_bits, bits, out_bits], t);
         let compute = matmul_compute([batch, m, k, n], lanes, t);
         let rows = batch.saturating_mul(m);
+        if t.matmul_vector_step_bytes.is_some() && weight && !matmul::runs_lane_rows(m, n, t) {
+            let products = vector_products([batch, m, k, n], [in_bits, bits, out_bits], 0);
+            let dma = products.dma_cycles(t, lmem.lanes);
+            return cost(products.cycles(t, lmem.lanes), compute, dma);
+        }
         let cycles = matmul::cycles(&traffic, rows, compute, lmem);
         return cost(cycles, compute, traffic.dma_cycles());
     }
@@ -292,17 +304,40 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
     cost(cycles, compute, ld + st)
 }
 
-/// MAC cycles of `batch` matmuls of [m, k]·[k, n] on `lanes` lanes: from the chip's
-/// `matmul_lane_rows_from` rows on, each lane's worth of rows one pass of k steps with n
-/// in whole EU_NUM groups over a lane's MACs; below it, the MACs at the full rate.
+/// MAC cycles of `batch` matmuls of [m, k]·[k, n] on `lanes` lanes: where its rows run
+/// across the lanes ([`matmul::runs_lane_rows`]), each lane's worth of rows one pass of k
+/// steps with n in whole EU_NUM groups over a lane's MACs; else as vector products on a
+/// chip that times them ([`matmul::VectorProducts`]), or the MACs at the full rate.
 pub(crate) fn matmul_compute([batch, m, k, n]: [u64; 4], lanes: f64, t: &Timing) -> f64 {
     let macs = t.used.macs_per_cycle_per_lane.max(1.0);
+    let lane_rows = matmul::runs_lane_rows(m, n, t);
+    if !lane_rows && t.matmul_vector_step_bytes.is_some() {
+        return vector_products([batch, m, k, n], [16, 16, 16], 0).compute_cycles(t);
+    }
     let (batch, m, k, n) = (batch as f64, m as f64, k as f64, n as f64);
-    if m < t.matmul_lane_rows_from.unwrap_or(1.0) {
+    if !lane_rows {
         return batch * m * k * n / (lanes * macs);
     }
     let eu = t.eltwise_per_cycle_per_lane.max(1.0);
     batch * (m / lanes).ceil() * k * (n / eu).ceil() * eu / macs
+}
+
+/// `batch` matmuls of [m, k]·[k, n] as one of vector products, their input, weight and
+/// output at `bits` and a bias of `bias_bytes`.
+pub(crate) fn vector_products(
+    [batch, m, k, n]: [u64; 4],
+    [input_bits, weight_bits, output_bits]: [u32; 3],
+    bias_bytes: u64,
+) -> matmul::VectorProducts {
+    matmul::VectorProducts {
+        rows: batch.saturating_mul(m),
+        k,
+        n,
+        input_bits,
+        weight_bits,
+        output_bits,
+        bias_bytes,
+    }
 }
 
 /// Bytes of `elements` elements of `bits`-bit data, rounded up.

@@ -148,6 +148,22 @@ pub struct ChipTiming {
     /// against 1,024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matmul_lane_rows_from: Option<f64>,
+    /// Output columns a row of a matmul's below which its rows run across the lanes even
+    /// under `matmul_lane_rows_from`: `MM2` from ⌈N / this⌉ rows when that is fewer
+    /// (`None`: only `matmul_lane_rows_from`). bm1684x 256 and bm1688 64, four times
+    /// EU_BYTES: TPU-MLIR 1.30.2's global fully connected layers of 1 to 8 rows
+    /// (`bench/tpumlir_global_fc.py`): bm1688 takes `MM2` from 2 rows at N = 128 and 4
+    /// at N = 256, bm1684x from 1 at N = 256 and 2 at N = 512.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matmul_lane_rows_columns: Option<f64>,
+    /// Bytes of EU rows a matmul run as vector products (`MM`) steps over at most for
+    /// each row of K of a chunk: its cycles a row of K are this over EU_BYTES at most
+    /// ([`crate::nd_global::matmul::VectorProducts::step`]; `None`: such a matmul is
+    /// timed by its MACs). 512 on bm1684x and bm1688: `bench/tpumlir_global_fc.py`'s
+    /// profiles, each chunk's `AR` 8 cycles a row of K on bm1684x (64 rows in 512), up
+    /// to 32 on bm1688 (32 rows in 1,024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matmul_vector_step_bytes: Option<f64>,
     /// How much longer a window op on the pooling unit (a pool, a depthwise conv on
     /// more than a pass of channels) takes with a stride than its taps at EU_NUM a
     /// cycle (`None` = 3). bm1684x 3 and bm1688 2: TPU-MLIR 1.30.2's profiles of
@@ -182,6 +198,8 @@ impl ChipTiming {
             ("conv_position_group", self.conv_position_group),
             ("conv_ic_bytes", self.conv_ic_bytes),
             ("matmul_lane_rows_from", self.matmul_lane_rows_from),
+            ("matmul_lane_rows_columns", self.matmul_lane_rows_columns),
+            ("matmul_vector_step_bytes", self.matmul_vector_step_bytes),
             ("pool_stride_factor", self.pool_stride_factor),
             ("gdma_matrix_bytes_per_s", self.gdma_matrix_bytes_per_s),
             (
@@ -364,6 +382,12 @@ pub struct Timing {
     /// Rows from which a matmul runs its rows across the lanes (the chip's
     /// `matmul_lane_rows_from`; a transformer's matmuls take 1 where the chip gives none).
     pub matmul_lane_rows_from: Option<f64>,
+    /// Columns under which a matmul's rows run across the lanes from fewer rows (the
+    /// chip's `matmul_lane_rows_columns`).
+    pub matmul_lane_rows_columns: Option<f64>,
+    /// Bytes of EU rows a matmul run as vector products steps over at most for each row
+    /// of K (the chip's `matmul_vector_step_bytes`; `None`: timed by its MACs).
+    pub matmul_vector_step_bytes: Option<f64>,
     /// A strided window op on the pooling unit takes this many times its taps' cycles
     /// (the chip's `pool_stride_factor`, [`DEFAULT_POOL_STRIDE_FACTOR`] if unset).
     pub pool_stride_factor: f64,
@@ -444,6 +468,8 @@ impl Timing {
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: ic_bytes as u64,
             matmul_lane_rows_from: t.matmul_lane_rows_from,
+            matmul_lane_rows_columns: t.matmul_lane_rows_columns,
+            matmul_vector_step_bytes: t.matmul_vector_step_bytes,
             pool_stride_factor: t.pool_stride_factor.unwrap_or(DEFAULT_POOL_STRIDE_FACTOR),
             dtype_bits: dtype.bits(),
         })
@@ -460,6 +486,8 @@ impl Timing {
             eltwise_per_cycle_per_lane: eu_num,
             ic_parallel: eu_bytes,
             matmul_lane_rows_from: None,
+            matmul_lane_rows_columns: None,
+            matmul_vector_step_bytes: None,
             pool_stride_factor: DEFAULT_POOL_STRIDE_FACTOR,
             dtype_bits,
         }

@@ -540,9 +540,8 @@ fn tpu_mlir_lowers_a_cube_to_f32_and_takes_biases_into_matmuls() {
 fn a_matmul_runs_its_rows_across_the_lanes_from_the_chips_row_count() {
     // TPU-MLIR 1.30.2 on single [M, K]·[K, N] matmuls (`tx_zoo/matmul_rows.jsonl`, one
     // ONNX MatMul each, compiled by `bench/tpumlir_zoo_run.sh`): from the chip's
-    // `matmul_lane_rows_from` rows its MM2 command takes ⌈M / lanes⌉ · K · ⌈N / EU_NUM⌉
-    // · EU_NUM / MACs cycles, exactly; below, vector products (MM), which the model
-    // leaves at the MACs (bm1688's are up to 2.3× slower than those and their loads)
+    // `matmul_lane_rows_from` rows (or ⌈N / `matmul_lane_rows_columns`⌉, where fewer) its MM2 command takes ⌈M / lanes⌉ · K · ⌈N / EU_NUM⌉
+    // · EU_NUM / MACs cycles, exactly; below, vector products (MM: `global_fc.rs`)
     let path = format!(
         "{}/tests/data/tx_zoo/matmul_rows.jsonl",
         env!("CARGO_MANIFEST_DIR")
@@ -557,7 +556,7 @@ fn a_matmul_runs_its_rows_across_the_lanes_from_the_chips_row_count() {
         let chip = NpuChip::preset(r["chip"].as_str().unwrap()).unwrap();
         let t = chip.timing_at(ElementType::F16).unwrap();
         let [m, k, n] = ["m", "k", "n"].map(|f| r[f].as_u64().unwrap());
-        let lane_rows = m as f64 >= t.matmul_lane_rows_from.unwrap();
+        let lane_rows = tpusim_planner::nd_global::matmul::runs_lane_rows(m, n, &t);
         assert_eq!(lane_rows, r["command"] == "MM2", "{r}");
         if !lane_rows {
             continue;

@@ -14,8 +14,18 @@
 //!   An attention matmul (no weight) is cut over its batch into slices of a quarter of
 //!   the local memory.
 //!
+//! - **Few rows** (under the chip's `matmul_lane_rows_from`, and over its
+//!   `matmul_lane_rows_columns` output columns a row) run as vector products, K cut in
+//!   chunks ([`VectorProducts`], on chips with a `matmul_vector_step_bytes`).
+//!
 //! This module is the boundary of that reproduction: [`cycles`] takes the bytes each
-//! operand moves, their transfer times and the MACs' time, and answers the layer's.
+//! operand moves, their transfer times and the MACs' time, and answers the layer's;
+//! [`runs_lane_rows`] says which command a matmul's rows take, and [`VectorProducts`]
+//! times the few-row form from its shape.
+
+use crate::cost::Dir;
+use crate::nd_global::Stages;
+use crate::timing::Timing;
 
 /// Banks of a lane (of bm1688's 16) a global matmul's weight chunk takes at most: the four
 /// weights over half of bm1688's local memory in TPU-MLIR's profiles load in chunks of
@@ -109,4 +119,158 @@ fn weight_exposed(traffic: &MatmulTraffic, slices: f64, chunks: f64, compute: f6
     let per_chunk = traffic.weight_cycles / chunks;
     let under_one_slice = compute / (slices * chunks);
     traffic.weight_cycles - (chunks - 1.0) * per_chunk.min(under_one_slice)
+}
+
+/// Whether a matmul of `rows` rows (one batch's) and `n` output columns runs its rows
+/// across the lanes (TPU-MLIR's `MM2`): from the chip's `matmul_lane_rows_from` rows,
+/// or from ⌈N / `matmul_lane_rows_columns`⌉ where that is fewer. Fewer rows run as
+/// vector products ([`VectorProducts`]).
+pub fn runs_lane_rows(rows: u64, n: u64, t: &Timing) -> bool {
+    let from = t.matmul_lane_rows_from.unwrap_or(1.0);
+    let by_columns = t
+        .matmul_lane_rows_columns
+        .map_or(from, |c| (n as f64 / c.max(1.0)).ceil());
+    rows as f64 >= from.min(by_columns)
+}
+
+/// A global matmul of few rows as TPU-MLIR 1.30.2's vector products (`MM`), as
+/// `bench/tpumlir_global_fc.py`'s profiles show it on both chips:
+/// - K is cut into chunks of [`VectorProducts::chunk_rows`] rows. Each chunk loads its
+///   slice of the input, [rows, kc], and of the weight, [kc, N], as matrices, the next
+///   chunk's while this one computes (two buffers).
+/// - A chunk prepares its part of the weight (`AR`) in kc · [`VectorProducts::step`]
+///   cycles, and multiplies each row by it (`MM`) in [`MM_PER_AR`] times as many; the
+///   last, shorter chunk in proportion to its rows.
+/// - The bias loads with the last chunk, and the output stores after it.
+///
+/// bm1688 [1, 256]·[256, 256]: 7 chunks of 40 rows, the last of 16, each `AR` 960 and
+/// `MM` 984 under 1,363 cycles of loads; 14,070 cycles in all (this: 13,995).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VectorProducts {
+    /// Rows of the input (batch times M).
+    pub rows: u64,
+    /// The shared dimension.
+    pub k: u64,
+    /// Output columns.
+    pub n: u64,
+    /// Bits of an input element.
+    pub input_bits: u32,
+    /// Bits of a weight element.
+    pub weight_bits: u32,
+    /// Bits of an output element.
+    pub output_bits: u32,
+    /// Bytes of the bias (0: none).
+    pub bias_bytes: u64,
+}
+
+/// Rows of K a chunk takes: `CHUNK_SCALE` lanes · √(rows / N), down to a multiple of 8,
+/// between a lane each and [`MAX_CHUNK_ROWS`]. bm1688's profiles: 56 rows at N / rows
+/// = 128, 48 at 150 to 171, 40 at 214 to 256, 32 from 320 on; bm1684x's 64 rows from
+/// N / rows = 320 on (where it runs vector products at all).
+const CHUNK_SCALE: f64 = 21.0;
+
+/// The most rows of K a chunk takes (bm1688: 64 at N / rows = 75 to 107; bm1684x 64 at
+/// 320, where √ gives 72).
+pub const MAX_CHUNK_ROWS: u64 = 64;
+
+/// How much longer a row's `MM` takes than its chunk's `AR`: bm1688 1.018 to 1.031,
+/// bm1684x 1.016.
+pub const MM_PER_AR: f64 = 1.025;
+
+impl VectorProducts {
+    /// Rows of K in each chunk but the last, on `lanes` lanes.
+    pub fn chunk_rows(&self, lanes: u64) -> u64 {
+        let ratio = self.rows as f64 / self.n.max(1) as f64;
+        let scaled =
+            ((CHUNK_SCALE * lanes as f64 * ratio.sqrt() / 8.0).floor() as u64).saturating_mul(8);
+        scaled.clamp(lanes.min(MAX_CHUNK_ROWS), MAX_CHUNK_ROWS)
+    }
+
+    /// Cycles a chunk's `AR` takes for each of its rows of K: 2 · ⌈0.75 · √(N / rows)⌉,
+    /// at most the chip's `matmul_vector_step_bytes` over EU_BYTES (bm1688 32, bm1684x
+    /// 8). bm1688's profiles: 16 at N / rows = 102, 18 at 128, 20 at 167 and 171, 22 at
+    /// 214, 24 at 250 and 256, 28 at 320, 32 from 500 on; bm1684x 8 from 320 on.
+    pub fn step(&self, t: &Timing) -> f64 {
+        let cap =
+            t.matmul_vector_step_bytes.unwrap_or(f64::MAX) / t.small_coeff_bytes.max(1) as f64;
+        let ratio = self.n as f64 / self.rows.max(1) as f64;
+        (2.0 * (0.75 * ratio.sqrt()).ceil()).min(cap).max(1.0)
+    }
+
+    /// Compute cycles of all the chunks.
+    pub fn compute_cycles(&self, t: &Timing) -> f64 {
+        self.chunk_compute(t, self.k)
+    }
+
+    /// Cycles of the whole matmul on `lanes` lanes, its transfers at `t`'s matrix rates.
+    pub fn cycles(&self, t: &Timing, lanes: u64) -> f64 {
+        let c = self.chunks(t, lanes);
+        if c.count > crate::nd_global::MAX_PIPELINE_SLICES {
+            let n = (c.count - 1) as f64;
+            let fulls = crate::nd_global::double_buffered(
+                c.full.load * n,
+                c.full.compute * n,
+                0.0,
+                c.count - 1,
+            );
+            return fulls + c.last.compute + c.last.store;
+        }
+        let fulls = std::iter::repeat(c.full).take((c.count - 1) as usize);
+        crate::nd_global::pipelined(fulls.chain(std::iter::once(c.last)))
+    }
+
+    /// Cycles of all its transfers on `lanes` lanes, one after another.
+    pub fn dma_cycles(&self, t: &Timing, lanes: u64) -> f64 {
+        let c = self.chunks(t, lanes);
+        (c.count - 1) as f64 * c.full.load + c.last.load + c.last.store
+    }
+
+    /// Its chunks on `lanes` lanes: all but the last alike, the last loading the bias
+    /// too and storing the output.
+    fn chunks(&self, t: &Timing, lanes: u64) -> Chunks {
+        let kc = self.chunk_rows(lanes).min(self.k.max(1));
+        let count = self.k.max(1).div_ceil(kc);
+        let mut last = self.stages(t, self.k.max(1) - (count - 1) * kc);
+        if self.bias_bytes > 0 {
+            last.load += crate::cost::matrix_rows_dma_cycles(t, Dir::Load, self.bias_bytes, 1);
+        }
+        let out = bytes(self.rows.saturating_mul(self.n), self.output_bits);
+        last.store = crate::cost::matrix_rows_dma_cycles(t, Dir::Store, out, self.rows);
+        Chunks {
+            full: self.stages(t, kc),
+            last,
+            count,
+        }
+    }
+
+    /// `AR` and every row's `MM` over `rows_of_k` rows of K.
+    fn chunk_compute(&self, t: &Timing, rows_of_k: u64) -> f64 {
+        (1.0 + MM_PER_AR * self.rows as f64) * rows_of_k as f64 * self.step(t)
+    }
+
+    /// One chunk of `kc` rows of K: its input slice in rows of EU_BYTES, its weight slice
+    /// a row of K a lane's row, and its compute.
+    fn stages(&self, t: &Timing, kc: u64) -> Stages {
+        let input = bytes(self.rows.saturating_mul(kc), self.input_bits);
+        let weight = bytes(kc.saturating_mul(self.n), self.weight_bits);
+        let eu_rows = input.div_ceil(t.small_coeff_bytes.max(1));
+        Stages {
+            load: crate::cost::matrix_rows_dma_cycles(t, Dir::Load, input, eu_rows)
+                + crate::cost::matrix_rows_dma_cycles(t, Dir::Load, weight, kc),
+            compute: self.chunk_compute(t, kc),
+            store: 0.0,
+        }
+    }
+}
+
+/// A vector products' chunks: `count` in all, every one but the last as `full`.
+struct Chunks {
+    full: Stages,
+    last: Stages,
+    count: u64,
+}
+
+/// Bytes of `elements` elements of `bits` bits, rounded up.
+fn bytes(elements: u64, bits: u32) -> u64 {
+    elements.saturating_mul(u64::from(bits)).div_ceil(8)
 }
