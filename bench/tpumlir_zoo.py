@@ -59,6 +59,14 @@ HELD_OUT |= HELD_OUT_6
 HELD_OUT_7 = {"dual_pool_head_b3", "deconv4_gan_b2", "dil3_gate_48", "tiny_dw_66",
               "wide_head_7_b4", "topdown_tanh_b2"}
 HELD_OUT |= HELD_OUT_7
+# Round 8 (thirty-seventh session): six more, all held out, written after that session's
+# few-row fully connected kernels and before any was planned or compiled: an inverted-
+# residual tail with a 1280-wide head at batch 2, a 4x4/4 patch stem, SPPF-style
+# stride-1 max pools, 5x5 convs on an odd map, two Gemms in a row at batch 6, a
+# depthwise stride-2 down path with its transposed-conv way back.
+HELD_OUT_8 = {"mbv2_tail_b2", "patch4_mlp_128", "sppf_b5", "k5_odd_45", "fc_chain_b6",
+              "dw_updown_b3"}
+HELD_OUT |= HELD_OUT_8
 
 
 class Net:
@@ -819,6 +827,65 @@ def topdown_tanh_b2(n):
     return n.conv(n.act(p1, "relu"), 32, 2, 3, act="tanh")
 
 
+def mbv2_tail_b2(n):
+    """Batch 2 at 96x96: inverted residuals (1x1 expand by 6, ReLU6, depthwise 3x3, 1x1 project), two of them stride 2, a 1x1 to 1280 and a 1000-way Gemm head."""
+    x, cin = n.conv("input", 3, 16, 3, 2, act="relu6"), 16
+    for cout, s in ((24, 2), (24, 1), (32, 2), (32, 1)):
+        e = n.conv(x, cin, cin * 6, 1, p=0, act="relu6")
+        e = n.conv(e, cin * 6, cin * 6, 3, s, group=cin * 6, act="relu6")
+        y = n.conv(e, cin * 6, cout, 1, p=0, act=None)
+        x, cin = (n.add(x, y) if s == 1 and cin == cout else y), cout
+    return n.classifier(n.conv(x, 32, 1280, 1, p=0, act="relu6"), 1280, 1000)
+
+
+def patch4_mlp_128(n):
+    """At 128x128: a 4x4 stride-4 patch stem with BatchNormalization, then channel MLPs (1x1 up by 4, HardSwish, 1x1 down) with residual adds, a 3x3 depthwise mixer, a classifier."""
+    x = n.act(n.bn(n.conv("input", 3, 48, 4, 4, p=0, act=None), 48), "relu")
+    for _ in range(2):
+        x = n.add(x, n.conv(x, 48, 48, 3, group=48, act=None))
+        y = n.conv(n.conv(x, 48, 192, 1, p=0, act="hswish"), 192, 48, 1, p=0, act=None)
+        x = n.add(x, y)
+    return n.classifier(x, 48, 10)
+
+
+def sppf_b5(n):
+    """Batch 5 at 40x40: a conv trunk, then SPPF: three 5x5 stride-1 max pools in a row, all four maps concatenated, a 1x1 fuse, a sigmoid map."""
+    x = n.conv(n.conv("input", 3, 32, 3, 2, act="leaky"), 32, 64, 3, act="leaky")
+    x = n.conv(x, 64, 32, 1, p=0, act="leaky")
+    p1 = n.maxpool(x, 5, 1, 2)
+    p2 = n.maxpool(p1, 5, 1, 2)
+    p3 = n.maxpool(p2, 5, 1, 2)
+    y = n.conv(n.concat([x, p1, p2, p3]), 128, 64, 1, p=0, act="leaky")
+    return n.conv(y, 64, 3, 1, p=0, act="sigmoid")
+
+
+def k5_odd_45(n):
+    """At 45x45: 5x5 convs on 20 and 36 channels, a 3x3/2 max pool, a tanh gate multiplying its own map, a residual add, a classifier."""
+    x = n.conv(n.conv("input", 3, 20, 5), 20, 36, 5)
+    x = n.maxpool(x, 3, 2)
+    g = n.conv(x, 36, 36, 1, p=0, act="tanh")
+    x = n.add(x, n.mul(n.conv(x, 36, 36, 5, act=None), g))
+    return n.classifier(n.act(x, "relu"), 36, 6)
+
+
+def fc_chain_b6(n):
+    """Batch 6 at 32x32: a conv trunk down to 4x4x32, flattened into two Gemms in a row (512 to 256 with ReLU, 256 to 100)."""
+    x = n.conv(n.conv("input", 3, 16, 3, 2), 16, 32, 3, 2)
+    x = n.maxpool(n.conv(x, 32, 32, 3), 2, 2)
+    h = n.act(n.gemm(n.flatten(x), 512, 256), "relu")
+    return n.gemm(h, 256, 100)
+
+
+def dw_updown_b3(n):
+    """Batch 3 at 64x64: depthwise 3x3 stride-2 steps down (each with a 1x1), then 2x2 transposed convs back up, skips added, a 1x1 head."""
+    s1 = n.conv("input", 3, 24, 3)
+    d1 = n.conv(n.conv(s1, 24, 24, 3, 2, group=24, act="relu"), 24, 40, 1, p=0)
+    d2 = n.conv(n.conv(d1, 40, 40, 3, 2, group=40, act="relu"), 40, 64, 1, p=0)
+    u1 = n.add(n.deconv(d2, 64, 40), d1)
+    u0 = n.add(n.deconv(u1, 40, 24), s1)
+    return n.conv(u0, 24, 2, 1, p=0, act=None)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -882,6 +949,13 @@ ZOO = {
     "tiny_dw_66": (tiny_dw_66, [1, 3, 66, 66]),
     "wide_head_7_b4": (wide_head_7_b4, [4, 3, 28, 28]),
     "topdown_tanh_b2": (topdown_tanh_b2, [2, 3, 80, 80]),
+    # round 8
+    "mbv2_tail_b2": (mbv2_tail_b2, [2, 3, 96, 96]),
+    "patch4_mlp_128": (patch4_mlp_128, [1, 3, 128, 128]),
+    "sppf_b5": (sppf_b5, [5, 3, 40, 40]),
+    "k5_odd_45": (k5_odd_45, [1, 3, 45, 45]),
+    "fc_chain_b6": (fc_chain_b6, [6, 3, 32, 32]),
+    "dw_updown_b3": (dw_updown_b3, [3, 3, 64, 64]),
 }
 
 
