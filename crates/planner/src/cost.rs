@@ -933,9 +933,17 @@ pub fn global_cost(
             // cycles on bm1684x, 482 on bm1688, where its bytes alone take 24)
             let gemm_weight =
                 kind == 1 && matches!(op.kind, OpKind::Gemm) && !crate::timestep::is_bias(wi, s);
+            // on a chip whose small maps move in rows (bm1684x), a fully connected
+            // layer's input and output move as one plane a row of the matrix
+            // (`bench/tpumlir_global_fc.py`'s MM2 probes: [6, 512] f16 loads in 227
+            // cycles, two rows of 4 KiB at a quarter of the rate; flat, 114)
+            let gemm_rows =
+                kind != 1 && matches!(op.kind, OpKind::Gemm) && t.used.gdma_act_row_bytes > 0.0;
             let cycles = match (kind, oc_slices) {
                 (_, Some(slices)) => slices.transfer_cycles(t, kind, bias, s, bits),
                 (1, _) if gemm_weight => gemm_weight_cycles(t, s, bits),
+                (0, _) if gemm_rows => act_plane_cycles(t, Dir::Load, b, s.n),
+                (2, _) if gemm_rows => act_plane_cycles(t, Dir::Store, b, s.n),
                 (0, _) if matrix => matrix_dma_cycles(t, Dir::Load, b, elements, npu_num),
                 (2, _) if matrix => matrix_dma_cycles(t, Dir::Store, b, elements, npu_num),
                 (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
