@@ -413,11 +413,60 @@ pub fn weight_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
     weight_load_cycles_at(t, s, bits, t.used.gdma_bytes_per_cycle)
 }
 
+/// [`weight_load_cycles`] of a conv's filter `s`, which the backend lays out in whole
+/// passes of input channels ([`coeff_laid_out_elements`]) where small maps move in rows.
+pub fn filter_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
+    if t.used.gdma_act_row_bytes > 0.0 {
+        let bytes = bytes_of(coeff_laid_out_elements(t, s), bits);
+        return coeff_rows_cycles(t, bytes, coeff_planes(t, s, bytes).0);
+    }
+    weight_load_cycles(t, s, bits)
+}
+
 /// [`weight_load_cycles`] with the bytes at `rate` bytes a cycle.
 fn weight_load_cycles_at(t: &Timing, s: Shape4, bits: u32, rate: f64) -> f64 {
     let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
     let (planes, small) = coeff_planes(t, s, bytes);
+    if t.used.gdma_act_row_bytes > 0.0 && rate == t.used.gdma_bytes_per_cycle {
+        return coeff_rows_cycles(t, bytes, planes);
+    }
     dma_cycles_at(t, Dir::Load, bytes, planes, small, rate)
+}
+
+/// Elements of a filter `s` ([oc, ic, kh, kw]) as the backend lays it out to load: each
+/// output channel's input channels in whole passes of the chip's input channels
+/// ([`Timing::conv_ic_per_pass`]), or for a "3ic" conv ([`crate::timestep::is_3ic_conv`])
+/// its folded kernel in whole passes; a depthwise filter or a vector as it is. TPU-MLIR
+/// 1.30.2's loads on bm1684x (the zoo's hswish_se_90 and bottleneck_b4): [72, 18, 1, 1]
+/// as 1×72×1×32, [24, 72, 1, 1] as 1×24×1×96, [16, 3, 3, 3] as 1×16×1×32, [32, 3, 7, 7]
+/// as 1×32×1×224 (7 × 32).
+pub(crate) fn coeff_laid_out_elements(t: &Timing, s: Shape4) -> u64 {
+    let pass = t.conv_ic_per_pass() as u64;
+    let whole = |x: u64| x.div_ceil(pass.max(1)).saturating_mul(pass);
+    let per_oc = if s.n <= 1 || s.c <= 1 {
+        return s.elements().unwrap_or(u64::MAX);
+    } else if s.h > 1 && s.c.saturating_mul(s.h) <= pass {
+        let folded = s.c.saturating_mul(s.h).saturating_mul(s.w);
+        if folded <= pass {
+            pass
+        } else {
+            s.w.saturating_mul(pass)
+        }
+    } else {
+        whole(s.c).saturating_mul(s.h).saturating_mul(s.w)
+    };
+    s.n.saturating_mul(per_oc)
+}
+
+/// Load cycles of a coefficient tensor of `bytes` in `planes` output-channel planes on a
+/// chip whose small maps move in rows (`gdma_act_row_bytes`: bm1684x): the rows rule of
+/// an activation map ([`act_plane_cycles`]), each plane at the small-plane factor times
+/// the longer of the floor and its bytes at the rate. TPU-MLIR 1.30.2's profiles
+/// (`tests/data/tpumlir_gdma.csv`, the zoo's bottleneck_b4): a [64, 32] f16 1×1 filter,
+/// 64 bytes a channel, loads in 1,213 cycles (its bytes alone 76, the plain floor 303),
+/// [128, 64] in 606, [16, 192] in 227, [32, 288] at its bytes' 341.
+pub(crate) fn coeff_rows_cycles(t: &Timing, bytes: u64, planes: u64) -> f64 {
+    act_plane_cycles(t, Dir::Load, bytes, planes)
 }
 
 /// The planes of a coefficient transfer of shape `s` and `bytes` bytes (one per output
@@ -949,6 +998,9 @@ pub fn global_cost(
                 (0 | 1, _) if flat => flat_dma_cycles(t, Dir::Load, b),
                 _ if flat => flat_dma_cycles(t, Dir::Store, b),
                 (0, _) => act_dma_cycles(t, Dir::Load, s, n, h, bits, 1),
+                (1, _) if wi == 0 && matches!(op.kind, OpKind::Conv(_)) => {
+                    filter_load_cycles(t, s, bits)
+                }
                 (1, _) => weight_load_cycles(t, s, bits),
                 _ => act_dma_cycles(t, Dir::Store, s, n, h, bits, 1),
             };

@@ -1,6 +1,6 @@
 //! One candidate group: try slicings (N first, then H), place its blocks, and cost it.
 
-use crate::cost::{act_dma_cycles, part_bytes, weight_load_cycles, Dir};
+use crate::cost::{act_dma_cycles, filter_load_cycles, part_bytes, weight_load_cycles, Dir};
 use crate::ctx::{Ctx, Fitted, Placement};
 use crate::error::Result;
 use crate::options::Search;
@@ -173,10 +173,12 @@ impl<'a> Ctx<'a> {
                 if sliced && b.end.is_none() && (s.n_idx, s.h_idx) != (0, 0) {
                     (0, 0.0)
                 } else {
-                    (
-                        part_bytes(shape, [0, shape.n], [0, shape.h], bits),
-                        weight_load_cycles(t, shape, bits),
-                    )
+                    let cycles = if self.is_filter(gt, ti) {
+                        filter_load_cycles(t, shape, bits)
+                    } else {
+                        weight_load_cycles(t, shape, bits)
+                    };
+                    (part_bytes(shape, [0, shape.n], [0, shape.h], bits), cycles)
                 }
             }
             _ => {
@@ -189,6 +191,13 @@ impl<'a> Ctx<'a> {
                 )
             }
         }
+    }
+
+    /// Whether weight `ti` is the filter (first weight) of a conv of `gt`'s group.
+    fn is_filter(&self, gt: &GroupTensors, ti: tpusim_graph::TensorId) -> bool {
+        self.graph.ops[gt.first..=gt.last].iter().any(|op| {
+            matches!(op.kind, tpusim_graph::OpKind::Conv(_)) && op.weights.first() == Some(&ti)
+        })
     }
 
     /// Lanes each (n, c) plane of an activation is split over in `gt`'s transfers: all
