@@ -815,7 +815,7 @@ pub fn op_cycles_as(
                 let lanes = npu_num.max(1) as f64;
                 crate::nd_global::matmul_compute([1, n_len, k, n], lanes, t)
             } else {
-                rows(n) * (n_len * k) as f64 / t.used.macs_per_cycle_per_lane
+                rows(n) * n_len.saturating_mul(k) as f64 / t.used.macs_per_cycle_per_lane
             }
         }
         OpKind::Flatten | OpKind::Reshape => 0.0,

@@ -139,17 +139,19 @@ pub struct ChipTiming {
     pub conv_ic_bytes: Option<f64>,
     /// Rows from which a matmul runs its rows across the lanes (TPU-MLIR's `MM2`: one
     /// pass of K steps for each lane's worth of rows, N in whole EU_NUM groups over a
-    /// lane's MACs); fewer rows run as vector products (`MM`), timed by their MACs
-    /// (`None` = 1). bm1684x 4 and bm1688 8: TPU-MLIR 1.30.2's profiles of
-    /// [M, 1024]·[1024, 1024] take `MM` up to M = 2 and 6, `MM2` from 4 and 8 (3 and 7
-    /// untried), and every `MM2` of the transformer zoo and of those is ⌈M / lanes⌉ ·
+    /// lane's MACs) whatever its width (`matmul_lane_rows_columns` may start it sooner);
+    /// fewer rows run as vector products (`MM`: `matmul_vector_step_bytes`) (`None` = 1).
+    /// 8 on bm1684x and bm1688: `bench/tpumlir_global_fc.py`'s [M, K]·[K, 2048] take `MM`
+    /// up to M = 5 and `MM2` at 8 on both; TPU-MLIR 1.30.2's profiles of
+    /// [M, 1024]·[1024, 1024] take `MM2` from 4 on bm1684x (by the columns) and 8 on
+    /// bm1688, and every `MM2` of the transformer zoo and of those is ⌈M / lanes⌉ ·
     /// K · ⌈N / EU_NUM⌉ · EU_NUM / MACs a lane cycles (bm1684x [288, 192]·[192, 576]:
     /// 4,320, where M·K·N / (lanes · MACs) gives 3,888; [8, 1024]·[1024, 1024]: 8,192
     /// against 1,024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matmul_lane_rows_from: Option<f64>,
-    /// Output columns a row of a matmul's below which its rows run across the lanes even
-    /// under `matmul_lane_rows_from`: `MM2` from ⌈N / this⌉ rows when that is fewer
+    /// Output columns a row at most for which a matmul's rows run across the lanes under
+    /// `matmul_lane_rows_from`: `MM2` from ⌈N / this⌉ rows when that is fewer
     /// (`None`: only `matmul_lane_rows_from`). bm1684x 256 and bm1688 64, four times
     /// EU_BYTES: TPU-MLIR 1.30.2's global fully connected layers of 1 to 8 rows
     /// (`bench/tpumlir_global_fc.py`): bm1688 takes `MM2` from 2 rows at N = 128 and 4
