@@ -67,6 +67,14 @@ HELD_OUT |= HELD_OUT_7
 HELD_OUT_8 = {"mbv2_tail_b2", "patch4_mlp_128", "sppf_b5", "k5_odd_45", "fc_chain_b6",
               "dw_updown_b3"}
 HELD_OUT |= HELD_OUT_8
+# Round 9 (thirty-seventh session): six more, all held out, written after that session's
+# MM2-row and filter-layout rules and before any was planned or compiled: a VGG-style
+# head of two Gemms at batch 2, odd channel counts through 1x1 chains, a 3x3 stride-2
+# pyramid with concatenated upsampled levels, grouped convs of 4 groups at batch 3,
+# a wide-then-narrow 1x1 bottleneck at 7x7, a hard-sigmoid-gated U at 56x56.
+HELD_OUT_9 = {"vgg_head_b2", "odd_1x1_chain_60", "concat_pyramid_96", "group4_b3",
+              "narrow_7x7_b4", "hsig_u_56"}
+HELD_OUT |= HELD_OUT_9
 
 
 class Net:
@@ -886,6 +894,66 @@ def dw_updown_b3(n):
     return n.conv(u0, 24, 2, 1, p=0, act=None)
 
 
+def vgg_head_b2(n):
+    """Batch 2 at 32x32: two 3x3 conv pairs with max pools, flattened 8x8x32 into a 2048 -> 512 Gemm with ReLU and a 512 -> 10 Gemm."""
+    x = n.maxpool(n.conv(n.conv("input", 3, 16, 3), 16, 16, 3), 2, 2)
+    x = n.maxpool(n.conv(n.conv(x, 16, 32, 3), 32, 32, 3), 2, 2)
+    h = n.act(n.gemm(n.flatten(x), 2048, 512), "relu")
+    return n.gemm(h, 512, 10)
+
+
+def odd_1x1_chain_60(n):
+    """At 60x60: a stride-2 stem, then 1x1 chains through odd widths (21, 45, 13, 37) with residual adds where widths match, a 3x3 between, a classifier."""
+    x = n.conv("input", 3, 21, 3, 2)
+    y = n.conv(n.conv(x, 21, 45, 1, p=0), 45, 21, 1, p=0, act=None)
+    x = n.act(n.add(x, y), "relu")
+    x = n.conv(x, 21, 13, 3)
+    y = n.conv(n.conv(x, 13, 37, 1, p=0), 37, 13, 1, p=0, act=None)
+    x = n.act(n.add(x, y), "relu")
+    return n.classifier(x, 13, 5)
+
+
+def concat_pyramid_96(n):
+    """At 96x96: three 3x3 stride-2 levels, the deeper two resized 2x and 4x and concatenated with the shallowest, a 1x1 fuse and a sigmoid map."""
+    c1 = n.conv("input", 3, 16, 3, 2)
+    c2 = n.conv(c1, 16, 24, 3, 2)
+    c3 = n.conv(c2, 24, 32, 3, 2)
+    y = n.concat([c1, n.resize(c2, 2), n.resize(c3, 4)])
+    return n.conv(y, 72, 1, 1, p=0, act="sigmoid")
+
+
+def group4_b3(n):
+    """Batch 3 at 48x48: 3x3 convs of 4 groups on 32 and 64 channels with channel-mixing 1x1s, a max pool, residual adds, a classifier."""
+    x = n.conv("input", 3, 32, 3)
+    y = n.conv(n.conv(x, 32, 32, 3, group=4), 32, 32, 1, p=0, act=None)
+    x = n.maxpool(n.act(n.add(x, y), "relu"), 2, 2)
+    x = n.conv(x, 32, 64, 1, p=0)
+    y = n.conv(n.conv(x, 64, 64, 3, group=4), 64, 64, 1, p=0, act=None)
+    return n.classifier(n.act(n.add(x, y), "relu"), 64, 12)
+
+
+def narrow_7x7_b4(n):
+    """Batch 4 at 56x56 down to 7x7: 1x1 bottlenecks 256 -> 32 -> 256 with a 3x3 in between on the 7x7 map, two of them, a global average pool and a Gemm."""
+    x = n.conv(n.conv(n.conv("input", 3, 32, 3, 2), 32, 64, 3, 2), 64, 128, 3, 2)
+    x = n.conv(x, 128, 256, 1, p=0)
+    for _ in range(2):
+        y = n.conv(n.conv(n.conv(x, 256, 32, 1, p=0), 32, 32, 3), 32, 256, 1, p=0, act=None)
+        x = n.act(n.add(x, y), "relu")
+    return n.classifier(x, 256, 100)
+
+
+def hsig_u_56(n):
+    """At 56x56: a two-level U (stride-2 convs down, 2x2 transposed convs up) whose skips are gated by hard sigmoids of 1x1 convs, a 1x1 head."""
+    s1 = n.conv("input", 3, 16, 3)
+    s2 = n.conv(s1, 16, 32, 3, 2)
+    b = n.conv(s2, 32, 48, 3, 2)
+    u2 = n.deconv(b, 48, 32)
+    u2 = n.add(u2, n.mul(s2, n.conv(s2, 32, 32, 1, p=0, act="hsigmoid")))
+    u1 = n.deconv(u2, 32, 16)
+    u1 = n.add(u1, n.mul(s1, n.conv(s1, 16, 16, 1, p=0, act="hsigmoid")))
+    return n.conv(u1, 16, 3, 1, p=0, act=None)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -956,6 +1024,13 @@ ZOO = {
     "k5_odd_45": (k5_odd_45, [1, 3, 45, 45]),
     "fc_chain_b6": (fc_chain_b6, [6, 3, 32, 32]),
     "dw_updown_b3": (dw_updown_b3, [3, 3, 64, 64]),
+    # round 9
+    "vgg_head_b2": (vgg_head_b2, [2, 3, 32, 32]),
+    "odd_1x1_chain_60": (odd_1x1_chain_60, [1, 3, 60, 60]),
+    "concat_pyramid_96": (concat_pyramid_96, [1, 3, 96, 96]),
+    "group4_b3": (group4_b3, [3, 3, 48, 48]),
+    "narrow_7x7_b4": (narrow_7x7_b4, [4, 3, 56, 56]),
+    "hsig_u_56": (hsig_u_56, [1, 3, 56, 56]),
 }
 
 
