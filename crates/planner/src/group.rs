@@ -308,7 +308,20 @@ impl<'a> Ctx<'a> {
             in_h,
             spread: gt.spread,
         };
-        crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, model)
+        let cycles =
+            crate::cost::op_cycles_as(self.graph, op, part, self.chip.npu_num, &self.timing, model);
+        // a global average pool run in f32 inside a group: its input cast to f32 at the
+        // wider rate, then the pool at that rate, four times its pool at the plan's type
+        // (TPU-MLIR 1.30.2's profiles of the zoo's hswish_se_90 on bm1688: [1, 64, 23,
+        // 23] cast in 266 cycles, pooled in 276, cast back in 2, where the f16 pool is 132)
+        let f32_pool = self.timing.avgpool_f32
+            && model != crate::cost::OpModel::Plain
+            && matches!(op.kind, tpusim_graph::OpKind::GlobalAvgPool);
+        if f32_pool {
+            cycles * 4.0
+        } else {
+            cycles
+        }
     }
 
     /// Compute cycles of the whole of `op` (the caller's model if given).

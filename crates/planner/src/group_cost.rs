@@ -467,4 +467,44 @@ mod tests {
         }
         assert!(compared > 200, "{compared}");
     }
+
+    /// A global average pool inside a group, on a chip that runs average pools in f32:
+    /// its input cast to f32, then pooled at the f32 rate, four times the pool at F16.
+    /// TPU-MLIR 1.30.2's profile of held-out hswish_se_90 on bm1688, [1, 64, 23, 23]:
+    /// cast 266, pool 276, cast back 2 cycles (544), where F16 would take 132.
+    #[test]
+    fn a_global_average_pool_in_a_group_runs_in_f32() {
+        use tpusim_graph::{builder::GraphBuilder, OpKind, Shape4};
+        use tpusim_layout::ElementType;
+        let mut b = GraphBuilder::new("gap");
+        let x = b.input("x", Shape4::new(1, 64, 23, 23));
+        let y = b.add_op("gap", OpKind::GlobalAvgPool, &[x], &[]).unwrap();
+        b.output(y);
+        let g = b.finish().unwrap();
+        for (chip, dtype, f32_cycles) in [
+            ("bm1688", ElementType::F16, Some(544.0)),
+            ("bm1684x", ElementType::F16, None),
+            ("bm1688", ElementType::F32, None),
+        ] {
+            let npu = crate::NpuChip::preset(chip).unwrap();
+            let opts = PlanOptions {
+                dtype,
+                ..PlanOptions::default()
+            };
+            let ctx = crate::context(&g, &npu, &opts, &crate::place::SpanPlacer).unwrap();
+            let gt = GroupTensors::new(&g, &ctx.uses, 0, 0);
+            let slicing = slice_group(&g, &gt, 1, 1, false, &mut NPartsMemo::default()).unwrap();
+            let ours = ctx.op_slice_cycles(&gt, &slicing.first(), 0);
+            let t = &ctx.timing;
+            let alone = crate::cost::op_cycles(&g, &g.ops[0], 1, 1, npu.geometry.npu_num, t);
+            let factor = if dtype == ElementType::F16 { 4.0 } else { 1.0 };
+            assert_eq!(ours, factor * alone, "{chip} {dtype:?}");
+            if let Some(profiled) = f32_cycles {
+                assert!(
+                    (ours / profiled - 1.0).abs() < 0.05,
+                    "{chip}: {ours} for {profiled}"
+                );
+            }
+        }
+    }
 }

@@ -90,7 +90,9 @@ impl NpuChip {
 
     /// The chip's timing at `dtype`, per cycle ([`Timing::for_figures`]).
     pub fn timing_at(&self, dtype: tpusim_layout::ElementType) -> Result<Timing> {
-        Timing::for_figures(&self.geometry, &self.timing, dtype)
+        let mut t = Timing::for_figures(&self.geometry, &self.timing, dtype)?;
+        t.avgpool_f32 = self.f32_ops_at(dtype).runs_in_f32_onnx("AveragePool");
+        Ok(t)
     }
 
     /// The ops the chip's compiler computes in f32 in a plan of `dtype`: its

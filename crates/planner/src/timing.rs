@@ -393,6 +393,10 @@ pub struct Timing {
     /// A strided window op on the pooling unit takes this many times its taps' cycles
     /// (the chip's `pool_stride_factor`, [`DEFAULT_POOL_STRIDE_FACTOR`] if unset).
     pub pool_stride_factor: f64,
+    /// The chip's compiler runs average pools in f32 at this type (its
+    /// `tpu_mlir_f32_ops` lists `avgpool`; set by [`crate::NpuChip::timing_at`]): a
+    /// global average pool inside a layer group casts its input to f32 first.
+    pub avgpool_f32: bool,
     /// Bits per element of the plan's dtype (the rates are at this width).
     pub dtype_bits: u32,
 }
@@ -473,6 +477,7 @@ impl Timing {
             matmul_lane_rows_columns: t.matmul_lane_rows_columns,
             matmul_vector_step_bytes: t.matmul_vector_step_bytes,
             pool_stride_factor: t.pool_stride_factor.unwrap_or(DEFAULT_POOL_STRIDE_FACTOR),
+            avgpool_f32: false,
             dtype_bits: dtype.bits(),
         })
     }
@@ -491,6 +496,7 @@ impl Timing {
             matmul_lane_rows_columns: None,
             matmul_vector_step_bytes: None,
             pool_stride_factor: DEFAULT_POOL_STRIDE_FACTOR,
+            avgpool_f32: false,
             dtype_bits,
         }
     }
