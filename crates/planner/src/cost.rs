@@ -194,12 +194,8 @@ impl OcSlices {
 /// 207,360 in 7,945, resize4_fpn_192 442,368 bytes in three loads of 17,592 cycles in all:
 /// 26.7 bytes a cycle after the set-up, where a layer group's tensors move 16.7.
 fn global_tensor_cycles(t: &Timing, dir: Dir, s: Shape4, bits: u32) -> f64 {
-    let setup = match dir {
-        Dir::Load => t.used.gdma_load_setup_cycles,
-        Dir::Store => t.used.gdma_store_setup_cycles,
-    };
-    let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits) as f64;
-    setup + bytes / t.used.global_tensor_bytes_per_cycle
+    let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
+    dma_cycles_with_floor(t, dir, bytes, 0.0, t.used.global_tensor_bytes_per_cycle)
 }
 
 /// DMA cycles of `bytes` moved as one flat byte range (no per-plane floor): the set-up
@@ -409,7 +405,12 @@ fn act_rows_cycles(t: &Timing, dir: Dir, bytes: u64, planes: u64, rows_over: u64
 /// DMA cycles to load a whole coefficient tensor (conv filter, bias, scale) of shape
 /// `s`. Its output channels are spread over the lanes: N when N > 1 (filters), else C
 /// (bias vectors), one plane each; chunks under EU_BYTES per channel are small planes.
+/// On a chip whose small maps move in rows, coefficients move by that rule
+/// ([`coeff_rows_cycles`]).
 pub fn weight_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
+    if t.used.gdma_act_row_bytes > 0.0 {
+        return coeff_rows_cycles(t, s, bytes_of(s.elements().unwrap_or(u64::MAX), bits));
+    }
     weight_load_cycles_at(t, s, bits, t.used.gdma_bytes_per_cycle)
 }
 
@@ -417,19 +418,15 @@ pub fn weight_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
 /// passes of input channels ([`coeff_laid_out_elements`]) where small maps move in rows.
 pub fn filter_load_cycles(t: &Timing, s: Shape4, bits: u32) -> f64 {
     if t.used.gdma_act_row_bytes > 0.0 {
-        let bytes = bytes_of(coeff_laid_out_elements(t, s), bits);
-        return coeff_rows_cycles(t, bytes, coeff_planes(t, s, bytes).0);
+        return coeff_rows_cycles(t, s, bytes_of(coeff_laid_out_elements(t, s), bits));
     }
     weight_load_cycles(t, s, bits)
 }
 
-/// [`weight_load_cycles`] with the bytes at `rate` bytes a cycle.
+/// [`weight_load_cycles`] by the plane rule, the bytes at `rate` bytes a cycle.
 fn weight_load_cycles_at(t: &Timing, s: Shape4, bits: u32, rate: f64) -> f64 {
     let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
     let (planes, small) = coeff_planes(t, s, bytes);
-    if t.used.gdma_act_row_bytes > 0.0 && rate == t.used.gdma_bytes_per_cycle {
-        return coeff_rows_cycles(t, bytes, planes);
-    }
     dma_cycles_at(t, Dir::Load, bytes, planes, small, rate)
 }
 
@@ -458,15 +455,15 @@ pub(crate) fn coeff_laid_out_elements(t: &Timing, s: Shape4) -> u64 {
     s.n.saturating_mul(per_oc)
 }
 
-/// Load cycles of a coefficient tensor of `bytes` in `planes` output-channel planes on a
+/// Load cycles of a coefficient tensor `s` of `bytes`, one plane an output channel, on a
 /// chip whose small maps move in rows (`gdma_act_row_bytes`: bm1684x): the rows rule of
 /// an activation map ([`act_plane_cycles`]), each plane at the small-plane factor times
 /// the longer of the floor and its bytes at the rate. TPU-MLIR 1.30.2's profiles
 /// (`tests/data/tpumlir_gdma.csv`, the zoo's bottleneck_b4): a [64, 32] f16 1×1 filter,
 /// 64 bytes a channel, loads in 1,213 cycles (its bytes alone 76, the plain floor 303),
 /// [128, 64] in 606, [16, 192] in 227, [32, 288] at its bytes' 341.
-pub(crate) fn coeff_rows_cycles(t: &Timing, bytes: u64, planes: u64) -> f64 {
-    act_plane_cycles(t, Dir::Load, bytes, planes)
+pub(crate) fn coeff_rows_cycles(t: &Timing, s: Shape4, bytes: u64) -> f64 {
+    act_plane_cycles(t, Dir::Load, bytes, coeff_planes(t, s, bytes).0)
 }
 
 /// The planes of a coefficient transfer of shape `s` and `bytes` bytes (one per output
@@ -1092,6 +1089,9 @@ fn gemm_vector_products(
     t: &Timing,
 ) -> Option<crate::nd_global::matmul::VectorProducts> {
     t.matmul_vector_step_bytes?;
+    if !matches!(op.kind, OpKind::Gemm) {
+        return None;
+    }
     let tensor = |list: &[usize]| list.first().and_then(|&i| graph.tensors.get(i));
     let (x, w, out) = (
         tensor(&op.inputs)?,
@@ -1104,18 +1104,15 @@ fn gemm_vector_products(
         .c
         .saturating_mul(x.shape.h)
         .saturating_mul(x.shape.w);
-    if !matches!(op.kind, OpKind::Gemm) || crate::nd_global::matmul::runs_lane_rows(y.n, n, t) {
+    if crate::nd_global::matmul::runs_lane_rows(y.n, n, t) {
         return None;
     }
-    Some(crate::nd_global::matmul::VectorProducts {
-        rows: y.n,
-        k,
-        n,
-        input_bits: x.bits.unwrap_or(bits),
-        weight_bits: w.bits.unwrap_or(bits),
-        output_bits: out.bits.unwrap_or(bits),
+    let bits_of = |x: &tpusim_graph::Tensor| x.bits.unwrap_or(bits);
+    Some(crate::nd_global::vector_products(
+        [1, y.n, k, n],
+        [bits_of(x), bits_of(w), bits_of(out)],
         bias_bytes,
-    })
+    ))
 }
 
 /// The most elements a global element-wise op (a cast, an activation, an add or a mul)

@@ -35,7 +35,7 @@ fn replay(chip: &str, csv: &str, tol: f64) -> (usize, usize, f64, f64, Vec<Strin
             (n * c, bytes / (n * c) < SMALL_ACT_PLANE_BYTES)
         };
         let got = if coeff && t.used.gdma_act_row_bytes > 0.0 {
-            crate::cost::coeff_rows_cycles(&t, bytes, planes)
+            crate::cost::coeff_rows_cycles(&t, Shape4::new(1, c, 1, 1), bytes)
         } else {
             dma_cycles(&t, dir, bytes, planes, small)
         };
