@@ -16,7 +16,7 @@ product's chunk, the matmul's span and the compiled total to a CSV
 `edge` on both chips).
 
 Usage: TPUMLIR_VENV=VENV python3 bench/tpumlir_global_fc.py WORKDIR [--chip C]
-           [--grid first|wide|check|edge] [--no-compile] [--tpusim BIN] [--csv OUT]
+           [--grid first|wide|check|edge|cap] [--no-compile] [--tpusim BIN] [--csv OUT]
 Needs `onnx` and `numpy`.
 """
 import argparse
@@ -39,7 +39,10 @@ WIDE = [(m, k, n) for m in (1, 2, 3, 4, 5, 8) for k in (384, 2048) for n in (128
 CHECK = [(m, k, n) for m in (1, 3, 6, 7) for k in (640, 1536) for n in (96, 320, 768, 1500)]
 # a fourth (`--grid edge`), after the check: where bm1688 turns from vector products to MM2
 EDGE = [(m, 512, n) for m in (4, 5, 6, 7) for n in (384, 448, 640, 896)]
-GRIDS = {"first": SHAPES, "wide": WIDE, "check": CHECK, "edge": EDGE}
+# a fifth (`--grid cap`, thirty-eighth session): wide outputs at 8 rows and more, after
+# held-out gpt2_d640_s1_b8's [8, 640]·[640, 2560] ran as vector products on bm1684x
+CAP = [(m, 640, n) for m in (8, 12, 16, 32) for n in (2304, 2560, 4096, 8192)]
+GRIDS = {"first": SHAPES, "wide": WIDE, "check": CHECK, "edge": EDGE, "cap": CAP}
 
 
 def write_probes(work, shapes):
@@ -98,7 +101,7 @@ def main():
     ap.add_argument("--grid", choices=sorted(GRIDS), default="first",
                     help="the first grid (M 1-6, K 256/512, N 256/1000), the wide one (M 1-8, "
                     "K 384/2048, N 128-2048), the held-out check (M 1-7, K 640/1536, N 96-1500) or the "
-                    "edge (M 4-7, K 512, N 384-896)")
+                    "edge (M 4-7, K 512, N 384-896) or the cap (M 8-32, K 640, N 2304-8192)")
     a = ap.parse_args()
     shapes = GRIDS[a.grid]
     work = os.path.abspath(a.work)

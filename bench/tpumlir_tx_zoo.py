@@ -51,6 +51,12 @@ HELD_OUT = {
     "bert_d384_s128",
     "gpt2_d320_s80_b2",
     "llama_d512_s96_b3",
+    "gpt2_d256_s8_b4",
+    "llama_d384_s4_b2",
+    "gpt2_d640_s1_b8",
+    "bert_d192_s16",
+    "llama_d896_s2",
+    "gpt2_d96_s24_b3",
 }
 
 # name: (family, builder arguments, batch, seq)
@@ -84,6 +90,15 @@ ZOO = {
     "bert_d384_s128": ("bert", dict(d=384, heads=6, padding_mask=True), 1, 128),
     "gpt2_d320_s80_b2": ("gpt2", dict(d=320, heads=5), 2, 80),
     "llama_d512_s96_b3": ("llama", dict(d=512, heads=8, kv_heads=2, ff=1376), 3, 96),
+    # added in the thirty-eighth session, held out, chosen before they were compiled: short
+    # sequences (1 to 24 tokens, 2 to 72 rows), where a weight matmul has few rows and
+    # TPU-MLIR picks its few-row kernels (decode-like shapes, no KV cache)
+    "gpt2_d256_s8_b4": ("gpt2", dict(d=256, heads=4), 4, 8),
+    "llama_d384_s4_b2": ("llama", dict(d=384, heads=6, kv_heads=2, ff=1024), 2, 4),
+    "gpt2_d640_s1_b8": ("gpt2", dict(d=640, heads=10), 8, 1),
+    "bert_d192_s16": ("bert", dict(d=192, heads=3, padding_mask=True), 1, 16),
+    "llama_d896_s2": ("llama", dict(d=896, heads=7, kv_heads=7, ff=2432), 1, 2),
+    "gpt2_d96_s24_b3": ("gpt2", dict(d=96, heads=3), 3, 24),
 }
 
 

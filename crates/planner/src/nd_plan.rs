@@ -63,6 +63,7 @@ use tpusim_layout::ElementType;
 
 mod branches;
 mod given;
+pub mod group_matmul;
 pub use given::{plan_nd_with_groups, NdGivenPlan, NdGroupRequest};
 
 /// Most layers a group may hold: TPU-MLIR's own group of bert_d384_s128 on bm1684x, its
@@ -407,21 +408,30 @@ impl<'a> Ctx<'a> {
             }
             Work::Matmul {
                 weight: true, k, n, ..
-            } if out.dims.len() == 3 => self.weight_matmul_in_group(out, k, n),
+            } if out.dims.len() == 3 => self.weight_matmul_in_group(i, out, k, n),
             _ => self.costs[i].compute_cycles as f64,
         }
     }
 
-    /// MAC cycles of a weight matmul `[b, s, k]·[k, n]` writing `out` inside a group. Local
-    /// memory holds its activation as planes of rows over the lanes (TPU-MLIR's NCHW view
-    /// of a value: each of N's planes starts at lane 0), so it runs N · ⌈C / lanes⌉ lane
-    /// rows, not ⌈N · C / lanes⌉ as the global kernel does. Cut in C slices of whole
-    /// lanes, the rows add up to the same total.
-    fn weight_matmul_in_group(&self, out: &TxValue, k: u64, n: u64) -> f64 {
+    /// MAC cycles of weight matmul `i`, `[b, s, k]·[k, n]` writing `out`, inside a group
+    /// ([`group_matmul`]). Cut in C slices of whole lanes, the passes add up to the same
+    /// total.
+    fn weight_matmul_in_group(&self, i: usize, out: &TxValue, k: u64, n: u64) -> f64 {
         let s = nchw(out);
-        let rows = s.n.saturating_mul(s.c.div_ceil(self.lanes));
-        let m = rows.saturating_mul(self.lanes);
-        crate::nd_global::matmul_compute([1, m, k, n], self.lanes as f64, &self.t)
+        let input_reused = self.layers[i]
+            .reads
+            .iter()
+            .find(|v| !v.weight)
+            .and_then(|v| self.readers.get(v.name.as_str()))
+            .is_some_and(|r| r.len() > 1);
+        let m = group_matmul::GroupMatmul {
+            planes: s.n,
+            rows: s.c,
+            k,
+            n,
+            input_reused,
+        };
+        m.compute_cycles(self.lanes, &self.t)
     }
 
     /// Cycles of one EU operation over every element of `out` in local memory, once per

@@ -141,8 +141,10 @@ pub struct ChipTiming {
     /// pass of K steps for each lane's worth of rows, N in whole EU_NUM groups over a
     /// lane's MACs) whatever its width (`matmul_lane_rows_columns` may start it sooner);
     /// fewer rows run as vector products (`MM`: `matmul_vector_step_bytes`) (`None` = 1).
-    /// 8 on bm1684x and bm1688: `bench/tpumlir_global_fc.py`'s [M, K]·[K, 2048] take `MM`
-    /// up to M = 5 and `MM2` at 8 on both; TPU-MLIR 1.30.2's profiles of
+    /// 8 on bm1688 and 16 on bm1684x: `bench/tpumlir_global_fc.py`'s [M, K]·[K, 2048] take
+    /// `MM` up to M = 5 and `MM2` at 8 on both, and on bm1684x [M, 640]·[640, N] for N
+    /// from 2,304 to 8,192 (`--grid cap`) `MM` at 8 rows and at 12 from N = 4,096, `MM2`
+    /// at 16 whatever N; TPU-MLIR 1.30.2's profiles of
     /// [M, 1024]·[1024, 1024] take `MM2` from 4 on bm1684x (by the columns) and 8 on
     /// bm1688, and every `MM2` of the transformer zoo and of those is ⌈M / lanes⌉ ·
     /// K · ⌈N / EU_NUM⌉ · EU_NUM / MACs a lane cycles (bm1684x [288, 192]·[192, 576]:

@@ -2,7 +2,10 @@
 //! connected layers, [M, K]·[K, N] with M from 1 to 8 (`bench/tpumlir_global_fc.py`,
 //! `tests/data/tpumlir_global_fc.csv`). The `first` and `wide` grids shaped the rules; the
 //! `check` grid was compiled after them and kept out, and the `edge` grid was written
-//! after the check, where bm1688 turned from vector products to MM2 unpredictably.
+//! after the check, where bm1688 turned from vector products to MM2 unpredictably. The
+//! `cap` grid (8 to 32 rows, N from 2,304 to 8,192) was compiled after held-out
+//! gpt2_d640_s1_b8 showed bm1684x's vector products at 8 rows, and set bm1684x's
+//! `matmul_lane_rows_from` to 16: it counts as fitted.
 
 use tpusim_layout::ElementType;
 use tpusim_planner::nd_global::matmul::{runs_lane_rows, VectorProducts};
@@ -23,7 +26,7 @@ struct Probe {
 
 impl Probe {
     fn fitted(&self) -> bool {
-        matches!(self.grid.as_str(), "first" | "wide")
+        matches!(self.grid.as_str(), "first" | "wide" | "cap")
     }
 
     fn products(&self) -> VectorProducts {
@@ -85,7 +88,7 @@ fn timing(chip: &str) -> (Timing, u64) {
 #[test]
 fn few_rows_take_tpu_mlirs_command_outside_bm1688s_erratic_band() {
     let all = probes();
-    assert_eq!(all.len(), 2 * (16 + 36 + 32 + 16));
+    assert_eq!(all.len(), 2 * (16 + 36 + 32 + 16 + 16));
     let mut wrong = Vec::new();
     for p in &all {
         let (t, _) = timing(&p.chip);
@@ -131,7 +134,7 @@ fn vector_products_take_their_compiled_cycles() {
             held_out.push(error);
         }
     }
-    assert_eq!((errors.len(), held_out.len()), (50, 35));
+    assert_eq!((errors.len(), held_out.len()), (56, 35));
     // fitted: all within 1 % (bm1688 worst 1.0 %); held out: 34 of 35 within 5 %, the
     // other 9.3 % (bm1688 [5, 512]·[512, 896], its step a ceiling over 10)
     assert!(errors.iter().all(|&e| e < 0.011), "{errors:?}");

@@ -64,6 +64,7 @@ pub mod nd_fused;
 pub mod nd_fusion;
 mod nd_order;
 pub(crate) mod nd_place;
+mod nd_split;
 pub(crate) mod placer;
 pub mod precision;
 pub mod steps;

@@ -254,6 +254,12 @@ pub(super) struct ViewNode<'g> {
     /// From or to a value of at most two dims: TPU-MLIR lays such a value out one
     /// element a plane, and the view runs outside any layer group (`nd_export`).
     pub flat: bool,
+    /// TPU-MLIR's name of it: `<output>_<type>`, or the name a split matmul's lowering
+    /// gives it ([`super::nd_split`]).
+    pub loc: String,
+    /// Rebuilt by that lowering right after the matmul writing what it views: a layer
+    /// group holding the matmul holds the view too, or the view would sit inside it.
+    pub tied: bool,
 }
 
 /// Every view node of `g`. A view of a flat view is flat too: TPU-MLIR merges views in a
@@ -262,6 +268,7 @@ pub(super) struct ViewNode<'g> {
 /// a plane, 1,024 bytes in 4,853 cycles).
 pub(super) fn view_nodes(g: &NdGraph) -> impl Iterator<Item = ViewNode<'_>> {
     let mut flat_outputs: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut renamed = super::nd_form::renamed_views(g);
     g.nodes
         .iter()
         .filter(|n| n.work == Work::Free && VIEWS.contains(&n.op_type.as_str()))
@@ -277,11 +284,16 @@ pub(super) fn view_nodes(g: &NdGraph) -> impl Iterator<Item = ViewNode<'_>> {
             if flat {
                 flat_outputs.insert(output);
             }
+            let rebuilt = renamed.remove(output.as_str());
+            let tied = rebuilt.is_some();
+            let loc = rebuilt.unwrap_or_else(|| format!("{output}_{}", node.op_type));
             Some(ViewNode {
                 node,
                 output,
                 input: &input.name,
                 flat,
+                loc,
+                tied,
             })
         })
         .collect::<Vec<_>>()

@@ -154,11 +154,11 @@ fn followers<'g>(
         .iter()
         .flat_map(|l| l.locs.iter().map(String::as_str))
         .collect();
-    let fused: HashSet<String> = layers
+    let fused: HashSet<&str> = layers
         .iter()
         .filter(|l| l.head.is_some())
         .flat_map(|l| l.nodes.iter().filter_map(|&i| g.nodes.get(i)))
-        .flat_map(super::nd_form::locs_of)
+        .flat_map(|n| n.outputs.iter().map(String::as_str))
         .collect();
     // how many nodes read each value, and how many of them are views
     let mut readers: std::collections::HashMap<&str, [usize; 2]> = Default::default();
@@ -187,7 +187,7 @@ fn followers<'g>(
             loc: view_loc(v),
         })
         .chain(folded_transposes(g, &named))
-        .filter(|f| !fused.contains(&f.loc))
+        .filter(|f| !fused.contains(f.output))
         .collect()
 }
 
@@ -290,9 +290,9 @@ fn folded_transposes<'g>(g: &'g NdGraph, named: &HashSet<&str>) -> Vec<Follower<
         .collect()
 }
 
-/// TPU-MLIR's name of a view: `<output>_<type>`.
+/// TPU-MLIR's name of a view.
 pub(super) fn view_loc(v: &ViewNode) -> String {
-    format!("{}_{}", v.output, v.node.op_type)
+    v.loc.clone()
 }
 
 /// The names to list for a group of `members`, in TPU-MLIR's order: each layer's own,
@@ -327,13 +327,15 @@ fn group_locs<'g>(
         out.extend(l.locs.iter().cloned());
         // views of what the last op writes run outside, as TPU-MLIR's own
         // llama_d1024_s256 leaves V's `reshape_49_0_Reshape` (a global no-op where in
-        // the group it is a copy: its grouping compiled 0.9 % faster without it)
-        if Some(k) == last {
-            continue;
-        }
+        // the group it is a copy: its grouping compiled 0.9 % faster without it), but
+        // for one tied to it (gpt2_d96_s24_b3's `add_26_0_Add_reshape_5`)
+        let last_op = Some(k) == last;
         let mut from: Vec<&str> = l.writes.iter().map(|v| v.name.as_str()).collect();
         while let Some(name) = from.pop() {
-            for v in all.iter().filter(|v| v.input == name && !v.flat) {
+            for v in all
+                .iter()
+                .filter(|v| v.input == name && !v.flat && (v.tied || !last_op))
+            {
                 if listed.insert(v.output) {
                     out.push(view_loc(v));
                     from.push(v.output);

@@ -17,7 +17,7 @@
 //!   and a product with x, between a cast in and a cast out; the chip's f32 ops
 //!   (`tpu_mlir_f32_ops`: tanh, sigmoid, …) run between two casts.
 //! - A weight MatMul whose output (its bias added) a Split cuts into columns is one MatMul
-//!   per piece.
+//!   per piece, named as [`super::nd_split`] says.
 //!
 //! The layers come in TPU-MLIR's op order, the casts named as it names them, each permute
 //! beside the group that will fuse it ([`super::nd_order`]).
@@ -27,6 +27,7 @@
 //! position embedding becomes the Add's weight `gather_12_0_f16`; a causal mask sliced
 //! from its buffer the Where's).
 
+use super::nd_split::{cut_at_top, piece_names, Piece, PieceNames};
 use super::F32Ops;
 use std::collections::HashMap;
 use tpusim_graph::nd::{NdGraph, NdInput, NdInputKind, NdNode, Work};
@@ -291,6 +292,41 @@ fn consumers(g: &NdGraph) -> HashMap<&str, Vec<usize>> {
     map
 }
 
+/// A Split cutting a weight matmul's output into columns, and TPU-MLIR's names of its
+/// pieces.
+struct ColumnSplit {
+    /// The Split node.
+    split: usize,
+    /// Cut by `model_transform` rather than the lowering ([`super::nd_split::cut_at_top`]).
+    at_top: bool,
+    /// Its pieces' names, in its order.
+    names: Vec<PieceNames>,
+}
+
+/// The views TPU-MLIR names other than `<output>_<type>` ([`super::nd_split`]): TPU-MLIR's
+/// name by the value each writes.
+pub(super) fn renamed_views(g: &NdGraph) -> HashMap<String, String> {
+    let form = Form {
+        g,
+        readers: consumers(g),
+        taken: vec![false; g.nodes.len()],
+    };
+    g.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            n.op_type == "MatMul" && matches!(n.work, Work::Matmul { weight: true, .. })
+        })
+        .filter_map(|(i, n)| {
+            let bias = form.bias(i);
+            let locs = locs_of(bias.map_or(n, |a| &g.nodes[a]));
+            form.column_split(i, bias, &locs)
+        })
+        .flat_map(|cut| cut.names.into_iter().filter_map(|p| p.view))
+        .map(|v| (v.output, v.loc))
+        .collect()
+}
+
 struct Form<'a> {
     g: &'a NdGraph,
     readers: HashMap<&'a str, Vec<usize>>,
@@ -304,6 +340,43 @@ impl<'a> Form<'a> {
         let out = self.g.nodes[node].outputs.first()?;
         match self.readers.get(out.as_str()).map(Vec::as_slice) {
             Some(&[j]) if self.g.nodes[j].op_type == op_type && !self.taken[j] => Some(j),
+            _ => None,
+        }
+    }
+
+    /// The Split cutting weight matmul `matmul`'s output (its `bias` added) into columns,
+    /// with TPU-MLIR's names of its pieces (`locs`: the matmul's).
+    fn column_split(
+        &self,
+        matmul: usize,
+        bias: Option<usize>,
+        locs: &[String],
+    ) -> Option<ColumnSplit> {
+        let split = self
+            .sole_reader(bias.unwrap_or(matmul), "Split")
+            .filter(|&j| splits_columns(&self.g.nodes[matmul], &self.g.nodes[j]))?;
+        let values = writes_of(&self.g.nodes[split]);
+        let pieces: Vec<Piece> = values
+            .iter()
+            .map(|v| Piece {
+                value: &v.name,
+                columns: v.dims.last().copied().unwrap_or(0),
+                view_output: self.sole_view_of(&v.name),
+            })
+            .collect();
+        Some(ColumnSplit {
+            split,
+            at_top: cut_at_top(&pieces),
+            names: piece_names(locs.first()?, &pieces),
+        })
+    }
+
+    /// What the view reading `value` writes, when a Reshape or Squeeze is its one reader.
+    fn sole_view_of(&self, value: &str) -> Option<&'a str> {
+        match self.readers.get(value).map(Vec::as_slice) {
+            Some(&[j]) if matches!(self.g.nodes[j].op_type.as_str(), "Reshape" | "Squeeze") => {
+                self.g.nodes[j].outputs.first().map(String::as_str)
+            }
             _ => None,
         }
     }
@@ -595,13 +668,10 @@ fn lower_fused(g: &NdGraph, f32_ops: F32Ops, bits: u32, fusions: &Fusions) -> Ve
                     // `add_68_0_Add`, its cast to f32 `add_68_0_Addpow_70_0_Pow_abs_f32`)
                     layer.locs = locs_of(&g.nodes[add]);
                 }
-                if let Some(split) = form
-                    .sole_reader(bias.unwrap_or(i), "Split")
-                    .filter(|&j| splits_columns(n, &g.nodes[j]))
-                {
+                if let Some(cut) = form.column_split(i, bias, &layer.locs) {
                     form.taken[i] = true;
-                    form.taken[split] = true;
-                    layers.extend(matmuls_per_split(&layer, split, &g.nodes[split]));
+                    form.taken[cut.split] = true;
+                    layers.extend(matmuls_per_split(&layer, &cut, &g.nodes[cut.split]));
                     continue;
                 }
             }
@@ -854,11 +924,13 @@ fn splits_columns(matmul: &NdNode, split: &NdNode) -> bool {
 }
 
 /// A weight MatMul whose output a Split cuts into columns, as TPU-MLIR runs it: one
-/// MatMul per piece, each on its columns of the weight, named `<piece>_Split`
-/// (llama_d320_s256's merged QKV: `_v_163_Split`, `_v_164_Split`, `_v_165_Split`, which
-/// TPU-MLIR runs first to last: they are listed last to first here, so that its order,
-/// which takes the latest ready layer first, puts them back).
-fn matmuls_per_split(whole: &TxLayer, split_at: usize, split: &NdNode) -> Vec<TxLayer> {
+/// MatMul per piece, each on its columns of the weight, named as [`super::nd_split`] says.
+/// Pieces `model_transform` cuts (llama_d320_s256's merged QKV: `_v_163_Split`,
+/// `_v_164_Split`, `_v_165_Split`) TPU-MLIR runs first to last: they are listed last to
+/// first here, so that its order, which takes the latest ready layer first, puts them
+/// back. Pieces the lowering cuts it runs last to first: they are listed in order.
+fn matmuls_per_split(whole: &TxLayer, cut: &ColumnSplit, split: &NdNode) -> Vec<TxLayer> {
+    let split_at = cut.split;
     let Work::Matmul {
         batch,
         m,
@@ -871,7 +943,7 @@ fn matmuls_per_split(whole: &TxLayer, split_at: usize, split: &NdNode) -> Vec<Tx
     };
     let pieces = writes_of(split);
     let count = pieces.len();
-    pieces
+    let mut layers: Vec<TxLayer> = pieces
         .into_iter()
         .enumerate()
         .map(|(j, piece)| {
@@ -914,13 +986,21 @@ fn matmuls_per_split(whole: &TxLayer, split_at: usize, split: &NdNode) -> Vec<Tx
                     _ => Vec::new(),
                 },
                 reads,
-                locs: vec![format!("{}_Split", piece.name)],
+                locs: cut
+                    .names
+                    .get(j)
+                    .map(|p| p.matmul.clone())
+                    .into_iter()
+                    .collect(),
                 writes: vec![piece],
                 ..whole.clone()
             }
         })
-        .rev()
-        .collect()
+        .collect();
+    if cut.at_top {
+        layers.reverse();
+    }
+    layers
 }
 
 /// A Split as TPU-MLIR runs it: one slice per piece (`split_28_0_Split`, …), each its

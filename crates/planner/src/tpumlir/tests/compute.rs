@@ -763,7 +763,7 @@ fn a_global_conv_in_one_piece_loads_computes_and_stores_in_turn() {
 }
 
 /// Every fully connected layer of `bench/tpumlir_global_fc.py`'s probes (`tests/data/
-/// tpumlir_global_fc.csv`: [M, K]·[K, N] + bias, M from 1 to 8, both chips) as a global
+/// tpumlir_global_fc.csv`: [M, K]·[K, N] + bias, M from 1 to 32, both chips) as a global
 /// layer of a CNN, against the matmul's span in TPU-MLIR's compile: where our rule picks
 /// TPU-MLIR's command, each within 5 % but the MM2s sliced past half the local memory
 /// (within 8 %) and one held-out vector product (bm1688 [5, 512]·[512, 896], 9.3 %).
@@ -775,6 +775,7 @@ fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
     );
     let text = std::fs::read_to_string(path).unwrap();
     let (mut within, mut sliced, mut off, mut seen) = (0, 0, Vec::new(), 0);
+    let mut cap = Vec::new();
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         let [m, k, n, span] = [2, 3, 4, 7].map(|i| f[i].parse::<u64>().unwrap());
@@ -790,6 +791,10 @@ fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
         let g = b.finish().unwrap();
         let ours = crate::cost::global_cost(&g, &g.ops[0], 16, &chip.geometry, &t, None);
         let error = (ours.cycles as f64 / span as f64 - 1.0).abs();
+        if f[0] == "cap" {
+            cap.push((f[1] == "bm1684x", error));
+            continue;
+        }
         let half = chip.geometry.npu_num * chip.geometry.lane_bytes / 2;
         if error < 0.05 {
             within += 1;
@@ -799,8 +804,18 @@ fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
             off.push((line.to_string(), error));
         }
     }
-    assert_eq!(seen, 200 - 8);
-    assert_eq!((within, sliced), (seen - 4, 3), "{off:?}");
+    assert_eq!(seen, 232 - 8);
+    assert_eq!((within, sliced), (seen - 32 - 4, 3), "{off:?}");
+    // the `cap` grid (8 to 32 rows, N 2,304 to 8,192): bm1684x within 4 %; bm1688's, all
+    // MM2 sliced past half its local memory, 3 to 13.2 % over: TPU-MLIR loads the next
+    // weight chunk under this one's MACs, leaving only the last chunk's exposed, which
+    // the model does not (bench/RESULTS-plan.md, thirty-eighth session)
+    assert_eq!(cap.len(), 32);
+    assert!(
+        cap.iter()
+            .all(|&(x, e)| if x { e < 0.04 } else { e < 0.14 }),
+        "{cap:?}"
+    );
     assert_eq!(off.len(), 1, "{off:?}");
     assert!(
         off[0].0.starts_with("edge,bm1688,5,512,896,") && off[0].1 < 0.10,
