@@ -57,6 +57,12 @@ HELD_OUT = {
     "bert_d192_s16",
     "llama_d896_s2",
     "gpt2_d96_s24_b3",
+    "gpt2_d128_s2_b16",
+    "llama_d256_s3_b5",
+    "gpt2_d112_s12_b2",
+    "bert_d320_s5_b3",
+    "llama_d768_s1_b4",
+    "gpt2_d512_s40",
 }
 
 # name: (family, builder arguments, batch, seq)
@@ -99,6 +105,16 @@ ZOO = {
     "bert_d192_s16": ("bert", dict(d=192, heads=3, padding_mask=True), 1, 16),
     "llama_d896_s2": ("llama", dict(d=896, heads=7, kv_heads=7, ff=2432), 1, 2),
     "gpt2_d96_s24_b3": ("gpt2", dict(d=96, heads=3), 3, 24),
+    # added in the thirty-eighth session after the changes the short sequences above led
+    # to, held out, chosen before they were compiled: more short sequences (16 planes of
+    # 2 rows, 5 of 3, 4 of 1), narrow QKV pieces again (112), a BERT of 5 tokens, and one
+    # plane of 40 rows
+    "gpt2_d128_s2_b16": ("gpt2", dict(d=128, heads=4), 16, 2),
+    "llama_d256_s3_b5": ("llama", dict(d=256, heads=4, kv_heads=2, ff=688), 5, 3),
+    "gpt2_d112_s12_b2": ("gpt2", dict(d=112, heads=4), 2, 12),
+    "bert_d320_s5_b3": ("bert", dict(d=320, heads=5, padding_mask=True), 3, 5),
+    "llama_d768_s1_b4": ("llama", dict(d=768, heads=12, kv_heads=4, ff=2048), 4, 1),
+    "gpt2_d512_s40": ("gpt2", dict(d=512, heads=8), 1, 40),
 }
 
 

@@ -1,7 +1,7 @@
 //! Where TPU-MLIR 1.30.2 fuses an attention into `tpu.Attention`, against its own caches
 //! of the transformer zoo: a bm1684x cache names `<out>_head_k` ops for every head of a
-//! fused attention (bert_d384_s128 and bert_d192_s16, Q, K and V three weight matmuls);
-//! the other 20 networks' caches name none, nor does any bm1688 cache.
+//! fused attention (bert_d384_s128, bert_d192_s16 and bert_d320_s5_b3, Q, K and V three
+//! weight matmuls); the other 25 networks' caches name none, nor does any bm1688 cache.
 use tpusim_graph::nd::{import_onnx, Bind};
 use tpusim_planner::tpumlir::nd_fusion::fused_attentions;
 
@@ -28,7 +28,7 @@ fn fused_in_cache(net: &str, chip: &str) -> usize {
 #[test]
 fn the_attentions_tpu_mlir_fuses_are_those_its_caches_name() {
     let nets = zoo();
-    assert_eq!(nets.len(), 22);
+    assert_eq!(nets.len(), 28);
     let bind = Bind {
         batch: 1,
         seq: 1,
@@ -56,7 +56,11 @@ fn the_attentions_tpu_mlir_fuses_are_those_its_caches_name() {
     // the check has something to find
     assert_eq!(
         fused_nets,
-        ["bert_d192_s16 bm1684x", "bert_d384_s128 bm1684x"]
+        [
+            "bert_d192_s16 bm1684x",
+            "bert_d320_s5_b3 bm1684x",
+            "bert_d384_s128 bm1684x"
+        ]
     );
 }
 

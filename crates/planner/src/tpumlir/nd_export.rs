@@ -290,6 +290,21 @@ fn folded_transposes<'g>(g: &'g NdGraph, named: &HashSet<&str>) -> Vec<Follower<
         .collect()
 }
 
+/// A view of a value of one row a plane (C = 1: a sequence of one token), which a group
+/// would load and view: it runs outside the group. llama_d768_s1_b4's
+/// `reshape_117_0_Reshape` of P·V's heads, [4, 1, 12, 64] to [4, 1, 768], listed first in
+/// the output projection's group, compiled on bm1684x into a program whose logits were
+/// off by two thirds of their range in TPU-MLIR's cmodel; run as a global layer, as
+/// TPU-MLIR's own grouping runs it, they are right. (llama_d384_s4_b2's, [2, 4, 6, 64],
+/// listed so, compiled right.)
+fn views_one_row(v: &ViewNode) -> bool {
+    v.node
+        .inputs
+        .iter()
+        .find(|e| e.name == v.input)
+        .is_some_and(|e| e.dims.len() >= 3 && e.dims[1] == 1)
+}
+
 /// TPU-MLIR's name of a view.
 pub(super) fn view_loc(v: &ViewNode) -> String {
     v.loc.clone()
@@ -320,7 +335,8 @@ fn group_locs<'g>(
         }
         for v in all {
             let reads_it = l.reads.iter().any(|r| r.name == v.output);
-            if reads_it && !v.flat && read.contains(v.output) && listed.insert(v.output) {
+            let inside = reads_it && !v.flat && !views_one_row(v);
+            if inside && read.contains(v.output) && listed.insert(v.output) {
                 out.push(view_loc(v));
             }
         }
