@@ -110,7 +110,24 @@ pub fn cycles(traffic: &MatmulTraffic, rows: u64, compute: f64, lmem: &LocalMemo
     let lead = traffic.input_cycles / slices;
     let tail = traffic.output_cycles / slices;
     let hidden = chunks * traffic.input_cycles + traffic.output_cycles - chunks * lead - tail;
+    if slices <= 1.0 {
+        return one_slice_pipeline(traffic, chunks, compute);
+    }
     chunks * lead + weight_exposed(traffic, slices, chunks, compute) + compute.max(hidden) + tail
+}
+
+/// A matmul of one row slice (its rows fit the lanes once) in `chunks` weight chunks:
+/// each chunk's weight loads under the chunk before's MACs, so only the first chunk's
+/// load and the last chunk's MACs and store are exposed (bm1688 [32, 640]·[640, 4,096],
+/// `bench/tpumlir_global_fc.py --grid cap`: four chunks' loads, 199,594 cycles, then one
+/// 20,480-cycle MM2 of four, in a 220,018-cycle span).
+fn one_slice_pipeline(traffic: &MatmulTraffic, chunks: f64, compute: f64) -> f64 {
+    let weight = traffic.weight_cycles / chunks;
+    let macs = compute / chunks;
+    let store = traffic.output_cycles / chunks;
+    // the input loads once ahead; each chunk after the first waits for the longer of its
+    // weight's load (and the chunk before's store) and the chunk before's MACs
+    traffic.input_cycles + weight + (chunks - 1.0) * (weight + store).max(macs) + macs + store
 }
 
 /// The weight's load cycles left exposed, in `chunks` chunks: all of them but, for each

@@ -765,8 +765,9 @@ fn a_global_conv_in_one_piece_loads_computes_and_stores_in_turn() {
 /// Every fully connected layer of `bench/tpumlir_global_fc.py`'s probes (`tests/data/
 /// tpumlir_global_fc.csv`: [M, K]·[K, N] + bias, M from 1 to 32, both chips) as a global
 /// layer of a CNN, against the matmul's span in TPU-MLIR's compile: where our rule picks
-/// TPU-MLIR's command, each within 5 % but the MM2s sliced past half the local memory
-/// (within 8 %) and one held-out vector product (bm1688 [5, 512]·[512, 896], 9.3 %).
+/// TPU-MLIR's command, each within 5 % but one MM2 sliced past half the local memory
+/// (within 8 %), one held-out vector product (bm1688 [5, 512]·[512, 896], 9.3 %) and the
+/// `cap` grid's sliced MM2s (below).
 #[test]
 fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
     let path = concat!(
@@ -792,6 +793,7 @@ fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
         let ours = crate::cost::global_cost(&g, &g.ops[0], 16, &chip.geometry, &t, None);
         let error = (ours.cycles as f64 / span as f64 - 1.0).abs();
         if f[0] == "cap" {
+            eprintln!("CAP {line} ours {} err {error:.3}", ours.cycles);
             cap.push((f[1] == "bm1684x", error));
             continue;
         }
@@ -805,7 +807,7 @@ fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
         }
     }
     assert_eq!(seen, 232 - 8);
-    assert_eq!((within, sliced), (seen - 32 - 4, 3), "{off:?}");
+    assert_eq!((within, sliced), (seen - 32 - 2, 1), "{off:?}");
     // the `cap` grid (8 to 32 rows, N 2,304 to 8,192): bm1684x within 4 %; bm1688's, all
     // MM2 sliced past half its local memory, 3 to 13.2 % over: TPU-MLIR loads the next
     // weight chunk under this one's MACs, leaving only the last chunk's exposed, which
