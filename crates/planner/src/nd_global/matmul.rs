@@ -12,7 +12,9 @@
 //!   256×1024·1024×1024: first input slice and first weight chunk 69,392, MACs 262,144,
 //!   last store 554; 332,089 in all).
 //!   An attention matmul (no weight) is cut over its batch into slices of a quarter of
-//!   the local memory.
+//!   the local memory. Rows that fit the lanes once (one row slice) pipeline smaller
+//!   weight chunks instead ([`PIPELINED_WEIGHT_BANKS`]): each loads under the chunk
+//!   before's MACs.
 //!
 //! - **Few rows** (under the chip's `matmul_lane_rows_from`, and over its
 //!   `matmul_lane_rows_columns` output columns a row) run as vector products, K cut in
@@ -32,6 +34,13 @@ use crate::timing::Timing;
 /// 49,152 to 55,296 bytes a lane (of its 57,344-byte seven banks), 2 and 4 of them
 /// (the held-out llama_d1024_s256's and gpt2_d512_s32_b4's).
 pub const WEIGHT_BUFFER_BANKS: u64 = 7;
+
+/// Banks of a lane a weight chunk takes at most where the chunks are pipelined (one row
+/// slice: two chunks in local memory at once): bm1688's probes of
+/// `bench/tpumlir_global_fc.py --grid cap` cut [·, 640]·[640, N] into 2, 3, 4 and 7
+/// chunks for N = 2,304, 2,560, 4,096 and 8,192, every chunk within 49,152 bytes a lane
+/// (six of its 8,192-byte banks) and one fewer over it.
+pub const PIPELINED_WEIGHT_BANKS: u64 = 6;
 
 /// A global matmul's traffic: each part's bytes and its transfer cycles (set-ups
 /// included) at the rate it moves.
@@ -104,7 +113,12 @@ pub fn cycles(traffic: &MatmulTraffic, rows: u64, compute: f64, lmem: &LocalMemo
         (traffic.input_bytes.saturating_add(traffic.output_bytes)).div_ceil((half / 2).max(1))
     }
     .max(1) as f64;
-    let buffer = lmem.bytes().saturating_mul(WEIGHT_BUFFER_BANKS) / lmem.banks.max(1);
+    let banks = if slices <= 1.0 {
+        PIPELINED_WEIGHT_BANKS
+    } else {
+        WEIGHT_BUFFER_BANKS
+    };
+    let buffer = lmem.bytes().saturating_mul(banks) / lmem.banks.max(1);
     let chunks = traffic.weight_bytes.div_ceil(buffer.max(1)).max(1) as f64;
     // each chunk reads the input again, its first slice's load ahead of the MACs
     let lead = traffic.input_cycles / slices;

@@ -793,7 +793,6 @@ fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
         let ours = crate::cost::global_cost(&g, &g.ops[0], 16, &chip.geometry, &t, None);
         let error = (ours.cycles as f64 / span as f64 - 1.0).abs();
         if f[0] == "cap" {
-            eprintln!("CAP {line} ours {} err {error:.3}", ours.cycles);
             cap.push((f[1] == "bm1684x", error));
             continue;
         }
@@ -809,13 +808,12 @@ fn a_global_fully_connected_layer_of_few_rows_takes_its_compiled_cycles() {
     assert_eq!(seen, 232 - 8);
     assert_eq!((within, sliced), (seen - 32 - 2, 1), "{off:?}");
     // the `cap` grid (8 to 32 rows, N 2,304 to 8,192): bm1684x within 4 %; bm1688's, all
-    // MM2 sliced past half its local memory, 3 to 13.2 % over: TPU-MLIR loads the next
-    // weight chunk under this one's MACs, leaving only the last chunk's exposed, which
-    // the model does not (bench/RESULTS-plan.md, thirty-eighth session)
+    // MM2 of one row slice sliced past half its local memory into pipelined weight chunks
+    // (`matmul::PIPELINED_WEIGHT_BANKS`), 1.1 to 7.6 % over (3.0 to 13.2 % before)
     assert_eq!(cap.len(), 32);
     assert!(
         cap.iter()
-            .all(|&(x, e)| if x { e < 0.04 } else { e < 0.14 }),
+            .all(|&(x, e)| if x { e < 0.04 } else { e < 0.08 }),
         "{cap:?}"
     );
     assert_eq!(off.len(), 1, "{off:?}");
