@@ -449,14 +449,9 @@ fn assert_lists_every_op(
 /// not model: those names are not ours, and our export of it does not compile there.
 #[test]
 fn exports_of_the_newest_held_out_networks_list_every_op_tpu_mlir_names() {
-    use tpusim_planner::tpumlir::nd_export::export_nd;
     for net in ["bert_d384_s128", "gpt2_d320_s80_b2", "llama_d512_s96_b3"] {
         for chip_name in ["bm1684x", "bm1688"] {
-            let chip = NpuChip::preset(chip_name).unwrap();
-            let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
-            let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
-            verify_nd_plan(&g, &chip, ElementType::F16, &p).unwrap();
-            let cache = export_nd(&g, &chip, ElementType::F16, &p);
+            let cache = verified_export(net, chip_name);
             let (_, known) = tpu_mlir_cache_on(net, chip_name);
             let fused = known.iter().any(|l| l.contains("_head_"));
             assert_eq!(fused, (net, chip_name) == ("bert_d384_s128", "bm1684x"));
@@ -469,36 +464,31 @@ fn exports_of_the_newest_held_out_networks_list_every_op_tpu_mlir_names() {
 
 /// The twelve short-sequence networks added in the thirty-eighth session (1 to 40 tokens,
 /// held out, chosen before they were compiled, in two rounds): our exports list every op
-/// TPU-MLIR names on both chips (bert_d320_s5_b3's on bm1684x but its fused attention,
-/// which `nd_fused` names as TPU-MLIR's heads). gpt2_d96_s24_b3's QKV pieces are 96 columns wide, too narrow for
-/// `model_transform` to cut, so TPU-MLIR's lowering cuts them and names them after the
-/// matmul (`add_26_0_Add_matmul_1`, `_3`, `_5`, their Reshapes `add_26_0_Add_reshape_1`,
-/// …): our first export named them after the Split's pieces and did not compile.
+/// TPU-MLIR names on both chips (bert_d192_s16's and bert_d320_s5_b3's fused attentions
+/// on bm1684x as `nd_fused` names TPU-MLIR's heads). gpt2_d96_s24_b3's QKV pieces are 96
+/// columns wide, too narrow for `model_transform` to cut, so TPU-MLIR's lowering cuts
+/// them and names them after the matmul (`add_26_0_Add_matmul_1`, `_3`, `_5`, their
+/// Reshapes `add_26_0_Add_reshape_1`, …): our first export named them after the Split's
+/// pieces and did not compile.
 #[test]
 fn exports_of_the_short_sequence_networks_list_every_op_tpu_mlir_names() {
-    use tpusim_planner::tpumlir::nd_export::export_nd;
-    let nets = [
-        "gpt2_d256_s8_b4",
-        "llama_d384_s4_b2",
-        "gpt2_d640_s1_b8",
-        "bert_d192_s16",
-        "llama_d896_s2",
-        "gpt2_d96_s24_b3",
-        // the eighth round, compiled after this session's changes
-        "gpt2_d128_s2_b16",
-        "llama_d256_s3_b5",
-        "gpt2_d112_s12_b2",
-        "bert_d320_s5_b3",
-        "llama_d768_s1_b4",
-        "gpt2_d512_s40",
-    ];
-    for net in nets {
+    // the networks whose compiles `compiled_short_seq.jsonl` records
+    let rows = std::fs::read_to_string(format!("{DATA}/compiled_short_seq.jsonl")).unwrap();
+    let mut nets: Vec<String> = rows
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["net"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    nets.sort();
+    nets.dedup();
+    assert_eq!(nets.len(), 12);
+    for net in &nets {
         for chip_name in ["bm1684x", "bm1688"] {
-            let chip = NpuChip::preset(chip_name).unwrap();
-            let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
-            let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
-            verify_nd_plan(&g, &chip, ElementType::F16, &p).unwrap();
-            let cache = export_nd(&g, &chip, ElementType::F16, &p);
+            let cache = verified_export(net, chip_name);
             let (_, known) = tpu_mlir_cache_on(net, chip_name);
             assert_lists_every_op(&cache, &known, &format!("{chip_name} {net}"));
         }
@@ -690,6 +680,16 @@ fn a_softmax_or_norm_buffer_can_cut_a_group_that_fits_without_it() {
 }
 
 /// The zoo network `net` planned on `chip_name` in F16 and exported as a TPU-MLIR cache.
+/// `net`'s plan on `chip_name`, verified, exported as a TPU-MLIR cache.
+fn verified_export(net: &str, chip_name: &str) -> tpusim_planner::tpumlir::Cache {
+    use tpusim_planner::tpumlir::nd_export::export_nd;
+    let chip = NpuChip::preset(chip_name).unwrap();
+    let g = graph(&format!("{DATA}/{net}_static.onnx"), 1);
+    let p = plan_nd_graph(&g, &chip, ElementType::F16).unwrap();
+    verify_nd_plan(&g, &chip, ElementType::F16, &p).unwrap();
+    export_nd(&g, &chip, ElementType::F16, &p)
+}
+
 fn zoo_export(net: &str, chip_name: &str) -> tpusim_planner::tpumlir::Cache {
     use tpusim_planner::tpumlir::nd_export::export_nd;
     let chip = NpuChip::preset(chip_name).unwrap();

@@ -120,13 +120,13 @@ pub fn cycles(traffic: &MatmulTraffic, rows: u64, compute: f64, lmem: &LocalMemo
     };
     let buffer = lmem.bytes().saturating_mul(banks) / lmem.banks.max(1);
     let chunks = traffic.weight_bytes.div_ceil(buffer.max(1)).max(1) as f64;
+    if slices <= 1.0 {
+        return one_slice_pipeline(traffic, chunks, compute);
+    }
     // each chunk reads the input again, its first slice's load ahead of the MACs
     let lead = traffic.input_cycles / slices;
     let tail = traffic.output_cycles / slices;
     let hidden = chunks * traffic.input_cycles + traffic.output_cycles - chunks * lead - tail;
-    if slices <= 1.0 {
-        return one_slice_pipeline(traffic, chunks, compute);
-    }
     chunks * lead + weight_exposed(traffic, slices, chunks, compute) + compute.max(hidden) + tail
 }
 

@@ -9,7 +9,6 @@
 
 use super::cache::Cache;
 use super::nd_attention::view_nodes;
-use super::nd_export::view_loc;
 use super::nd_form::lower_on;
 use crate::error::{PlanError, Result};
 use crate::nd_plan::{plan_document, plan_nd_with_groups, NdGroupRequest, NdPlan};
@@ -43,7 +42,7 @@ pub fn import_nd(
         .enumerate()
         .flat_map(|(i, l)| l.locs.iter().map(move |loc| (loc.as_str(), i)))
         .collect();
-    let views: HashSet<String> = view_nodes(g).map(|v| view_loc(&v)).collect();
+    let views: HashSet<String> = view_nodes(g).map(|v| v.loc).collect();
     let mut requests = Vec::new();
     let mut unmatched = Vec::new();
     let mut taken: HashMap<usize, usize> = HashMap::new();

@@ -184,7 +184,7 @@ fn followers<'g>(
         .map(|v| Follower {
             input: v.input,
             output: v.output,
-            loc: view_loc(v),
+            loc: v.loc.clone(),
         })
         .chain(folded_transposes(g, &named))
         .filter(|f| !fused.contains(f.output))
@@ -305,11 +305,6 @@ fn views_one_row(v: &ViewNode) -> bool {
         .is_some_and(|e| e.dims.len() >= 3 && e.dims[1] == 1)
 }
 
-/// TPU-MLIR's name of a view.
-pub(super) fn view_loc(v: &ViewNode) -> String {
-    v.loc.clone()
-}
-
 /// The names to list for a group of `members`, in TPU-MLIR's order: each layer's own,
 /// the views that only the group reads just before the layer that reads them, and the
 /// views of what a layer writes (and views of those) right after it; each view once in
@@ -337,7 +332,7 @@ fn group_locs<'g>(
             let reads_it = l.reads.iter().any(|r| r.name == v.output);
             let inside = reads_it && !v.flat && !views_one_row(v);
             if inside && read.contains(v.output) && listed.insert(v.output) {
-                out.push(view_loc(v));
+                out.push(v.loc.clone());
             }
         }
         out.extend(l.locs.iter().cloned());
@@ -353,7 +348,7 @@ fn group_locs<'g>(
                 .filter(|v| v.input == name && !v.flat && (v.tied || !last_op))
             {
                 if listed.insert(v.output) {
-                    out.push(view_loc(v));
+                    out.push(v.loc.clone());
                     from.push(v.output);
                 }
             }
