@@ -1067,13 +1067,14 @@ pub fn global_cost(
         Some(p) => p.dma_cycles(t, npu_num),
         None => dma.max(cycles - comp),
     };
-    // the pool's f32 output is cast back for its readers by a global cast of its own
+    // the pool's f32 output is cast back for its readers by a global cast of its own,
+    // counted with the transfers as the input's cast is
     let cast_back = crate::pool_cast::pool_output_cast_cycles(graph, op, bits, geo, t);
     GlobalOpCost {
         bytes,
         cycles: ((cast + cycles).ceil() as u64).saturating_add(cast_back),
         compute_cycles: comp.round() as u64,
-        dma_cycles: (cast + dma).round() as u64,
+        dma_cycles: ((cast + dma).round() as u64).saturating_add(cast_back),
     }
 }
 

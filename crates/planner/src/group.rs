@@ -105,7 +105,8 @@ impl<'a> Ctx<'a> {
             cycles: cost.cycles.saturating_add(cast_back),
             gmem: cost.gmem,
             compute_cycles: cost.compute_cycles,
-            dma_cycles: cost.dma_cycles,
+            // the casts after the group are its transfers' as much as its time's
+            dma_cycles: cost.dma_cycles.saturating_add(cast_back),
         }))
     }
 
