@@ -63,6 +63,12 @@ HELD_OUT = {
     "bert_d320_s5_b3",
     "llama_d768_s1_b4",
     "gpt2_d512_s40",
+    "gpt2_d576_s200_b2",
+    "llama_d448_s160_b2",
+    "bert_d256_s384",
+    "gpt2_d1024_s16_b2",
+    "llama_d160_s48_b7",
+    "gpt2_d208_s72_b6",
 }
 
 # name: (family, builder arguments, batch, seq)
@@ -115,6 +121,16 @@ ZOO = {
     "bert_d320_s5_b3": ("bert", dict(d=320, heads=5, padding_mask=True), 3, 5),
     "llama_d768_s1_b4": ("llama", dict(d=768, heads=12, kv_heads=4, ff=2048), 4, 1),
     "gpt2_d512_s40": ("gpt2", dict(d=512, heads=8), 1, 40),
+    # added in the thirty-ninth session, held out, chosen before they were compiled: nine
+    # heads and 200 rows (no power of two), one KV head for seven query heads (MQA), a
+    # 384-token BERT, GPT-2's 1,024-wide blocks (16 MiB of FFN weights a layer in F16) on
+    # 32 rows, seven planes of 48 rows, and heads 52 wide
+    "gpt2_d576_s200_b2": ("gpt2", dict(d=576, heads=9), 2, 200),
+    "llama_d448_s160_b2": ("llama", dict(d=448, heads=7, kv_heads=1, ff=1216), 2, 160),
+    "bert_d256_s384": ("bert", dict(d=256, heads=4, padding_mask=True), 1, 384),
+    "gpt2_d1024_s16_b2": ("gpt2", dict(d=1024, heads=16), 2, 16),
+    "llama_d160_s48_b7": ("llama", dict(d=160, heads=5, kv_heads=5, ff=432), 7, 48),
+    "gpt2_d208_s72_b6": ("gpt2", dict(d=208, heads=4), 6, 72),
 }
 
 

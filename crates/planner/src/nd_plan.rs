@@ -392,6 +392,7 @@ impl<'a> Ctx<'a> {
             return head.kernel_cycles(self.lanes as f64, &self.t);
         }
         match l.work {
+            Work::Vector { .. } if l.op_type == "Where" => self.where_passes(l, out, cut),
             Work::Vector { flops } => {
                 let per_element = match l.op_type.as_str() {
                     "Softmax" => SOFTMAX_LOCAL_OPS,
@@ -411,6 +412,31 @@ impl<'a> Ctx<'a> {
             } if out.dims.len() == 3 => self.weight_matmul_in_group(i, out, k, n),
             _ => self.costs[i].compute_cycles as f64,
         }
+    }
+
+    /// Cycles of Where `l` writing `out` in a group cut by `cut`, at the chip's grouped
+    /// Where rate (`local_where_elements_per_cycle`, else the EU rate). In a cut group
+    /// TPU-MLIR 1.30.2's Where selects over the whole mask it holds every slice, not
+    /// over the slice: each of gpt2_d576_s200_b2's 10 H slices on bm1684x took 5,000
+    /// cycles, its mask [2, 9, 200, 200] at 16 a cycle (8,000 elements a lane a slice);
+    /// so did gpt2_d192_s96_b3's 2 H slices (1,728), llama_d320_s256's 4 (4,096) and, in
+    /// N slices, llama_d512_s96_b3's on bm1688 (6,912: [3, 8, 96, 96] at 4). Our bm1684x
+    /// plan of gpt2_d576_s200_b2 grouped that Where and its softmax (168,236 cycles
+    /// planned, 199,463 compiled; 144,165 global) and TPU-MLIR's cmodel aborted on it.
+    fn where_passes(&self, l: &TxLayer, out: &TxValue, cut: Slicing) -> f64 {
+        let rate = match self.t.used.local_where_elements_per_cycle {
+            r if r > 0.0 => r,
+            _ => self.t.eltwise_per_cycle_per_lane.max(1.0),
+        };
+        let mask = l
+            .reads
+            .iter()
+            .find(|v| v.weight && !v.split && cut.secs > 1);
+        let selected = mask.map_or_else(|| cut.part_shape(out), nchw);
+        let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
+        let positions = (selected.n * selected.c.div_ceil(self.lanes)) as f64
+            * ((selected.h * selected.w) as f64 / rate).ceil();
+        positions * wide * cut.count(out) as f64
     }
 
     /// MAC cycles of weight matmul `i`, `[b, s, k]·[k, n]` writing `out`, inside a group
@@ -474,7 +500,7 @@ impl<'a> Ctx<'a> {
         if let Some(whole) = self.sliced_within(start, end, Slicing::WHOLE, budget) {
             return Some(whole);
         }
-        if self.splits_a_shared_value(start, end) {
+        if self.splits_a_shared_value(start, end) || self.computes_a_whole_operand(start, end) {
             return None;
         }
         let holds_a_view = self.holds_a_view(members);
@@ -501,15 +527,18 @@ impl<'a> Ctx<'a> {
             .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
             .collect();
         let inside = |j: &usize| (start..end).contains(j);
-        let readers = |name: &str| self.readers.get(name).map_or(&[][..], |r| r.as_slice());
+        // a value and its views are one value here: a member's view of what a member
+        // writes is written in the group (llama_d160_s48_b7 on bm1688: Q's matmul piece,
+        // its Reshape and the permute after it, in one group with the rotary work, did
+        // not compile: "transpose_45_0_Transpose: operand #0 does not dominate this use")
+        let written_here = |v: &TxValue| written.contains(self.viewed(&v.name));
         members.iter().filter(|l| l.op_type == "Permute").all(|l| {
+            let readers = |v: &TxValue| self.readers_through_views(&v.name);
             // what it loads only the group reads; what it stores only others read
-            let loads = l.reads.iter().all(|v| !written.contains(v.name.as_str()))
-                && l.writes.iter().all(|v| readers(&v.name).iter().all(inside));
-            let stores = l.reads.iter().all(|v| written.contains(v.name.as_str()))
-                && l.writes
-                    .iter()
-                    .all(|v| !readers(&v.name).iter().any(inside));
+            let loads = l.reads.iter().all(|v| !written_here(v))
+                && l.writes.iter().all(|v| readers(v).iter().all(inside));
+            let stores = l.reads.iter().all(written_here)
+                && l.writes.iter().all(|v| !readers(v).iter().any(inside));
             loads || stores
         })
     }
@@ -1177,9 +1206,14 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         v.dims.len() != out.dims.len()
             || v.dims.iter().zip(&out.dims).any(|(&a, &b)| a == 1 && b > 1)
     };
+    // an operand of one channel, cut along C, is whole in every slice: TPU-MLIR's own
+    // bm1688 group of bert_d256_s384 adds the padding mask [1, 1, 1, 384] to the scores
+    // [1, 4, 384, 384] in 4 C slices
+    let whole_in_every_c_slice =
+        |v: &TxValue| axis == Axis::C && v.dims.len() == out.dims.len() && v.dims[1] == 1;
     let broadcast = l.reads.iter().filter(|v| !v.weight).any(|v| match l.work {
         Work::Matmul { .. } => lead(v) != lead(out),
-        _ => stretched(v),
+        _ => stretched(v) && !whole_in_every_c_slice(v),
     });
     if broadcast {
         return false;
@@ -1253,6 +1287,11 @@ pub fn plan_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
             }
             // a run that fits no slicing only grows by reaching further back; one
             // that cannot beat the pick is not timed
+            // a permute a run cannot fuse may fuse into the store of a longer one
+            // (llama's V, through its Reshape, once the run holds V's matmul)
+            if !ctx.permutes_at_edges(start, end) {
+                continue;
+            }
             let budget = pick.0.saturating_sub(best[start].0);
             let grp = match ctx.group_within(start, end, budget) {
                 Some(Candidate::Timed(grp)) => grp,

@@ -91,6 +91,13 @@ pub struct ChipTiming {
     /// chip: bm1688 149 cycles a row a lane at 32 elements, 877 at 256).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_softmax_row_cycles: Option<f64>,
+    /// Elements a lane a Where (its `FUSED_CMP` command) selects a cycle inside a layer
+    /// group (`None` = the chip's EU operations a cycle): bm1684x 16 and bm1688 4, from
+    /// TPU-MLIR 1.30.2's profiles of the transformer zoo (every grouped Where of its own
+    /// and of our groupings; in a cut group it selects over the whole mask it holds,
+    /// `nd_plan`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_where_elements_per_cycle: Option<f64>,
     /// Load rate of a global element-wise layer or cast, bytes per second: the backend
     /// moves such a layer's operands as flat matrices (its profiles' `GDMA_MATRIX`
     /// commands), not as the lane-spread tensors of a layer group (`None` =
@@ -219,6 +226,10 @@ impl ChipTiming {
                 self.gdma_matrix_store_cycles_per_plane,
             ),
             ("global_tensor_bytes_per_s", self.global_tensor_bytes_per_s),
+            (
+                "local_where_elements_per_cycle",
+                self.local_where_elements_per_cycle,
+            ),
         ];
         for (field, v) in positive {
             check_figure(chip, field, v, "finite and positive", |x| {
@@ -317,6 +328,9 @@ pub struct TimingUsed {
     /// Fixed cycles of a global softmax for each row a lane holds.
     #[serde(default)]
     pub global_softmax_row_cycles: f64,
+    /// Elements a lane a grouped Where selects a cycle (0 = the EU rate).
+    #[serde(default)]
+    pub local_where_elements_per_cycle: f64,
     /// A global element-wise layer's load rate, bytes per cycle (0 = the load rate).
     #[serde(default)]
     pub gdma_matrix_bytes_per_cycle: f64,
@@ -442,6 +456,9 @@ impl Timing {
                     gdma_act_row_bytes: t.gdma_act_row_bytes.unwrap_or(0.0),
                     global_exposed_fraction: t.global_exposed_fraction.unwrap_or(0.0),
                     global_softmax_row_cycles: t.global_softmax_row_cycles.unwrap_or(0.0),
+                    local_where_elements_per_cycle: t
+                        .local_where_elements_per_cycle
+                        .unwrap_or(0.0),
                     gdma_matrix_bytes_per_cycle: t.gdma_matrix_bytes_per_s.unwrap_or(bw) / clock,
                     gdma_matrix_store_bytes_per_cycle: t
                         .gdma_matrix_store_bytes_per_s
@@ -519,6 +536,7 @@ fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
         gdma_act_row_bytes: 0.0,
         global_exposed_fraction: 0.0,
         global_softmax_row_cycles: 0.0,
+        local_where_elements_per_cycle: 0.0,
         gdma_matrix_bytes_per_cycle: dma,
         gdma_matrix_store_bytes_per_cycle: dma,
         gdma_matrix_load_cycles_per_plane: 0.0,

@@ -470,27 +470,23 @@ fn exports_of_the_newest_held_out_networks_list_every_op_tpu_mlir_names() {
 /// them and names them after the matmul (`add_26_0_Add_matmul_1`, `_3`, `_5`, their
 /// Reshapes `add_26_0_Add_reshape_1`, …): our first export named them after the Split's
 /// pieces and did not compile.
+///
+/// The ninth round's six (`compiled_round9.jsonl`, thirty-ninth session, held out) too:
+/// their first exports did not compile on bm1688 for three of them (`tests/tx_round9.rs`).
 #[test]
 fn exports_of_the_short_sequence_networks_list_every_op_tpu_mlir_names() {
-    // the networks whose compiles `compiled_short_seq.jsonl` records
-    let rows = std::fs::read_to_string(format!("{DATA}/compiled_short_seq.jsonl")).unwrap();
-    let mut nets: Vec<String> = rows
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["net"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    nets.sort();
-    nets.dedup();
-    assert_eq!(nets.len(), 12);
-    for net in &nets {
-        for chip_name in ["bm1684x", "bm1688"] {
-            let cache = verified_export(net, chip_name);
-            let (_, known) = tpu_mlir_cache_on(net, chip_name);
-            assert_lists_every_op(&cache, &known, &format!("{chip_name} {net}"));
+    for (rows, count) in [
+        ("compiled_short_seq.jsonl", 12),
+        ("compiled_round9.jsonl", 6),
+    ] {
+        let nets = nets_recorded_in(rows);
+        assert_eq!(nets.len(), count, "{rows}");
+        for net in &nets {
+            for chip_name in ["bm1684x", "bm1688"] {
+                let cache = verified_export(net, chip_name);
+                let (_, known) = tpu_mlir_cache_on(net, chip_name);
+                assert_lists_every_op(&cache, &known, &format!("{chip_name} {net}"));
+            }
         }
     }
     let cache = zoo_export("gpt2_d96_s24_b3", "bm1684x");
@@ -506,6 +502,23 @@ fn exports_of_the_short_sequence_networks_list_every_op_tpu_mlir_names() {
             assert!(names.contains(&&loc), "{loc}");
         }
     }
+}
+
+/// The networks whose compiles the rows of `file` (under `tx_zoo/`) record.
+fn nets_recorded_in(file: &str) -> Vec<String> {
+    let rows = std::fs::read_to_string(format!("{DATA}/{file}")).unwrap();
+    let mut nets: Vec<String> = rows
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["net"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    nets.sort();
+    nets.dedup();
+    nets
 }
 
 /// bm1688 keeps a weight matmul's bias in f32 under F16 (its lowered MLIR: gpt2_d320_s80_b2's
@@ -850,9 +863,17 @@ fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_one_network() {
     // bm1688 (in 3 C slices; a known gap, RESULTS-plan.md). Until the thirty-first
     // session a second check, every transfer 1,000 times slower, also refused
     // bert_d384_s128's whole group and llama_d320_s256's FFN in 3 C slices on bm1688,
-    // which TPU-MLIR compiles.
+    // which TPU-MLIR compiles. Held out, the ninth round adds bert_d256_s384's group of
+    // 15 ops in 4 C slices on bm1688 (its padding mask's Add to the next layer's Q and K
+    // projections): another gap, and why our grouping of it compiles 0.7 % behind.
     let refused = own_groups_flagged(|p| &p.refused);
-    assert_eq!(refused, ["llama_d1024_s256 bm1688 [5, 20]"]);
+    assert_eq!(
+        refused,
+        [
+            "bert_d256_s384 bm1688 [3]",
+            "llama_d1024_s256 bm1688 [5, 20]"
+        ]
+    );
 }
 
 #[test]

@@ -58,6 +58,23 @@ impl Ctx<'_> {
         })
     }
 
+    /// Whether the group `start..end`, cut along the sequence (C or H), computes the
+    /// right operand of one of its heads-as-batch matmuls (K or V, needed whole in every
+    /// slice) rather than loading it. TPU-MLIR refuses such a group: our bm1688 plan of bert_d256_s384 (held
+    /// out) held V's projection and P·V in one group of 4 C slices, and tpuc-opt stopped
+    /// with "time step assign failed"; its own cut groups load K and V (`tests/nd_plan.rs`).
+    pub(super) fn computes_a_whole_operand(&self, start: usize, end: usize) -> bool {
+        let members = &self.layers[start..end];
+        let written: HashSet<&str> = members
+            .iter()
+            .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
+            .collect();
+        members
+            .iter()
+            .flat_map(|l| &l.reads)
+            .any(|v| v.held && !v.weight && written.contains(self.viewed(&v.name)))
+    }
+
     /// Whether layer `j` reads `name` (or a view of it) other than whole: not as a
     /// heads-as-batch matmul's right operand.
     fn reads_in_slices(&self, j: usize, name: &str) -> bool {
@@ -95,7 +112,7 @@ impl Ctx<'_> {
     }
 
     /// The value `name` views, through any chain of views (itself when not a view).
-    fn viewed<'n>(&'n self, mut name: &'n str) -> &'n str {
+    pub(super) fn viewed<'n>(&'n self, mut name: &'n str) -> &'n str {
         while let Some((up, _)) = self.views.get(name) {
             name = up;
         }
@@ -103,7 +120,7 @@ impl Ctx<'_> {
     }
 
     /// The layers that read `name` or a view of it.
-    fn readers_through_views(&self, name: &str) -> Vec<usize> {
+    pub(super) fn readers_through_views(&self, name: &str) -> Vec<usize> {
         let mut readers: Vec<usize> = self.readers.get(name).cloned().unwrap_or_default();
         for (view, (up, _)) in &self.views {
             if self.viewed(up) == name || up == name {

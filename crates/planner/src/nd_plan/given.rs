@@ -59,8 +59,8 @@ pub struct NdGivenPlan {
     /// transpose).
     pub ungroupable: Vec<usize>,
     /// Indices into `plan.groups` of cut groups that need a value they compute whole for
-    /// one reader and in slices for another, which TPU-MLIR's backward slicing refuses
-    /// (`branches`).
+    /// one reader and in slices for another, or that compute a heads-as-batch matmul's
+    /// right operand, which TPU-MLIR refuses (`branches`).
     pub split_shared: Vec<usize>,
 }
 
@@ -101,7 +101,13 @@ pub fn plan_nd_with_groups(
             {
                 ungroupable.push(groups.len());
             }
-            if cut.secs > 1 && ctx.splits_a_shared_value(r.start, r.end) {
+            // along N each slice is one sequence of the batch, whatever a slice needs
+            // whole lies in it (TPU-MLIR's own bm1688 group of gpt2_d208_s72_b6 computes
+            // K and Q·Kᵀ in 6 N slices)
+            let refused_slicing = cut.axis != super::Axis::N
+                && (ctx.splits_a_shared_value(r.start, r.end)
+                    || ctx.computes_a_whole_operand(r.start, r.end));
+            if cut.secs > 1 && refused_slicing {
                 split_shared.push(groups.len());
             }
             groups.push(grp);
