@@ -630,7 +630,23 @@ impl<'a> Ctx<'a> {
         for l in members {
             let before = dma;
             let mut step = Step::default();
-            for v in l.reads.iter().chain(&l.writes) {
+            // a permute at the group's edge is its load or its store: only the side in
+            // the group takes room (what it loads into, what it stores from)
+            let permute = l.op_type == "Permute";
+            let loaded_by_permute = |v: &&TxValue| permute && !written.contains(v.name.as_str());
+            let stored_by_permute = |v: &&TxValue| {
+                permute
+                    && !self
+                        .readers_through_views(&v.name)
+                        .iter()
+                        .any(|j| (start..end).contains(j))
+            };
+            let room = l
+                .reads
+                .iter()
+                .filter(|v| !loaded_by_permute(v))
+                .chain(l.writes.iter().filter(|v| !stored_by_permute(v)));
+            for v in room {
                 let bytes = self.lane_bytes_in(cut.part_shape(v), self.bits_of(v));
                 let k = steps.len();
                 // a value is live from its first use (TPU-MLIR loads what a member

