@@ -428,11 +428,12 @@ impl<'a> Ctx<'a> {
             r if r > 0.0 => r,
             _ => self.t.eltwise_per_cycle_per_lane.max(1.0),
         };
-        let mask = l
-            .reads
-            .iter()
-            .find(|v| v.weight && !v.split && cut.secs > 1);
-        let selected = mask.map_or_else(|| cut.part_shape(out), nchw);
+        // the mask: a weight held whole (not one broadcast and cut with the activation)
+        let mask = l.reads.iter().find(|v| v.weight && !v.split);
+        let selected = match mask {
+            Some(m) if cut.secs > 1 => nchw(m),
+            _ => cut.part_shape(out),
+        };
         let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
         let positions = (selected.n * selected.c.div_ceil(self.lanes)) as f64
             * ((selected.h * selected.w) as f64 / rate).ceil();
@@ -1301,13 +1302,13 @@ pub fn plan_nd_graph(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
             if !groupable(&layers[start]) {
                 break;
             }
-            // a run that fits no slicing only grows by reaching further back; one
-            // that cannot beat the pick is not timed
             // a permute a run cannot fuse may fuse into the store of a longer one
             // (llama's V, through its Reshape, once the run holds V's matmul)
             if !ctx.permutes_at_edges(start, end) {
                 continue;
             }
+            // a run that fits no slicing only grows by reaching further back; one
+            // that cannot beat the pick is not timed
             let budget = pick.0.saturating_sub(best[start].0);
             let grp = match ctx.group_within(start, end, budget) {
                 Some(Candidate::Timed(grp)) => grp,

@@ -60,11 +60,11 @@ impl Ctx<'_> {
 
     /// Whether the group `start..end`, cut along the sequence (C or H), computes the
     /// right operand of one of its heads-as-batch matmuls (K or V, needed whole in every
-    /// slice) rather than loading it. TPU-MLIR refuses such a group: our bm1688 plan of bert_d256_s384 (held
-    /// out) held V's projection and P·V in one group of 4 C slices, and tpuc-opt stopped
-    /// with "time step assign failed"; its own cut groups load K and V (`tests/nd_plan.rs`).
-    /// A permute is a transfer, not a computation: one fused into the group's load
-    /// brings V in (gpt2_d576_s200_b2's P·V group on bm1684x, its permute of V first).
+    /// slice) rather than loading it. TPU-MLIR refuses such a group: our bm1688 plan of
+    /// bert_d256_s384 (held out) held V's projection and P·V in one group of 4 C slices,
+    /// and tpuc-opt stopped with "time step assign failed"; its own cut groups load K and
+    /// V (`tests/nd_plan.rs`). A permute is a transfer, not a computation: one fused into
+    /// the group's load brings its value in.
     pub(super) fn computes_a_whole_operand(&self, start: usize, end: usize) -> bool {
         let members = &self.layers[start..end];
         let written: HashSet<&str> = members
