@@ -434,10 +434,7 @@ impl<'a> Ctx<'a> {
             Some(m) if cut.secs > 1 => nchw(m),
             _ => cut.part_shape(out),
         };
-        let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
-        let positions = (selected.n * selected.c.div_ceil(self.lanes)) as f64
-            * ((selected.h * selected.w) as f64 / rate).ceil();
-        positions * wide * cut.count(out) as f64
+        self.passes_over(selected, rate, out, cut)
     }
 
     /// MAC cycles of weight matmul `i`, `[b, s, k]·[k, n]` writing `out`, inside a group
@@ -466,10 +463,16 @@ impl<'a> Ctx<'a> {
     /// A view run in a group is such a copy (bm1688's `tpu.Reshape` of GPT-2's heads,
     /// [1, 128, 4, 32]: 64 cycles, as this gives; bm1684x's of [1, 64, 12, 64]: 24).
     fn element_passes(&self, out: &TxValue, cut: Slicing) -> f64 {
-        let s = cut.part_shape(out);
         let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
+        self.passes_over(cut.part_shape(out), eu, out, cut)
+    }
+
+    /// Cycles of a pass over `s`'s positions a lane at `per_cycle` a cycle, at the width
+    /// of `out`, once per slice of `out` that `cut` makes.
+    fn passes_over(&self, s: Shape4, per_cycle: f64, out: &TxValue, cut: Slicing) -> f64 {
         let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
-        let positions = (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / eu).ceil();
+        let positions =
+            (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / per_cycle).ceil();
         positions * wide * cut.count(out) as f64
     }
 

@@ -112,13 +112,18 @@ fn a_cut_groups_where_selects_over_its_whole_mask_every_slice() {
     let given = plan_nd_with_groups(&g, &chip, ElementType::F16, &[r]).unwrap();
     let cut = given.plan.groups.iter().find(|g| g.hsecs == 10).unwrap();
     assert!(cut.compute_cycles >= 10 * 5_000, "{}", cut.compute_cycles);
-    let (compiled, global) = (199_463.0, 144_165.0);
+    let compiled = 199_463.0;
     let planned_cut = cut.cycles as f64;
     assert!((planned_cut / compiled - 1.0).abs() < 0.1, "{planned_cut}");
-    // and the search leaves that Where out of any cut group
+    // and the search leaves that Where out of any cut group: run global with its
+    // softmax (TPU-MLIR's 144,165 cycles), they cost less than the cut group
     let own = &p.groups[run_of(&p, "/Where_56")];
     assert!(own.hsecs == 1 && own.csecs == 1);
-    assert!(global < compiled);
+    let global: u64 = ["/Where_56", "/Softmax_57"]
+        .iter()
+        .map(|name| p.groups[run_of(&p, name)].cycles)
+        .sum();
+    assert!(global < cut.cycles, "{global}");
 }
 
 /// A permute at a group's edge is the group's load or store: only its side in the group
