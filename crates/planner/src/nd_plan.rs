@@ -8,10 +8,10 @@
 //! llama_d320_s256's scaled and masked scores in 4 H slices), a matmul's weights
 //! resident whole. Cut, every value is held at once, one slice's room each; and a group
 //! is admitted only where TPU-MLIR's own time steps and allocator, reproduced
-//! (`tpumlir::nd_place`), find it room. A cache may also ask for N slices (the batch),
-//! which are priced and exported but not searched (`Axis::N`). A group is cut along one
-//! axis: TPU-MLIR also cuts along N and C or N and H at once (llama_d512_s96_b3's
-//! attention on bm1688), which is not modelled.
+//! (`tpumlir::nd_place`), find it room. A cache may also cut a group along the batch
+//! (N), alone or with C or H in each N slice, as TPU-MLIR cuts (gpt2_d208_s72_b6's
+//! attention block on bm1688 in 6 N slices, llama_d512_s96_b3's in 3 N × 2 C): such
+//! groups are priced and exported, but not searched (`Ctx::group_within`).
 //!
 //! In local memory a value is laid out as TPU-MLIR lays it (its `getNCHW`): [a, b] as
 //! a×b planes of one element (N = a, C = b), [a, b, c] as N = a, C = b, H = c, higher ranks
@@ -393,13 +393,8 @@ impl<'a> Ctx<'a> {
         }
         match l.work {
             Work::Vector { .. } if l.op_type == "Where" => self.where_passes(l, out, cut),
-            Work::Vector { flops } => {
-                let per_element = match l.op_type.as_str() {
-                    "Softmax" => SOFTMAX_LOCAL_OPS,
-                    op => function_ops(op).unwrap_or(flops / out.elements().max(1.0)),
-                };
-                per_element * self.element_passes(out, cut)
-            }
+            Work::Vector { .. } if binary(l) => self.binary_passes(l, out, cut),
+            Work::Vector { flops } => self.vector_passes(l, out, flops, cut),
             // a cast, slice or concat in local memory is a TIU pass over what it writes:
             // gpt2_d128_s128's head cast to f32 on bm1688, [1, 128, 512], took 512 cycles
             // in TPU-MLIR's group; on bm1684x gpt2_d192_s96_b3's Q slice [3, 96, 192] 36,
@@ -412,6 +407,33 @@ impl<'a> Ctx<'a> {
             } if out.dims.len() == 3 => self.weight_matmul_in_group(i, out, k, n),
             _ => self.costs[i].compute_cycles as f64,
         }
+    }
+
+    /// Compute cycles of layer `i` in a group cut by `cut` as TPU-MLIR 1.30.2 estimates
+    /// them where it places the group's transfers and allocates it: a binary layer as
+    /// any element-wise one, one pass over its output. Its estimate counts neither the
+    /// second pass of a slice of one N nor the lane broadcast ([`Ctx::binary_passes`]):
+    /// with them, our reproduction of its allocator refused llama_d448_s160_b2's rotary
+    /// group on bm1684x, which TPU-MLIR allocates and compiles (26,467 cycles).
+    fn estimated_compute(&self, i: usize, cut: Slicing) -> f64 {
+        let l = &self.layers[i];
+        match (l.work, l.writes.first()) {
+            (Work::Vector { flops }, Some(out)) if binary(l) && l.head.is_none() => {
+                self.vector_passes(l, out, flops, cut)
+            }
+            _ => self.local_compute(i, cut),
+        }
+    }
+
+    /// Cycles of element-wise layer `l` of `flops` writing `out` in a group cut by `cut`:
+    /// EU passes over its output, per element a softmax's [`SOFTMAX_LOCAL_OPS`], a
+    /// function table's [`function_ops`], else its FLOPs an element.
+    fn vector_passes(&self, l: &TxLayer, out: &TxValue, flops: f64, cut: Slicing) -> f64 {
+        let per_element = match l.op_type.as_str() {
+            "Softmax" => SOFTMAX_LOCAL_OPS,
+            op => function_ops(op).unwrap_or(flops / out.elements().max(1.0)),
+        };
+        per_element * self.element_passes(out, cut)
     }
 
     /// Cycles of Where `l` writing `out` in a group cut by `cut`, at the chip's grouped
@@ -431,10 +453,38 @@ impl<'a> Ctx<'a> {
         // the mask: a weight held whole (not one broadcast and cut with the activation)
         let mask = l.reads.iter().find(|v| v.weight && !v.split);
         let selected = match mask {
-            Some(m) if cut.secs > 1 => nchw(m),
+            Some(m) if cut.total() > 1 => nchw(m),
             _ => cut.part_shape(out),
         };
         self.passes_over(selected, rate, out, cut)
+    }
+
+    /// Cycles of binary layer `l` (two operands, [`binary`]) writing `out` in a group cut
+    /// by `cut`. TPU-MLIR 1.30.2's AR command of such a layer passes over at least two N
+    /// of its slice: a slice of one sequence takes twice the passes of EU work a plane,
+    /// two or more take one (`bench/tpumlir_binary_passes.py`, every grouped Add and Mul
+    /// of two operands in the transformer zoo's profiles of TPU-MLIR's own groupings,
+    /// both chips: 409 with a slice of one N at 2.00× (1.33× where slices of 2 and 1
+    /// alternate), 415 of more at 1.00×; an Add or Mul by a constant, a slice, a concat
+    /// or a cast at 1.00× whatever the N). An operand of one channel (rotary's cos and sin tables, BERT's padding
+    /// mask) is first broadcast to every lane (LANE_BC), one EU pass over its plane a
+    /// slice: llama_d640_s128_b2's cos [1, 1, 128, 64] took 2,048 cycles in its 2 N
+    /// slices on bm1688, 8,192 elements a slice at 8 a cycle.
+    fn binary_passes(&self, l: &TxLayer, out: &TxValue, cut: Slicing) -> f64 {
+        let slice = cut.part_shape(out);
+        let at_least_two = slice.n.max(2) as f64 / slice.n.max(1) as f64;
+        let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
+        let lane_broadcasts: f64 = l
+            .reads
+            .iter()
+            .filter(|v| nchw(v).c == 1 && slice.c > 1)
+            .map(|v| {
+                let s = cut.part_shape(v);
+                (s.n * s.h * s.w) as f64 / eu
+            })
+            .map(|passes| passes.ceil() * cut.count(out) as f64)
+            .sum();
+        self.element_passes(out, cut) * at_least_two + lane_broadcasts
     }
 
     /// MAC cycles of weight matmul `i`, `[b, s, k]·[k, n]` writing `out`, inside a group
@@ -504,9 +554,19 @@ impl<'a> Ctx<'a> {
         if let Some(whole) = self.sliced_within(start, end, Slicing::WHOLE, budget) {
             return Some(whole);
         }
+        self.cheapest_cut(start, end).map(Candidate::Timed)
+    }
+
+    /// The cheapest of the group `start..end` in the fewest C slices and in the fewest
+    /// H slices that fit, where every layer allows that axis ([`slices_along`]).
+    fn cheapest_cut(&self, start: usize, end: usize) -> Option<NdGroup> {
+        let members = &self.layers[start..end];
         if self.splits_a_shared_value(start, end) || self.computes_a_whole_operand(start, end) {
             return None;
         }
+        // not cut along the batch: searched so (as TPU-MLIR cuts, the batch first), our
+        // plans of 8 of 14 zoo exports compiled slower or not at all (RESULTS-plan.md,
+        // "N slices searched and set aside")
         let holds_a_view = self.holds_a_view(members);
         [Axis::C, Axis::H]
             .into_iter()
@@ -514,7 +574,6 @@ impl<'a> Ctx<'a> {
             .filter(|&axis| axis != Axis::H || !holds_a_view)
             .filter_map(|axis| self.fewest_slices(start, end, axis))
             .min_by_key(|g| g.cycles)
-            .map(Candidate::Timed)
     }
 
     /// Whether every permute of `start..end` is fused into the group's load or store: it
@@ -547,24 +606,18 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// The group `start..end` cut in the fewest slices along `axis` that fit (a binary
-    /// search: more slices never need more room), or `None` when even
-    /// [`MAX_ND_SLICES`] do not.
+    /// The group `start..end` cut in the fewest slices along `axis` that fit, the batch
+    /// whole, or `None` when even [`MAX_ND_SLICES`] do not.
     fn fewest_slices(&self, start: usize, end: usize, axis: Axis) -> Option<NdGroup> {
-        let at = |secs| self.sliced(start, end, Slicing { axis, secs });
-        let (mut lo, mut hi) = (2, MAX_ND_SLICES);
-        let mut best = at(hi)?;
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match at(mid) {
-                Some(g) => {
-                    best = g;
-                    hi = mid;
-                }
-                None => lo = mid + 1,
-            }
-        }
-        Some(best)
+        let at = |secs| {
+            let cut = Slicing {
+                nsecs: 1,
+                axis,
+                secs,
+            };
+            self.sliced(start, end, cut)
+        };
+        fewest(2, MAX_ND_SLICES, at)
     }
 
     /// The group `start..end` cut in `cut`'s slices, or `None` when it does not fit
@@ -656,8 +709,10 @@ impl<'a> Ctx<'a> {
                 // a value is live from its first use (TPU-MLIR loads what a member
                 // reads just before it, and moves loads earlier only where they fit);
                 // a weight a cut group holds through its loop of slices, throughout
-                let held =
-                    cut.secs > 1 && v.weight && !cut.cuts(v) && !written.contains(v.name.as_str());
+                let held = cut.total() > 1
+                    && v.weight
+                    && !cut.cuts(v)
+                    && !written.contains(v.name.as_str());
                 let (first, last) = if held { (0, members.len() - 1) } else { (k, k) };
                 spans
                     .entry(v.name.as_str())
@@ -708,15 +763,15 @@ impl<'a> Ctx<'a> {
             step.compute = self.local_compute(i, cut);
         }
         let compute: f64 = steps.iter().map(|s| s.compute).sum();
-        let cycles = if cut.secs == 1 {
+        let cycles = if cut.total() == 1 {
             0.0
         } else {
-            sliced_group_cycles(&steps, cut.secs)
+            sliced_group_cycles(&steps, cut.total())
         };
         NdGroup {
             start,
             end,
-            nsecs: if cut.axis == Axis::N { cut.secs } else { 1 },
+            nsecs: cut.nsecs,
             csecs: if cut.axis == Axis::C { cut.secs } else { 1 },
             hsecs: if cut.axis == Axis::H { cut.secs } else { 1 },
             lane_bytes: lane,
@@ -794,7 +849,7 @@ impl<'a> Ctx<'a> {
         cut: Slicing,
         stores: Stores,
     ) -> GroupModel<'_> {
-        let per_slice = |cycles: f64| (cycles / cut.secs.max(1) as f64).round() as i64;
+        let per_slice = |cycles: f64| (cycles / cut.total().max(1) as f64).round() as i64;
         let ops: Vec<usize> = (start..end)
             .filter(|&i| self.layers[i].op_type != "Permute")
             .collect();
@@ -853,8 +908,11 @@ impl<'a> Ctx<'a> {
                         .is_some_and(|r| r.len() == 1)
                         && y.elements() <= x.elements()
                 });
-            let cycles = per_slice(self.local_compute(i, cut));
-            m.op(operands, results.clone(), imm, inplace, cycles);
+            let compute = match stores {
+                Stores::Bound => self.estimated_compute(i, cut),
+                Stores::Moved => self.local_compute(i, cut),
+            };
+            m.op(operands, results.clone(), imm, inplace, per_slice(compute));
             // what it writes leaves the group as it is, or through the views of it; the
             // views of what the last op writes run outside the group (`nd_export`)
             let last = ops.last() == Some(&i);
@@ -897,7 +955,7 @@ impl<'a> Ctx<'a> {
     fn tpu_mlir_allocates(&self, start: usize, end: usize, cut: Slicing) -> bool {
         let m = self.group_model(start, end, cut, Stores::Bound);
         let lane = self.lane();
-        let sliced = cut.secs > 1;
+        let sliced = cut.total() > 1;
         // a transformer repeats its blocks: the same group, the same answer
         let key = (m.bufs, m.ops, sliced);
         if let Some(&known) = self.allocated.borrow().get(&key) {
@@ -1032,6 +1090,27 @@ impl<'v> GroupModel<'v> {
     }
 }
 
+/// The group at the fewest slices in `lo..=hi` that fits, as `at` cuts and measures it
+/// (`None`: it does not fit); a binary search, as more slices never need more room.
+fn fewest(lo: u64, hi: u64, at: impl Fn(u64) -> Option<NdGroup>) -> Option<NdGroup> {
+    let (mut lo, mut hi) = (lo, hi);
+    if lo > hi {
+        return None;
+    }
+    let mut best = at(hi)?;
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match at(mid) {
+            Some(g) => {
+                best = g;
+                hi = mid;
+            }
+            None => lo = mid + 1,
+        }
+    }
+    Some(best)
+}
+
 /// Cycles of a group cut in `secs` slices, its members' transfers and compute over all
 /// slices `steps`: its first slice run as a whole group, each member's loads (the
 /// weights the group holds among them) as it comes to them and under the compute
@@ -1112,15 +1191,10 @@ pub const SOFTMAX_LOCAL_OPS: f64 = 53.0;
 /// Most slices a group is cut into along one axis.
 pub const MAX_ND_SLICES: u64 = 64;
 
-/// The NCHW axis a group's values are cut along.
+/// The axis within a sequence a group's values are cut along (besides the batch, N,
+/// which [`Slicing::nsecs`] cuts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Axis {
-    /// The batch: a cut TPU-MLIR makes (a view's `AllowDataSplit` allows N and C) and a
-    /// cache may ask for, priced and exported, but not one the search offers. Our cycles
-    /// of such groups are not yet right: llama_d640_s128_b2's rotary block on bm1688 in
-    /// 2 N slices compiled to 81,062 cycles where we said 55,071 (the pair of H-cut
-    /// groups we plan instead compiled to 70,554).
-    N,
     C,
     H,
 }
@@ -1129,47 +1203,70 @@ impl Axis {
     /// The dim of a value of 3 dims or more it cuts.
     fn dim(self) -> usize {
         match self {
-            Axis::N => 0,
             Axis::C => 1,
             Axis::H => 2,
         }
     }
 }
 
-/// How a group is cut: `secs` slices along `axis` (1: whole).
+/// How a group is cut: `nsecs` slices along the batch (N) and, in each, `secs` along
+/// `axis` (1 and 1: whole). TPU-MLIR cuts the batch first and then, where a sequence
+/// alone does not fit, its C or H as well: llama_d512_s96_b3's attention on bm1688 in
+/// 3 N × 2 C slices, llama_d640_s128_b2's rotary block in 2 N × 2 H.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Slicing {
+    nsecs: u64,
     axis: Axis,
     secs: u64,
 }
 
 impl Slicing {
     const WHOLE: Slicing = Slicing {
+        nsecs: 1,
         axis: Axis::C,
         secs: 1,
     };
 
-    /// Whether `v` is cut: a value of 3 dims or more. Weights are held whole but those an
-    /// element-wise binary layer broadcasts (`TxValue::split`) with more than one row
-    /// along the axis (TPU-MLIR loads llama_d320_s256's cos table [1, 1, 256, 64] in the
-    /// group's two H slices, reloading it every slice).
-    fn cuts(&self, v: &TxValue) -> bool {
+    /// The slices a group runs one after another: N slices × slices along the axis.
+    fn total(&self) -> u64 {
+        self.nsecs.saturating_mul(self.secs)
+    }
+
+    /// Whether `v` is cut along the batch: an activation of 3 dims or more (a
+    /// heads-as-batch matmul's right operand too: each N slice is one sequence, its K and
+    /// V in it), or a weight an element-wise layer broadcasts with more than one row of
+    /// it, as along `axis` ([`Slicing::cuts_along_axis`]).
+    fn cuts_n(&self, v: &TxValue) -> bool {
+        self.nsecs > 1 && v.dims.len() >= 3 && v.dims[0] > 1 && (!v.weight || v.split)
+    }
+
+    /// Whether `v` is cut along `axis`: a value of 3 dims or more. Weights are held
+    /// whole but those an element-wise binary layer broadcasts (`TxValue::split`) with
+    /// more than one row along the axis (TPU-MLIR loads llama_d320_s256's cos table
+    /// [1, 1, 256, 64] in the group's two H slices, reloading it every slice).
+    fn cuts_along_axis(&self, v: &TxValue) -> bool {
         let at = self.axis.dim();
         self.secs > 1
             && v.dims.len() >= 3
             && !v.held
-            && (self.axis != Axis::N || v.dims[0] > 1)
             && (!v.weight || (v.split && v.dims.get(at).is_some_and(|&d| d > 1)))
+    }
+
+    /// Whether `v` is cut at all.
+    fn cuts(&self, v: &TxValue) -> bool {
+        self.cuts_n(v) || self.cuts_along_axis(v)
     }
 
     /// The NCHW shape of one slice of `v` ([`Slicing::part`] without building it: a cut
     /// value has 3 dims or more, whose first three are its N, C and H).
     fn part_shape(&self, v: &TxValue) -> Shape4 {
         let mut s = nchw(v);
-        if self.cuts(v) {
+        if self.cuts_n(v) {
+            s.n = s.n.div_ceil(self.nsecs);
+        }
+        if self.cuts_along_axis(v) {
             let cut = |d: u64| d.div_ceil(self.secs);
             match self.axis {
-                Axis::N => s.n = cut(s.n),
                 Axis::C => s.c = cut(s.c),
                 Axis::H => s.h = cut(s.h),
             }
@@ -1177,21 +1274,27 @@ impl Slicing {
         s
     }
 
-    /// One slice of `v`: its axis' dim divided by the slices, rounded up.
+    /// One slice of `v`: its dims divided by the slices, rounded up.
     fn part(&self, v: &TxValue) -> TxValue {
         if !self.cuts(v) {
             return v.clone();
         }
         let mut dims = v.dims.clone();
-        let at = self.axis.dim();
-        dims[at] = dims[at].div_ceil(self.secs);
+        if self.cuts_n(v) {
+            dims[0] = dims[0].div_ceil(self.nsecs);
+        }
+        if self.cuts_along_axis(v) {
+            let at = self.axis.dim();
+            dims[at] = dims[at].div_ceil(self.secs);
+        }
         TxValue { dims, ..v.clone() }
     }
 
-    /// Transfers of `v`: one per slice when it is cut.
+    /// Transfers of `v`: one per slice when it is cut (a value cut along one axis of a
+    /// group cut along two is moved again in every slice), else one.
     fn count(&self, v: &TxValue) -> u64 {
         if self.cuts(v) {
-            self.secs
+            self.total()
         } else {
             1
         }
@@ -1211,10 +1314,6 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
     // a fused attention head may be cut along the batch alone (its `AllowDataSplit`),
     // which is not modelled
     if rank < 3 || l.head.is_some() {
-        return false;
-    }
-    if axis == Axis::N {
-        // priced where a cache asks for it (`given`), never searched: see `Axis::N`
         return false;
     }
     // an activation broadcast against another (rotary's cos/sin tables over the heads):
@@ -1239,7 +1338,7 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         return false;
     }
     let along_rows = match axis {
-        Axis::N | Axis::C => true,
+        Axis::C => true,
         Axis::H => rank >= 4,
     };
     match (l.work, l.op_type.as_str()) {
@@ -1257,6 +1356,15 @@ fn slices_along(l: &TxLayer, axis: Axis) -> bool {
         ) => true,
         _ => along_rows,
     }
+}
+
+/// Whether `l` is an element-wise layer of two operands (not one of a constant, folded
+/// into it as TPU-MLIR's AddConst or MulConst are), which TPU-MLIR runs as a binary AR.
+fn binary(l: &TxLayer) -> bool {
+    matches!(
+        l.op_type.as_str(),
+        "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min"
+    ) && l.reads.len() == 2
 }
 
 /// Whether `members` hold fewer than two layers besides the permutes at their edges (a
@@ -1486,6 +1594,11 @@ mod tests {
     /// The local cycles of the first layer of `op_type` whose output has `dims`, in
     /// `net`'s form on `chip`, held whole.
     fn local(net: &str, chip: &str, op_type: &str, dims: &[u64]) -> f64 {
+        local_cut(net, chip, op_type, dims, Slicing::WHOLE)
+    }
+
+    /// [`local`] in a group cut by `cut`: every slice's cycles.
+    fn local_cut(net: &str, chip: &str, op_type: &str, dims: &[u64], cut: Slicing) -> f64 {
         let g = zoo(net);
         let chip = NpuChip::preset(chip).unwrap();
         let layers = lower_on(&g, &chip, ElementType::F16);
@@ -1494,7 +1607,35 @@ mod tests {
             .iter()
             .position(|l| l.op_type == op_type && l.writes[0].dims == dims)
             .unwrap_or_else(|| panic!("no {op_type} of {dims:?} in {net}"));
-        ctx.local_compute(i, Slicing::WHOLE)
+        ctx.local_compute(i, cut)
+    }
+
+    /// A binary layer's AR passes over at least two N of its slice, after broadcasting an
+    /// operand of one channel to every lane: the cycles TPU-MLIR 1.30.2's profiles give
+    /// llama_d640_s128_b2's rotary Mul (by the cos table) and residual Add.
+    #[test]
+    fn binary_layers_pass_over_two_sequences_at_least() {
+        let net = "llama_d640_s128_b2";
+        let n_by = |nsecs, axis, secs| Slicing { nsecs, axis, secs };
+        // bm1684x, held whole (N = 2): AR 512 and LANE_BC 256 (the cos plane, 8,192
+        // elements at 32 a cycle); the Add [2, 128, 640]: AR 80
+        assert_eq!(local(net, "bm1684x", "Mul", &[2, 2, 128, 64]), 768.0);
+        assert_eq!(local(net, "bm1684x", "Add", &[2, 128, 640]), 80.0);
+        // bm1688 in 2 N slices (N = 1 each): AR 2,048 and LANE_BC 1,024 a slice
+        let by_n = n_by(2, Axis::C, 1);
+        assert_eq!(
+            local_cut(net, "bm1688", "Mul", &[2, 2, 128, 64], by_n),
+            6_144.0
+        );
+        // ... and the residual Add in 2 N × 4 C slices: AR 160 a slice, 1,280 in all,
+        // where the same slices of two sequences would take half
+        let by_n_c = n_by(2, Axis::C, 4);
+        assert_eq!(
+            local_cut(net, "bm1688", "Add", &[2, 128, 640], by_n_c),
+            1_280.0
+        );
+        let by_c = n_by(1, Axis::C, 4);
+        assert_eq!(local_cut(net, "bm1688", "Add", &[2, 128, 640], by_c), 640.0);
     }
 
     /// TPU-MLIR's own groups run a slice, a concat and a cast in local memory as one TIU
@@ -1537,13 +1678,14 @@ mod tests {
             weight in proptest::bool::ANY,
             split in proptest::bool::ANY,
             held in proptest::bool::ANY,
-            axis in 0usize..3,
+            nsecs in 1u64..5,
+            axis in 0usize..2,
             secs in 1u64..9,
         ) {
             let mut v = TxValue::activation("v", dims);
             (v.weight, v.split, v.held) = (weight, split, held);
-            let axis = [Axis::N, Axis::C, Axis::H][axis];
-            let cut = Slicing { axis, secs };
+            let axis = [Axis::C, Axis::H][axis];
+            let cut = Slicing { nsecs, axis, secs };
             proptest::prop_assert_eq!(cut.part_shape(&v), nchw(&cut.part(&v)));
         }
     }

@@ -82,7 +82,7 @@ fn a_hostile_cache_gets_one_error_naming_what_is_wrong() {
             Box::new(|v| {
                 v["subfunc_0"]["GroupLayer"][0]["shape_secs"] = serde_json::json!([1, 2, 1, 3, 1])
             }),
-            "cut along two axes",
+            "cut along C and H",
         ),
         (
             Box::new(move |v| {

@@ -66,7 +66,7 @@ pub struct NdGivenPlan {
 
 /// Plan `g` on `chip` in `dtype` with the groups `requests` (in any order; a run of one
 /// layer is left global), every other layer global. Errors when runs overlap, leave the
-/// graph's layers, or cut along both axes.
+/// graph's layers, or cut along both C and H.
 pub fn plan_nd_with_groups(
     g: &NdGraph,
     chip: &NpuChip,
@@ -104,9 +104,8 @@ pub fn plan_nd_with_groups(
             // along N each slice is one sequence of the batch, whatever a slice needs
             // whole lies in it (TPU-MLIR's own bm1688 group of gpt2_d208_s72_b6 computes
             // K and Q·Kᵀ in 6 N slices)
-            let refused_slicing = cut.axis != super::Axis::N
-                && (ctx.splits_a_shared_value(r.start, r.end)
-                    || ctx.computes_a_whole_operand(r.start, r.end));
+            let refused_slicing = ctx.splits_a_shared_value(r.start, r.end)
+                || ctx.computes_a_whole_operand(r.start, r.end);
             if cut.secs > 1 && refused_slicing {
                 split_shared.push(groups.len());
             }
@@ -145,18 +144,22 @@ fn slicing_of(r: &NdGroupRequest, n: usize, next: usize) -> Result<Slicing> {
     if r.start < next || r.end <= r.start || r.end > n {
         return bad(format!("overlaps another group or leaves the {n} layers"));
     }
-    let cuts: Vec<Slicing> = [(Axis::N, r.nsecs), (Axis::C, r.csecs), (Axis::H, r.hsecs)]
-        .into_iter()
-        .filter(|&(_, secs)| secs > 1)
-        .map(|(axis, secs)| Slicing { axis, secs })
-        .collect();
-    match cuts[..] {
-        [] => Ok(Slicing::WHOLE),
-        [cut] => Ok(cut),
-        _ => bad(format!(
-            "cut in {} N, {} C and {} H slices; a transformer group is cut along one axis",
-            r.nsecs, r.csecs, r.hsecs
+    let nsecs = r.nsecs.max(1);
+    match (r.csecs > 1, r.hsecs > 1) {
+        (true, true) => bad(format!(
+            "cut in {} C and {} H slices; a transformer group is cut along the batch and one of C and H",
+            r.csecs, r.hsecs
         )),
+        (false, true) => Ok(Slicing {
+            nsecs,
+            axis: Axis::H,
+            secs: r.hsecs,
+        }),
+        _ => Ok(Slicing {
+            nsecs,
+            axis: Axis::C,
+            secs: r.csecs.max(1),
+        }),
     }
 }
 
