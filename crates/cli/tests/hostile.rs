@@ -347,7 +347,10 @@ fn several_outputs_are_written_all_or_none() {
 }
 
 /// Kill a large `layout convert` at random points: the destination is either the old
-/// file or the complete new one, and no temporary file is left, whatever the signal.
+/// file or the complete new one, and no temporary file is left, whatever the signal, but
+/// for SIGKILL in the instant between linking the finished file under a hidden name and
+/// renaming it over the old one (no handler sees SIGKILL): that name holds the complete
+/// output, and the next output written in the folder removes it.
 #[test]
 fn a_killed_convert_leaves_the_old_file_or_the_new_one() {
     let d = tempfile::tempdir().unwrap();
@@ -400,10 +403,42 @@ fn a_killed_convert_leaves_the_old_file_or_the_new_one() {
             complete += 1;
             std::fs::write(&out, b"old").unwrap();
         }
+        if sig == libc::SIGKILL {
+            clear_a_kill_between_link_and_rename(d.path(), full);
+        }
         no_leftovers(d.path(), &["in.npy", "out.bin"]);
     }
     // at least some runs must have been cut short for this test to mean anything
     assert!(complete < 12, "every run finished before its signal");
+}
+
+/// Where `dir` holds a hidden name a SIGKILL left between link and rename, check that it
+/// holds the finished output (`full` bytes) and write a next output in `dir`, which must
+/// remove it.
+fn clear_a_kill_between_link_and_rename(dir: &Path, full: usize) {
+    let hidden: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".tpusim-")
+        })
+        .collect();
+    if hidden.is_empty() {
+        return;
+    }
+    for p in &hidden {
+        assert_eq!(std::fs::metadata(p).unwrap().len() as usize, full, "{p:?}");
+    }
+    let next = dir.join("next.svg");
+    tpusim()
+        .args(["layout", "map", "f32[8,128]", "--svg"])
+        .arg(&next)
+        .assert()
+        .success();
+    std::fs::remove_file(&next).unwrap();
 }
 
 #[test]

@@ -151,6 +151,8 @@ struct Ctx<'a> {
     read_in_graph: HashSet<String>,
     /// Cycles of each unsliced group model already timed.
     timed: RefCell<HashMap<AllocKey, f64>>,
+    /// Cycles of each cut group model already timed, by its slices.
+    pipelined: RefCell<HashMap<(AllocKey, u64), f64>>,
 }
 
 /// A group that fits, for a caller that wants one faster than some budget.
@@ -239,6 +241,7 @@ impl<'a> Ctx<'a> {
             bank_bytes: chip.geometry.bank_bytes(),
             allocated: RefCell::new(HashMap::default()),
             timed: RefCell::new(HashMap::default()),
+            pipelined: RefCell::new(HashMap::default()),
             calib: Calibration::of(&chip.tpu_mlir, &chip.timing),
             read_in_graph: g
                 .nodes
@@ -609,26 +612,23 @@ impl<'a> Ctx<'a> {
     /// The group `start..end` cut in the fewest slices along `axis` that fit, the batch
     /// whole, or `None` when even [`MAX_ND_SLICES`] do not.
     fn fewest_slices(&self, start: usize, end: usize, axis: Axis) -> Option<NdGroup> {
+        // found by fit alone, the group timed once
         let at = |secs| {
             let cut = Slicing {
                 nsecs: 1,
                 axis,
                 secs,
             };
-            self.sliced(start, end, cut)
+            let g = self.measure_untimed(start, end, cut);
+            self.fits(&g, cut).then_some(g)
         };
-        fewest(2, MAX_ND_SLICES, at)
+        fewest(2, MAX_ND_SLICES, at).map(|g| self.timed(g))
     }
 
     /// The group `start..end` cut in `cut`'s slices, or `None` when it does not fit
-    /// (checked before a whole group is timed in TPU-MLIR's time steps, the costly part).
-    fn sliced(&self, start: usize, end: usize, cut: Slicing) -> Option<NdGroup> {
-        self.sliced_within(start, end, cut, u64::MAX)
-            .map(Candidate::timed)
-    }
-
-    /// [`Ctx::sliced`], a group held whole left untimed when it cannot take less than
-    /// `budget` cycles ([`Ctx::timed_within`]).
+    /// (checked before it is timed in TPU-MLIR's time steps, the costly part); a group
+    /// held whole left untimed when it cannot take less than `budget` cycles
+    /// ([`Ctx::timed_within`]).
     fn sliced_within(
         &self,
         start: usize,
@@ -653,7 +653,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// `g` with its cycles, where [`Ctx::measure_untimed`] left them out: a group held
-    /// whole is timed in TPU-MLIR's time steps ([`Ctx::one_loop_cycles`]).
+    /// whole is timed in TPU-MLIR's time steps ([`Ctx::one_loop_cycles`]), a cut one in
+    /// them software-pipelined over its slices ([`Ctx::pipelined_cycles`]).
     fn timed(&self, g: NdGroup) -> NdGroup {
         self.timed_within(g, u64::MAX).timed()
     }
@@ -661,17 +662,21 @@ impl<'a> Ctx<'a> {
     /// [`Ctx::timed`], or [`Candidate::Slower`] when `g` is held whole and cannot take
     /// less than `budget` cycles.
     fn timed_within(&self, mut g: NdGroup, budget: u64) -> Candidate {
-        if g.nsecs == 1 && g.csecs == 1 && g.hsecs == 1 {
+        let cut = Slicing::of(&g);
+        if cut.total() == 1 {
             match self.one_loop_cycles(g.start, g.end, budget) {
                 Some(cycles) => g.cycles = cycles.ceil() as u64,
                 None => return Candidate::Slower,
             }
+        } else if let Some(cycles) = self.pipelined_cycles(g.start, g.end, cut) {
+            g.cycles = cycles.ceil() as u64;
         }
         Candidate::Timed(g)
     }
 
-    /// [`Ctx::measure`] without the cycles of a group held whole (0 until [`Ctx::timed`]);
-    /// a cut group's cycles, from its steps, are cheap and included.
+    /// [`Ctx::measure`] without its time steps: a group held whole 0 cycles until
+    /// [`Ctx::timed`], a cut one the overlap of its slices' transfers and compute
+    /// ([`sliced_group_cycles`]), which [`Ctx::timed`] replaces with its time steps.
     fn measure_untimed(&self, start: usize, end: usize, cut: Slicing) -> NdGroup {
         let members = &self.layers[start..end];
         let written: HashSet<&str> = members
@@ -808,6 +813,31 @@ impl<'a> Ctx<'a> {
         Some(cycles)
     }
 
+    /// Cycles of the group `start..end` cut by `cut` in TPU-MLIR's software-pipelined
+    /// time steps ([`crate::tpumlir::nd_place::pipelined_cycles`]), or `None` for a
+    /// group of fewer than two ops.
+    fn pipelined_cycles(&self, start: usize, end: usize, cut: Slicing) -> Option<f64> {
+        let m = self.group_model(start, end, cut, Stores::Moved);
+        if m.ops.len() < 2 {
+            return None;
+        }
+        // a transformer repeats its blocks: the same group, the same cycles
+        let key = ((m.bufs, m.ops, true), cut.total());
+        if let Some(&known) = self.pipelined.borrow().get(&key) {
+            return Some(known);
+        }
+        let ((bufs, ops, _), slices) = &key;
+        let cycles = crate::tpumlir::nd_place::pipelined_cycles(
+            bufs,
+            ops,
+            self.lane(),
+            &self.calib,
+            *slices,
+        );
+        self.pipelined.borrow_mut().insert(key, cycles);
+        Some(cycles)
+    }
+
     /// Cycles to load `v` into the group `start..end` (cut by `cut`) or store it out of
     /// it: through the permute at the group's edge that writes it (a load) or reads it (a
     /// store), at that permute's rate, else as any transfer. gpt2_d256_s64_b2's scaled
@@ -864,7 +894,14 @@ impl<'a> Ctx<'a> {
             // read through its views only, or a graph output
             None => !self.views_from.contains_key(name),
         };
-        let mut m = GroupModel::default();
+        // timed over its slices, what a cut group holds whole loads once: its weights
+        // and the K and V its attention reads whole (TPU-MLIR's bm1688 group of
+        // bert_d256_s384's Q·Kᵀ and softmax in 3 C slices loads K and V once, Q and the
+        // mask every slice); its allocation, as before, holds the weights alone
+        let mut m = GroupModel {
+            holds_read_whole: stores == Stores::Moved && cut.total() > 1,
+            ..GroupModel::default()
+        };
         for &i in &ops {
             let l = &self.layers[i];
             for v in l
@@ -1021,6 +1058,9 @@ struct GroupModel<'v> {
     /// Each value's buffer, by the value's name.
     index: HashMap<&'v str, usize>,
     ops: Vec<GroupOp>,
+    /// Whether an activation read whole in every slice (`TxValue::held`) is held as a
+    /// weight is, loaded once.
+    holds_read_whole: bool,
 }
 
 impl<'v> GroupModel<'v> {
@@ -1035,7 +1075,7 @@ impl<'v> GroupModel<'v> {
             } else {
                 BufKind::Activation
             },
-            hold: v.weight && !cut.cuts(v),
+            hold: (v.weight || (self.holds_read_whole && v.held)) && !cut.cuts(v),
             size: ctx.lane_bytes_in(cut.part_shape(v), ctx.bits_of(v)),
             loaded_for: None,
             stored_after: None,
@@ -1117,6 +1157,8 @@ fn fewest(lo: u64, hi: u64, at: impl Fn(u64) -> Option<NdGroup>) -> Option<NdGro
 /// before; then the other slices, their compute and transfers under each other. TPU-MLIR's bm1688 run of
 /// llama_d1024_s256's o_proj, residual add and RMSNorm in 2 C slices took 438,637 cycles:
 /// its 2 MiB weight's load (125,829 at the group rate) ahead of the matmul's 262,144.
+/// A first estimate, before the time steps ([`Ctx::pipelined_cycles`]) replace it, and
+/// the time of a group of fewer than two ops besides its permutes.
 fn sliced_group_cycles(steps: &[Step], secs: u64) -> f64 {
     let share = 1.0 / secs.max(1) as f64;
     let dma: f64 = steps.iter().map(|s| s.load + s.store).sum();
@@ -1226,6 +1268,20 @@ impl Slicing {
         axis: Axis::C,
         secs: 1,
     };
+
+    /// How `g` is cut (along H where it has H slices, else along C).
+    fn of(g: &NdGroup) -> Slicing {
+        let (axis, secs) = if g.hsecs > 1 {
+            (Axis::H, g.hsecs)
+        } else {
+            (Axis::C, g.csecs)
+        };
+        Slicing {
+            nsecs: g.nsecs,
+            axis,
+            secs,
+        }
+    }
 
     /// The slices a group runs one after another: N slices × slices along the axis.
     fn total(&self) -> u64 {

@@ -565,7 +565,7 @@ fn a_matmul_bias_is_f32_on_bm1688_and_f16_on_bm1684x() {
 /// so, the next layer's Q, K and V weights load together under the FFN's down projection,
 /// and a group of the down projection through Q in 4 C slices does not allocate (our
 /// exports before the twenty-fifth session: "local memory allocate failed"). The plan no
-/// longer makes it.
+/// longer makes it (since the fortieth session the down projection runs global).
 #[test]
 fn the_ffn_down_projection_is_not_grouped_with_the_next_qkv_where_tpu_mlir_cannot_allocate_it() {
     let cache = zoo_export("llama_d640_s128_b2", "bm1688");
@@ -573,7 +573,10 @@ fn the_ffn_down_projection_is_not_grouped_with_the_next_qkv_where_tpu_mlir_canno
         .group_layer
         .iter()
         .find(|grp| grp.locs.iter().any(|l| l == "matmul_134_0_MatMul"));
-    assert!(down.is_some_and(|grp| !grp.locs.iter().any(|l| l == "matmul_155_0_MatMul")));
+    assert!(down.map_or(true, |grp| !grp
+        .locs
+        .iter()
+        .any(|l| l == "matmul_155_0_MatMul")));
 }
 
 /// A chain of `n` element-wise adds of a [1, seq, width] value with a bias weight.
@@ -748,15 +751,18 @@ fn groups_are_cut_as_far_as_tpu_mlir_needs_to_allocate_them() {
         exported_slices("llama_d320_s256", "bm1688", "mul_61_0_Mul"),
         (1, 2)
     );
-    // - P·V and the FFN on bm1688 in 4 C slices, V held whole: in 3, TPU-MLIR, moving
-    //   its weight loads early, found no room ("local memory allocate failed")
+    // - P·V and the FFN on bm1688 in C slices, V held whole. Through the next layer's
+    //   norm and QKV (19 ops) it took 4: in 3, TPU-MLIR, moving its weight loads early,
+    //   found no room ("local memory allocate failed"). Timed in TPU-MLIR's pipelined
+    //   time steps (fortieth session) the group ends at the FFN's residual add (13 ops)
+    //   in 2 slices, which TPU-MLIR compiled: 1,780,025 cycles, 0.996 of its own
     assert_eq!(
         exported_slices(
             "llama_d320_s256",
             "bm1688",
             "matmul_91_0_MatMul_hdim_is_batch"
         ),
-        (4, 1)
+        (2, 1)
     );
 }
 

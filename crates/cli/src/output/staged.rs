@@ -64,6 +64,7 @@ impl Staged {
     /// none yet; special files are written directly, not staged).
     pub fn create(user_path: &Path, target: Target) -> Result<Self> {
         let dir = folder_of(target.path()).to_path_buf();
+        remove_stale(&dir);
         let (file, named) = match open_unnamed(&dir)? {
             Some(f) => (f, None),
             None => {
@@ -122,6 +123,37 @@ impl Staged {
         drop(reg);
         renamed.map_err(err)
     }
+}
+
+/// Remove from `dir` the hidden names ([`hidden_name`]) of processes that are gone: a
+/// process killed (SIGKILL, which no handler sees) between linking its finished file
+/// under such a name and renaming it over the destination leaves it behind, the
+/// destination still whole. Best effort: a name that cannot be read or removed stays.
+fn remove_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = hidden_name_pid(&name.to_string_lossy()) else {
+            continue;
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The process id in a hidden name `.tpusim-<pid>-<n>-<nanos>.tmp`, if `name` is one.
+fn hidden_name_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(".tpusim-")?.strip_suffix(".tmp")?;
+    let mut parts = rest.split('-');
+    let pid = parts.next()?.parse::<i32>().ok().filter(|&p| p > 0)?;
+    let numbers = parts.map(|p| p.parse::<u64>().is_ok()).collect::<Vec<_>>();
+    (numbers == [true, true]).then_some(pid)
 }
 
 /// A name beside `dest` for the instant between link and rename.

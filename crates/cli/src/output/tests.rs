@@ -116,3 +116,26 @@ fn a_set_is_published_only_when_every_file_can_be() {
     assert_eq!(std::fs::read(&a).unwrap(), b"old a");
     assert!(leftovers(d.path()).is_empty());
 }
+
+/// A hidden name left by a process killed between link and rename (SIGKILL, which no
+/// handler sees) is removed by the next output written in its folder, once its process
+/// is gone; a live process's, and a name of another shape, stay.
+#[test]
+fn a_dead_process_hidden_file_is_removed_by_the_next_output() {
+    let d = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = format!(".tpusim-{dead}-0-123456789.tmp");
+    let live = format!(".tpusim-{}-0-123456789.tmp", std::process::id());
+    let other = ".tpusim-aB3xYz.tmp".to_string();
+    for name in [&stale, &live, &other] {
+        std::fs::write(d.path().join(name), b"x").unwrap();
+    }
+    write_atomic(&d.path().join("out.txt"), b"new").unwrap();
+    let mut left = leftovers(d.path());
+    left.sort();
+    let mut want = vec![live, other];
+    want.sort();
+    assert_eq!(left, want);
+}
