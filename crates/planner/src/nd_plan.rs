@@ -469,10 +469,10 @@ impl<'a> Ctx<'a> {
     /// of two operands in the transformer zoo's profiles of TPU-MLIR's own groupings,
     /// both chips: 409 with a slice of one N at 2.00× (1.33× where slices of 2 and 1
     /// alternate), 415 of more at 1.00×; an Add or Mul by a constant, a slice, a concat
-    /// or a cast at 1.00× whatever the N). An operand of one channel (rotary's cos and sin tables, BERT's padding
-    /// mask) is first broadcast to every lane (LANE_BC), one EU pass over its plane a
-    /// slice: llama_d640_s128_b2's cos [1, 1, 128, 64] took 2,048 cycles in its 2 N
-    /// slices on bm1688, 8,192 elements a slice at 8 a cycle.
+    /// or a cast at 1.00× whatever the N). An operand of one channel (rotary's cos and
+    /// sin tables, BERT's padding mask) is first broadcast to every lane (LANE_BC), one
+    /// EU pass over its plane a slice: llama_d640_s128_b2's cos [1, 1, 128, 64] took
+    /// 2,048 cycles in its 2 N slices on bm1688, 8,192 elements a slice at 8 a cycle.
     fn binary_passes(&self, l: &TxLayer, out: &TxValue, cut: Slicing) -> f64 {
         let slice = cut.part_shape(out);
         let at_least_two = slice.n.max(2) as f64 / slice.n.max(1) as f64;
@@ -1132,11 +1132,7 @@ impl<'v> GroupModel<'v> {
 
 /// The group at the fewest slices in `lo..=hi` that fits, as `at` cuts and measures it
 /// (`None`: it does not fit); a binary search, as more slices never need more room.
-fn fewest(lo: u64, hi: u64, at: impl Fn(u64) -> Option<NdGroup>) -> Option<NdGroup> {
-    let (mut lo, mut hi) = (lo, hi);
-    if lo > hi {
-        return None;
-    }
+fn fewest(mut lo: u64, mut hi: u64, at: impl Fn(u64) -> Option<NdGroup>) -> Option<NdGroup> {
     let mut best = at(hi)?;
     while lo < hi {
         let mid = (lo + hi) / 2;

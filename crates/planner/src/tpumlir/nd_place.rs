@@ -228,9 +228,9 @@ pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &C
 /// buffers, transfers and compute), run over `slices` slices as TPU-MLIR
 /// software-pipelines them: its rows ([`one_loop_cycles`]) `slices + 2` times over,
 /// the k-th pass moving slice k's stage-0 loads, computing slice k − 1 beside its
-/// stage-1 transfers and moving slice k − 2's stage-2 stores; a buffer it holds (a
-/// weight) loads in the first slice alone. Each row waits for the longer of its compute
-/// and its transfers.
+/// stage-1 transfers and moving slice k − 2's stage-2 stores; a buffer it holds
+/// (`hold`: a weight, or what every slice reads whole) loads in the first slice alone.
+/// Each row waits for the longer of its compute and its transfers.
 pub fn pipelined_cycles(
     bufs: &[GroupBuf],
     ops: &[GroupOp],
@@ -250,7 +250,8 @@ pub fn pipelined_cycles(
     if let Ok(addrs) = allocate(&placed, &step_table(table.clone()), lane, slices <= 1) {
         combine_rows(&mut table, &mut compute, &estimate, &placed, addrs, lane);
     }
-    let slices = i64::try_from(slices.max(1)).unwrap_or(i64::MAX);
+    // (no loop is longer than 2⁶²: the passes below count up to slices + 1 in an i64)
+    let slices = i64::try_from(slices.clamp(1, 1 << 62)).unwrap_or(1 << 62);
     let pass_cycles = |pass: i64| -> i64 {
         let mut total = 0i64;
         for (r, moved) in table.dma.iter().enumerate() {
