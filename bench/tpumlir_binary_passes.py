@@ -3,7 +3,7 @@
 transformer zoo, against one EU pass over what it writes: the measurement behind the
 planner's binary rule (`nd_plan::Ctx::binary_passes`).
 
-    python3 bench/tpumlir_binary_passes.py ZOO_DIR [ZOO_DIR ...]
+    python3 bench/tpumlir_binary_passes.py [--ops OP,...] [--rows] ZOO_DIR [ZOO_DIR ...]
 
 Each ZOO_DIR is a folder of bench/tpumlir_tx_zoo.py compiled by bench/tpumlir_zoo_run.sh
 (ONNX_SUFFIX=_static): zoo.json and <net>/<chip>_lg/ with the final MLIR and codegen's
@@ -12,11 +12,13 @@ op's line in the final MLIR; a grouped op's line carries its slices (`ginfo`: n_
 c_slice, h_slice, w_slice, d_slice).
 
 For each grouped op: `passes`, the sum over its slices of N · ⌈C / lanes⌉ · ⌈H·W / EU⌉
-(EU_NUM at the width of what it writes), and `ratio`, its AR commands' cycles over
-`passes`; an operand broadcast to every lane first shows as LANE_BC cycles (`lane_bc`).
-Printed: per chip, op, whether its smallest slice holds one N, and whether it has
-LANE_BC, the count and the median, least and most ratio; with --rows, every op as one
-JSON line.
+(EU_NUM at the width of what it writes), `ratio`, its AR commands' cycles over
+`passes`, and `tiu_ratio`, all its TIU commands' cycles over `passes`; an operand
+broadcast to every lane first shows as LANE_BC cycles (`lane_bc`). Printed: per chip, op,
+whether its smallest slice holds one N, and whether it has LANE_BC, the count and the
+median, least and most ratio (and of `tiu_ratio`); with --rows, every op as one JSON
+line. --ops picks the op types (default: the element-wise ones and copies below; a
+softmax's many commands are read with `--ops Softmax`, by `tiu_ratio`).
 """
 import collections
 import glob
@@ -55,7 +57,7 @@ def passes(slices, chip, bits):
     return total
 
 
-def grouped_ops(run_dir, chip):
+def grouped_ops(run_dir, chip, ops=OPS):
     """One record per grouped element-wise op of one compiled network."""
     finals = glob.glob(f"{run_dir}/*_final.mlir")
     if not finals:
@@ -65,7 +67,7 @@ def grouped_ops(run_dir, chip):
         text = lines[line_no - 1]
         ginfo = re.search(r"ginfo = #tpu.lg<([^>]*)>", text)
         op = re.search(r'"tpu\.(\w+)"', text)
-        if not ginfo or not op or op.group(1) not in OPS:
+        if not ginfo or not op or op.group(1) not in ops:
             continue
         slices = {k: [int(x) for x in re.search(k + r" = \[([^\]]*)\]", ginfo.group(1)).group(1).split(",")
                       if x.strip()] for k in SLICES}
@@ -73,11 +75,17 @@ def grouped_ops(run_dir, chip):
         p = passes(slices, chip, 32 if out.endswith("f32") else 16)
         yield {"chip": chip, "op": op.group(1), "out": out, "line": line_no, "n_slice": slices["n_slice"],
                "passes": p, "ar": kinds.get("AR", 0), "lane_bc": kinds.get("LANE_BC", 0),
-               "ratio": kinds.get("AR", 0) / max(p, 1)}
+               "ratio": kinds.get("AR", 0) / max(p, 1), "tiu_ratio": sum(kinds.values()) / max(p, 1)}
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--rows"]
+    args, ops = [], OPS
+    argv = iter(sys.argv[1:])
+    for a in argv:
+        if a == "--ops":
+            ops = tuple(next(argv, "").split(","))
+        elif a != "--rows":
+            args.append(a)
     if not args:
         sys.exit(__doc__)
     seen, table = set(), collections.defaultdict(list)
@@ -87,15 +95,18 @@ def main():
                 if (net, chip) in seen:
                     continue
                 seen.add((net, chip))
-                for rec in grouped_ops(f"{root}/{net}/{chip}_lg", chip):
+                for rec in grouped_ops(f"{root}/{net}/{chip}_lg", chip, ops):
                     rec["net"] = net
                     if "--rows" in sys.argv:
                         print(json.dumps(rec))
                     one_n = "one N" if min(rec["n_slice"]) == 1 else "N >= 2"
-                    table[(chip, rec["op"], one_n, "LANE_BC" if rec["lane_bc"] else "")].append(rec["ratio"])
-    for (chip, op, one_n, bc), ratios in sorted(table.items()):
-        print(f"{chip:8s} {op:9s} {one_n:7s} {bc:7s} {len(ratios):4d} ops  AR / passes: median "
-              f"{statistics.median(ratios):.2f}, least {min(ratios):.2f}, most {max(ratios):.2f}")
+                    key = (chip, rec["op"], one_n, "LANE_BC" if rec["lane_bc"] else "")
+                    table[key].append((rec["ratio"], rec["tiu_ratio"]))
+    for (chip, op, one_n, bc), pairs in sorted(table.items()):
+        ar, tiu = [p[0] for p in pairs], [p[1] for p in pairs]
+        print(f"{chip:8s} {op:9s} {one_n:7s} {bc:7s} {len(pairs):4d} ops  AR / passes: median "
+              f"{statistics.median(ar):.2f}, least {min(ar):.2f}, most {max(ar):.2f}; all TIU / passes: "
+              f"median {statistics.median(tiu):.2f}, least {min(tiu):.2f}, most {max(tiu):.2f}")
 
 
 if __name__ == "__main__":

@@ -272,19 +272,20 @@ pub fn pipelined_cycles(
         }
         total
     };
-    // passes 3 to slices − 1 are alike (every stage busy, no first slice among them),
-    // so a loop of many slices is timed in a few passes
-    let passes: Vec<i64> = if slices < 4 {
-        (0..slices + 2).collect()
-    } else {
-        vec![0, 1, 2, 3, slices, slices + 1]
+    let sum = |passes: &[i64]| {
+        passes
+            .iter()
+            .map(|&p| pass_cycles(p))
+            .fold(0i64, i64::saturating_add)
     };
-    let steady_more = if slices < 4 { 0 } else { slices - 4 };
-    let total = passes
-        .iter()
-        .map(|&p| pass_cycles(p))
-        .fold(0i64, i64::saturating_add)
-        .saturating_add(pass_cycles(3.min(slices)).saturating_mul(steady_more));
+    let total = if slices < 4 {
+        sum(&(0..slices + 2).collect::<Vec<_>>())
+    } else {
+        // passes 3 to slices − 1 are alike (every stage busy, no first slice among
+        // them), so a loop of many slices is timed in six passes
+        sum(&[0, 1, 2, slices, slices + 1])
+            .saturating_add(pass_cycles(3).saturating_mul(slices - 3))
+    };
     total as f64
 }
 
