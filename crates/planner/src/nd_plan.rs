@@ -64,6 +64,7 @@ use tpusim_layout::ElementType;
 mod branches;
 mod given;
 pub mod group_matmul;
+pub mod local_softmax;
 pub use given::{plan_nd_with_groups, NdGivenPlan, NdGroupRequest};
 
 /// Most layers a group may hold: TPU-MLIR's own group of bert_d384_s128 on bm1684x, its
@@ -382,9 +383,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// Compute cycles of layer `i` in a group cut by `cut`: a matmul its MACs at the
-    /// chip's rate, element-wise work its output slice's positions a lane, EU_NUM a
-    /// cycle, per FLOP an element (a softmax [`SOFTMAX_LOCAL_OPS`], an activation of a function
-    /// table [`function_ops`]), once per slice.
+    /// chip's rate, a softmax by its kernel ([`Ctx::softmax_cycles`]) where the chip
+    /// gives its figures, element-wise work its output slice's positions a lane, EU_NUM a
+    /// cycle, per FLOP an element (a softmax [`SOFTMAX_LOCAL_OPS`], an activation of a
+    /// function table [`function_ops`]), once per slice.
     fn local_compute(&self, i: usize, cut: Slicing) -> f64 {
         let l = &self.layers[i];
         let Some(out) = l.writes.first() else {
@@ -397,6 +399,9 @@ impl<'a> Ctx<'a> {
         match l.work {
             Work::Vector { .. } if l.op_type == "Where" => self.where_passes(l, out, cut),
             Work::Vector { .. } if binary(l) => self.binary_passes(l, out, cut),
+            Work::Vector { .. } if l.op_type == "Softmax" && self.t.local_softmax.is_some() => {
+                self.softmax_cycles(out, cut)
+            }
             Work::Vector { flops } => self.vector_passes(l, out, flops, cut),
             // a cast, slice or concat in local memory is a TIU pass over what it writes:
             // gpt2_d128_s128's head cast to f32 on bm1688, [1, 128, 512], took 512 cycles
@@ -437,6 +442,27 @@ impl<'a> Ctx<'a> {
             op => function_ops(op).unwrap_or(flops / out.elements().max(1.0)),
         };
         per_element * self.element_passes(out, cut)
+    }
+
+    /// Cycles of a softmax writing `out` in a group cut by `cut`, over its last axis, by
+    /// the chip's local softmax figures ([`local_softmax`]): each slice's planes, its
+    /// channels over the lanes and its rows at the scores' width.
+    fn softmax_cycles(&self, out: &TxValue, cut: Slicing) -> f64 {
+        let Some(figures) = self.t.local_softmax else {
+            return 0.0;
+        };
+        let s = cut.part_shape(out);
+        let plane = s.h.saturating_mul(s.w).max(1);
+        let row = out.dims.last().copied().unwrap_or(1).clamp(1, plane);
+        let slice = local_softmax::LocalSoftmax {
+            planes: s.n,
+            channels: s.c,
+            rows: plane / row,
+            row,
+        };
+        let narrow = f64::from(self.bits.max(1)) / f64::from(self.bits_of(out).max(1));
+        let eu = (self.t.eltwise_per_cycle_per_lane * narrow).max(1.0) as u64;
+        slice.cycles(self.lanes, eu, &figures) * cut.count(out) as f64
     }
 
     /// Cycles of Where `l` writing `out` in a group cut by `cut`, at the chip's grouped
@@ -1219,7 +1245,8 @@ fn nchw(v: &TxValue) -> Shape4 {
     }
 }
 
-/// Element-wise operations a local softmax costs per element, over the layout's
+/// Element-wise operations a local softmax costs per element on a chip whose file gives
+/// no `local_softmax_*` figures ([`local_softmax`] where it does), over the layout's
 /// positions as any element-wise layer: TPU-MLIR's bm1684x kernel (max and sum as
 /// pooling passes, exp on the SFU, in f32) took 6,788 cycles for [1, 4, 64, 64] scores
 /// in a group of llama_d128_s64 (tuned), where a MulConst of the same value takes 127.

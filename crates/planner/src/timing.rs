@@ -7,6 +7,7 @@
 //! [`Timing::for_figures`]; the chip file's geometry stays in `tpusim_lmem::Chip`.
 
 use crate::error::Result;
+use crate::nd_plan::local_softmax::LocalSoftmaxFigures;
 use serde::{Deserialize, Serialize};
 use tpusim_layout::ElementType;
 use tpusim_lmem::{Chip, LmemError};
@@ -183,9 +184,36 @@ pub struct ChipTiming {
     /// of the zoo's MobileNetV3-like net agree).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_stride_factor: Option<f64>,
+    /// AR cycles a grouped softmax spends an EU pass over its scores (`None`, or either
+    /// of the other two `local_softmax_*` figures missing: such a softmax is timed as
+    /// element-wise work of `nd_plan::SOFTMAX_LOCAL_OPS` an element). bm1684x 19 and
+    /// bm1688 18.25, with the three below from `bench/tpumlir_softmax.py`'s 15 fitted
+    /// attention probes a chip ([`crate::nd_plan::local_softmax`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_softmax_pass_cycles: Option<f64>,
+    /// AR cycles an f32 EU pass over a lane's row maxima or sums (bm1684x 33, bm1688 35).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_softmax_row_pass_cycles: Option<f64>,
+    /// SFU cycles (the exp) an EU pass over the scores (7 on both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_softmax_exp_cycles: Option<f64>,
+    /// Whether a grouped softmax's pools read a piece of up to an EU pass of rows for
+    /// each output row (`None` = false: one row). bm1688 true, bm1684x false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_pool_row_pieces: Option<bool>,
 }
 
 impl ChipTiming {
+    /// The local softmax kernel's figures, where all of them are given.
+    fn local_softmax(&self) -> Option<LocalSoftmaxFigures> {
+        Some(LocalSoftmaxFigures {
+            pass_cycles: self.local_softmax_pass_cycles?,
+            row_pass_cycles: self.local_softmax_row_pass_cycles?,
+            exp_cycles: self.local_softmax_exp_cycles?,
+            pool_row_pieces: self.local_pool_row_pieces.unwrap_or(false),
+        })
+    }
+
     /// Check every figure given: rates, floors and factors finite and positive, set-ups
     /// finite and not negative, the exposed share between 0 and 1. `chip` names the chip
     /// in the error.
@@ -212,6 +240,12 @@ impl ChipTiming {
             ("matmul_lane_rows_columns", self.matmul_lane_rows_columns),
             ("matmul_vector_step_bytes", self.matmul_vector_step_bytes),
             ("pool_stride_factor", self.pool_stride_factor),
+            ("local_softmax_pass_cycles", self.local_softmax_pass_cycles),
+            (
+                "local_softmax_row_pass_cycles",
+                self.local_softmax_row_pass_cycles,
+            ),
+            ("local_softmax_exp_cycles", self.local_softmax_exp_cycles),
             ("gdma_matrix_bytes_per_s", self.gdma_matrix_bytes_per_s),
             (
                 "gdma_matrix_store_bytes_per_s",
@@ -406,6 +440,8 @@ pub struct Timing {
     /// Bytes of EU rows a matmul run as vector products steps over at most for each row
     /// of K (the chip's `matmul_vector_step_bytes`; `None`: timed by its MACs).
     pub matmul_vector_step_bytes: Option<f64>,
+    /// The chip's local softmax kernel, where its file gives all of its figures.
+    pub local_softmax: Option<LocalSoftmaxFigures>,
     /// A strided window op on the pooling unit takes this many times its taps' cycles
     /// (the chip's `pool_stride_factor`, [`DEFAULT_POOL_STRIDE_FACTOR`] if unset).
     pub pool_stride_factor: f64,
@@ -496,6 +532,7 @@ impl Timing {
             matmul_lane_rows_columns: t.matmul_lane_rows_columns,
             matmul_vector_step_bytes: t.matmul_vector_step_bytes,
             pool_stride_factor: t.pool_stride_factor.unwrap_or(DEFAULT_POOL_STRIDE_FACTOR),
+            local_softmax: t.local_softmax(),
             avgpool_f32: false,
             dtype_bits: dtype.bits(),
         })
@@ -515,6 +552,7 @@ impl Timing {
             matmul_lane_rows_columns: None,
             matmul_vector_step_bytes: None,
             pool_stride_factor: DEFAULT_POOL_STRIDE_FACTOR,
+            local_softmax: None,
             avgpool_f32: false,
             dtype_bits,
         }
