@@ -412,7 +412,7 @@ impl<'a> Ctx<'a> {
             }
             Work::Matmul {
                 weight: true, k, n, ..
-            } if out.dims.len() == 3 => self.weight_matmul_in_group(i, out, k, n),
+            } if out.dims.len() == 3 => self.weight_matmul_in_group(i, out, k, n, cut),
             _ => self.costs[i].compute_cycles as f64,
         }
     }
@@ -519,7 +519,7 @@ impl<'a> Ctx<'a> {
     /// MAC cycles of weight matmul `i`, `[b, s, k]·[k, n]` writing `out`, inside a group
     /// ([`group_matmul`]). Cut in C slices of whole lanes, the passes add up to the same
     /// total.
-    fn weight_matmul_in_group(&self, i: usize, out: &TxValue, k: u64, n: u64) -> f64 {
+    fn weight_matmul_in_group(&self, i: usize, out: &TxValue, k: u64, n: u64, cut: Slicing) -> f64 {
         let s = nchw(out);
         let input_reused = self.layers[i]
             .reads
@@ -527,14 +527,23 @@ impl<'a> Ctx<'a> {
             .find(|v| !v.weight)
             .and_then(|v| self.readers.get(v.name.as_str()))
             .is_some_and(|r| r.len() > 1);
-        let m = group_matmul::GroupMatmul {
-            planes: s.n,
-            rows: s.c,
+        let planes = tpu_mlir_slices(s.n, if cut.cuts_n(out) { cut.nsecs } else { 1 }, 1);
+        let rows = match cut.axis {
+            Axis::C if cut.cuts_along_axis(out) => tpu_mlir_slices(s.c, cut.secs, self.lanes),
+            _ => vec![s.c],
+        };
+        let slice = |planes, rows| group_matmul::GroupMatmul {
+            planes,
+            rows,
             k,
             n,
             input_reused,
         };
-        m.compute_cycles(self.lanes, &self.t)
+        planes
+            .iter()
+            .flat_map(|&p| rows.iter().map(move |&r| (p, r)))
+            .map(|(p, r)| slice(p, r).compute_cycles(self.lanes, &self.t))
+            .sum()
     }
 
     /// Cycles of one EU operation over every element of `out` in local memory, once per
@@ -556,9 +565,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// The group of layers `start..end`, or `None` when one may not join a group or its
-    /// tensors fit a lane in no slicing. Unsliced if it fits so; else the cheapest of the
-    /// fewest C slices and the fewest H slices that fit, where every layer allows that
-    /// axis ([`slices_along`]).
+    /// tensors fit a lane in no slicing. Unsliced if it fits so; else the cheapest cut
+    /// ([`Ctx::cheapest_cut`]).
     fn group(&self, start: usize, end: usize) -> Option<NdGroup> {
         self.group_within(start, end, u64::MAX)
             .map(Candidate::timed)
@@ -587,21 +595,60 @@ impl<'a> Ctx<'a> {
     }
 
     /// The cheapest of the group `start..end` in the fewest C slices and in the fewest
-    /// H slices that fit, where every layer allows that axis ([`slices_along`]).
+    /// H slices that fit, where every layer allows that axis ([`slices_along`]), and cut
+    /// along the batch ([`Ctx::fewest_batch_slices`]). Searched along C and H alone, 8 of
+    /// the 14 plans that N slices would change compiled slower or not at all (fortieth
+    /// session); with cut groups timed in TPU-MLIR's pipelined time steps, grouped
+    /// softmaxes by their kernel and weight matmuls by TPU-MLIR's slices, 7 of 10 compile
+    /// as fast or faster (gpt2_d208_s72_b6 on bm1688 1.024 of TPU-MLIR's own to 1.001,
+    /// llama_d512_s96_b3 1.017 to 1.004), 2 slower (RESULTS-plan.md).
     fn cheapest_cut(&self, start: usize, end: usize) -> Option<NdGroup> {
         let members = &self.layers[start..end];
         if self.splits_a_shared_value(start, end) || self.computes_a_whole_operand(start, end) {
             return None;
         }
-        // not cut along the batch: searched so (as TPU-MLIR cuts, the batch first), our
-        // plans of 8 of 14 zoo exports compiled slower or not at all (RESULTS-plan.md,
-        // "N slices searched and set aside")
         let holds_a_view = self.holds_a_view(members);
-        [Axis::C, Axis::H]
+        let axes: Vec<Axis> = [Axis::C, Axis::H]
             .into_iter()
             .filter(|&axis| members.iter().all(|l| slices_along(l, axis)))
             .filter(|&axis| axis != Axis::H || !holds_a_view)
-            .filter_map(|axis| self.fewest_slices(start, end, axis))
+            .collect();
+        let along = axes
+            .iter()
+            .filter_map(|&axis| self.fewest_slices(start, end, 1, axis));
+        along
+            .chain(self.fewest_batch_slices(start, end, &axes))
+            .min_by_key(|g| g.cycles)
+    }
+
+    /// The group `start..end` cut along the batch, as TPU-MLIR cuts first: in the fewest
+    /// N slices that fit, or in one sequence a slice and the fewest slices along one of
+    /// `axes` in each; `None` for a group of one sequence.
+    fn fewest_batch_slices(&self, start: usize, end: usize, axes: &[Axis]) -> Option<NdGroup> {
+        let batch = self.layers[start..end]
+            .iter()
+            .flat_map(|l| l.writes.iter())
+            .filter(|v| v.dims.len() >= 3 && !v.weight)
+            .map(|v| v.dims[0])
+            .max()
+            .unwrap_or(1);
+        if batch < 2 {
+            return None;
+        }
+        let at = |nsecs| {
+            let cut = Slicing {
+                nsecs,
+                axis: Axis::C,
+                secs: 1,
+            };
+            let g = self.measure_untimed(start, end, cut);
+            self.fits(&g, cut).then_some(g)
+        };
+        if let Some(g) = fewest(2, batch, at) {
+            return Some(self.timed(g));
+        }
+        axes.iter()
+            .filter_map(|&axis| self.fewest_slices(start, end, batch, axis))
             .min_by_key(|g| g.cycles)
     }
 
@@ -635,16 +682,12 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// The group `start..end` cut in the fewest slices along `axis` that fit, the batch
-    /// whole, or `None` when even [`MAX_ND_SLICES`] do not.
-    fn fewest_slices(&self, start: usize, end: usize, axis: Axis) -> Option<NdGroup> {
+    /// The group `start..end` in `nsecs` N slices, each cut in the fewest slices along
+    /// `axis` that fit, or `None` when even [`MAX_ND_SLICES`] do not.
+    fn fewest_slices(&self, start: usize, end: usize, nsecs: u64, axis: Axis) -> Option<NdGroup> {
         // found by fit alone, the group timed once
         let at = |secs| {
-            let cut = Slicing {
-                nsecs: 1,
-                axis,
-                secs,
-            };
+            let cut = Slicing { nsecs, axis, secs };
             let g = self.measure_untimed(start, end, cut);
             self.fits(&g, cut).then_some(g)
         };
@@ -1245,6 +1288,31 @@ fn nchw(v: &TxValue) -> Shape4 {
     }
 }
 
+/// The sizes TPU-MLIR 1.30.2 cuts `total` into for `secs` slices: each the even share
+/// rounded up to a multiple of `align` (the lanes, for C), the last what is left
+/// (gpt2_d576_s200_b2's 200 rows in 4 C slices on bm1684x: 64, 64, 64 and 8; in 2:
+/// 128 and 72), so there may be fewer than `secs`.
+fn tpu_mlir_slices(total: u64, secs: u64, align: u64) -> Vec<u64> {
+    let share = total.div_ceil(secs.max(1));
+    let size = share
+        .checked_next_multiple_of(align.max(1))
+        .unwrap_or(share)
+        .max(1);
+    let mut left = total;
+    let mut out = Vec::new();
+    while left > 0 && out.len() < MAX_ND_SLICES as usize {
+        out.push(size.min(left));
+        left = left.saturating_sub(size);
+    }
+    if left > 0 {
+        // more than the most slices a group takes: the rest in the last
+        if let Some(last) = out.last_mut() {
+            *last = last.saturating_add(left);
+        }
+    }
+    out
+}
+
 /// Element-wise operations a local softmax costs per element on a chip whose file gives
 /// no `local_softmax_*` figures ([`local_softmax`] where it does), over the layout's
 /// positions as any element-wise layer: TPU-MLIR's bm1684x kernel (max and sum as
@@ -1715,6 +1783,51 @@ mod tests {
         );
         let by_c = n_by(1, Axis::C, 4);
         assert_eq!(local_cut(net, "bm1688", "Add", &[2, 128, 640], by_c), 640.0);
+    }
+
+    /// TPU-MLIR cuts C into even shares rounded up to the lanes, the last what is left.
+    #[test]
+    fn c_slices_are_whole_lanes_but_the_last() {
+        assert_eq!(tpu_mlir_slices(200, 4, 64), vec![64, 64, 64, 8]);
+        assert_eq!(tpu_mlir_slices(200, 2, 64), vec![128, 72]);
+        assert_eq!(tpu_mlir_slices(200, 3, 64), vec![128, 72]);
+        assert_eq!(tpu_mlir_slices(384, 4, 32), vec![96, 96, 96, 96]);
+        assert_eq!(tpu_mlir_slices(3, 2, 1), vec![2, 1]);
+        // a hostile slice count: at most MAX_ND_SLICES pieces, every row counted once
+        let many = tpu_mlir_slices(1 << 40, 1 << 39, 1);
+        assert_eq!(many.len(), MAX_ND_SLICES as usize);
+        assert_eq!(many.iter().sum::<u64>(), 1 << 40);
+        assert_eq!(tpu_mlir_slices(u64::MAX, 1, 64), vec![u64::MAX]);
+    }
+
+    /// A weight matmul in a cut group runs each of TPU-MLIR's slices: gpt2_d576_s200_b2's
+    /// FFN up projection [2, 200, 576]·[576, 2304] on bm1684x took 74,880 cycles in 4 C
+    /// slices of both sequences (rows 64, 64, 64 and 8: the last slice's 2 · 8 rows
+    /// gathered into one pass, 7 passes in all) and 84,672 in 2 N × 2 C (rows 128 and 72:
+    /// 8 passes).
+    #[test]
+    fn a_weight_matmul_runs_tpu_mlirs_slices() {
+        let up = |cut| {
+            local_cut(
+                "gpt2_d576_s200_b2",
+                "bm1684x",
+                "MatMul",
+                &[2, 200, 2304],
+                cut,
+            )
+        };
+        let by_c = up(Slicing {
+            nsecs: 1,
+            axis: Axis::C,
+            secs: 4,
+        });
+        let by_n_c = up(Slicing {
+            nsecs: 2,
+            axis: Axis::C,
+            secs: 2,
+        });
+        assert!((by_c / 74_880.0 - 1.0).abs() < 0.03, "{by_c}");
+        assert!((by_n_c / 84_672.0 - 1.0).abs() < 0.03, "{by_n_c}");
     }
 
     /// TPU-MLIR's own groups run a slice, a concat and a cast in local memory as one TIU

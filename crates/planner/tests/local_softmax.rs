@@ -119,3 +119,27 @@ fn a_long_row_costs_far_less_than_the_element_wise_rule() {
     assert!((ours(&m) / m.cycles - 1.0).abs() < 0.02);
     assert!(element_wise / m.cycles > 1.8);
 }
+
+#[test]
+fn hostile_sizes_saturate_instead_of_overflowing() {
+    let chip = NpuChip::preset("bm1688").unwrap();
+    let figures = chip
+        .timing_at(ElementType::F16)
+        .unwrap()
+        .local_softmax
+        .unwrap();
+    let huge = LocalSoftmax {
+        planes: u64::MAX,
+        channels: u64::MAX,
+        rows: u64::MAX,
+        row: u64::MAX,
+    };
+    assert!(huge.cycles(32, 8, &figures) > 1e19);
+    let empty = LocalSoftmax {
+        planes: 0,
+        channels: 0,
+        rows: 0,
+        row: 0,
+    };
+    assert_eq!(empty.cycles(0, 0, &figures), 0.0);
+}

@@ -58,9 +58,11 @@ impl LocalSoftmax {
     pub fn cycles(&self, lanes: u64, eu: u64, f: &LocalSoftmaxFigures) -> f64 {
         let eu = eu.max(2);
         let lane_rows = self.channels.div_ceil(lanes.max(1));
-        let passes = lane_rows * (self.rows * self.row).div_ceil(eu);
-        let row_passes = lane_rows * self.rows.div_ceil(eu / 2);
-        let pools = self.reduction(lane_rows, eu, f) + self.reduction(lane_rows, eu / 2, f);
+        let passes = lane_rows.saturating_mul(self.rows.saturating_mul(self.row).div_ceil(eu));
+        let row_passes = lane_rows.saturating_mul(self.rows.div_ceil(eu / 2));
+        let pools = self
+            .reduction(lane_rows, eu, f)
+            .saturating_add(self.reduction(lane_rows, eu / 2, f));
         let plane = passes as f64 * (f.pass_cycles + f.exp_cycles)
             + row_passes as f64 * f.row_pass_cycles
             + pools as f64;
