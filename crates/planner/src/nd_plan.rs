@@ -517,8 +517,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// MAC cycles of weight matmul `i`, `[b, s, k]·[k, n]` writing `out`, inside a group
-    /// ([`group_matmul`]). Cut in C slices of whole lanes, the passes add up to the same
-    /// total.
+    /// ([`group_matmul`]), each of TPU-MLIR's slices on its own ([`tpu_mlir_slices`]: its
+    /// C slices whole lanes but the last, whose planes of few rows may gather into one
+    /// pass).
     fn weight_matmul_in_group(&self, i: usize, out: &TxValue, k: u64, n: u64, cut: Slicing) -> f64 {
         let s = nchw(out);
         let input_reused = self.layers[i]
