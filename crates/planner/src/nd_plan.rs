@@ -600,7 +600,7 @@ impl<'a> Ctx<'a> {
     /// along the batch ([`Ctx::fewest_batch_slices`]). Searched along C and H alone, 8 of
     /// the 14 plans that N slices would change compiled slower or not at all (fortieth
     /// session); with cut groups timed in TPU-MLIR's pipelined time steps, grouped
-    /// softmaxes by their kernel and weight matmuls by TPU-MLIR's slices, 7 of 10 compile
+    /// softmaxes by their kernel and weight matmuls by TPU-MLIR's slices, 7 of 9 compile
     /// as fast or faster (gpt2_d208_s72_b6 on bm1688 1.024 of TPU-MLIR's own to 1.001,
     /// llama_d512_s96_b3 1.017 to 1.004), 2 slower (RESULTS-plan.md).
     fn cheapest_cut(&self, start: usize, end: usize) -> Option<NdGroup> {
