@@ -16,7 +16,7 @@ product's chunk, the matmul's span and the compiled total to a CSV
 `edge` on both chips).
 
 Usage: TPUMLIR_VENV=VENV python3 bench/tpumlir_global_fc.py WORKDIR [--chip C]
-           [--grid first|wide|check|edge|cap] [--no-compile] [--tpusim BIN] [--csv OUT]
+           [--grid first|wide|check|edge|cap|chunks] [--no-compile] [--tpusim BIN] [--csv OUT]
 Needs `onnx` and `numpy`.
 """
 import argparse
@@ -42,7 +42,11 @@ EDGE = [(m, 512, n) for m in (4, 5, 6, 7) for n in (384, 448, 640, 896)]
 # a fifth (`--grid cap`, thirty-eighth session): wide outputs at 8 rows and more, after
 # held-out gpt2_d640_s1_b8's [8, 640]·[640, 2560] ran as vector products on bm1684x
 CAP = [(m, 640, n) for m in (8, 12, 16, 32) for n in (2304, 2560, 4096, 8192)]
-GRIDS = {"first": SHAPES, "wide": WIDE, "check": CHECK, "edge": EDGE, "cap": CAP}
+# a sixth (`--grid chunks`, forty-first session): one row slice, weights over half the
+# local memory, to find how a weight is cut into chunks (gpt2_d1024_s16_b2's
+# [32, 1024]·[1024, 4096] on bm1684x loads 3,264 columns and then 832)
+CHUNKS = [(32, k, n) for k in (512, 768, 1024, 1280, 1536, 2048) for n in (4096, 6144)]
+GRIDS = {"first": SHAPES, "wide": WIDE, "check": CHECK, "edge": EDGE, "cap": CAP, "chunks": CHUNKS}
 
 
 def write_probes(work, shapes):

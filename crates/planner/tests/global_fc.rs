@@ -88,7 +88,7 @@ fn timing(chip: &str) -> (Timing, u64) {
 #[test]
 fn few_rows_take_tpu_mlirs_command_outside_bm1688s_erratic_band() {
     let all = probes();
-    assert_eq!(all.len(), 2 * (16 + 36 + 32 + 16 + 16));
+    assert_eq!(all.len(), 2 * (16 + 36 + 32 + 16 + 16 + 12));
     let mut wrong = Vec::new();
     for p in &all {
         let (t, _) = timing(&p.chip);

@@ -121,7 +121,8 @@ pub fn cycles(traffic: &MatmulTraffic, rows: u64, compute: f64, lmem: &LocalMemo
     let buffer = lmem.bytes().saturating_mul(banks) / lmem.banks.max(1);
     let chunks = traffic.weight_bytes.div_ceil(buffer.max(1)).max(1) as f64;
     if slices <= 1.0 {
-        return one_slice_pipeline(traffic, chunks, compute);
+        let full = (buffer as f64 / traffic.weight_bytes.max(1) as f64).min(1.0);
+        return one_slice_pipeline(traffic, chunks, full, compute);
     }
     // each chunk reads the input again, its first slice's load ahead of the MACs
     let lead = traffic.input_cycles / slices;
@@ -130,18 +131,31 @@ pub fn cycles(traffic: &MatmulTraffic, rows: u64, compute: f64, lmem: &LocalMemo
     chunks * lead + weight_exposed(traffic, slices, chunks, compute) + compute.max(hidden) + tail
 }
 
-/// A matmul of one row slice (its rows fit the lanes once) in `chunks` weight chunks:
+/// A matmul of one row slice (its rows fit the lanes once) in `chunks` weight chunks,
+/// each `full` of the weight (a buffer's worth) but the last, which takes what is left:
 /// each chunk's weight loads under the chunk before's MACs, so only the first chunk's
 /// load and the last chunk's MACs and store are exposed (bm1688 [32, 640]·[640, 4,096],
-/// `bench/tpumlir_global_fc.py --grid cap`: four chunks' loads, 199,594 cycles, then one
-/// 20,480-cycle MM2 of four, in a 220,018-cycle span).
-fn one_slice_pipeline(traffic: &MatmulTraffic, chunks: f64, compute: f64) -> f64 {
-    let weight = traffic.weight_cycles / chunks;
-    let macs = compute / chunks;
-    let store = traffic.output_cycles / chunks;
+/// `bench/tpumlir_global_fc.py --grid cap`: chunks of 1,248, 1,248, 1,248 and 352
+/// columns, their loads 199,594 cycles, then one 20,480-cycle MM2 of four, in a
+/// 220,018-cycle span; bm1684x [32, 1024]·[1024, 4096], `--grid chunks`: 3,264 columns
+/// and then 832, 123,751 cycles of the first load exposed). Cut in even chunks, the
+/// `cap` grid's probes were priced up to 7.6 % over on bm1688 and 3.1 % on bm1684x, and
+/// that [32, 1024]·[1024, 4096] 8.0 % over; so cut, within 5.1 %, 1.7 % and 3.6 %
+/// (`tpumlir::tests::compute`, `bench/RESULTS-plan.md`).
+fn one_slice_pipeline(traffic: &MatmulTraffic, chunks: f64, full: f64, compute: f64) -> f64 {
+    // each chunk a buffer's share of the weight (`full`), the last what is left
+    let last = (1.0 - full * (chunks - 1.0)).clamp(0.0, 1.0);
+    let weight = traffic.weight_cycles;
+    let [store, macs] = [traffic.output_cycles, compute];
     // the input loads once ahead; each chunk after the first waits for the longer of its
     // weight's load (and the chunk before's store) and the chunk before's MACs
-    traffic.input_cycles + weight + (chunks - 1.0) * (weight + store).max(macs) + macs + store
+    let first = traffic.input_cycles + weight * if chunks > 1.0 { full } else { last };
+    if chunks <= 1.0 {
+        return first + (macs + store) * last;
+    }
+    let middle = (chunks - 2.0) * ((weight + store) * full).max(macs * full);
+    let into_last = (weight * last + store * full).max(macs * full);
+    first + middle + into_last + (macs + store) * last
 }
 
 /// The weight's load cycles left exposed, in `chunks` chunks: all of them but, for each
