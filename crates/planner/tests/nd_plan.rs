@@ -475,12 +475,15 @@ fn exports_of_the_newest_held_out_networks_list_every_op_tpu_mlir_names() {
 /// pieces and did not compile.
 ///
 /// The ninth round's six (`compiled_round9.jsonl`, thirty-ninth session, held out) too:
-/// their first exports did not compile on bm1688 for three of them (`tests/tx_round9.rs`).
+/// their first exports did not compile on bm1688 for three of them (`tests/tx_round9.rs`);
+/// and the tenth round's three (`compiled_round10.jsonl`, forty-first session, held out),
+/// all six of whose first exports compiled.
 #[test]
 fn exports_of_the_short_sequence_networks_list_every_op_tpu_mlir_names() {
     for (rows, count) in [
         ("compiled_short_seq.jsonl", 12),
         ("compiled_round9.jsonl", 6),
+        ("compiled_round10.jsonl", 3),
     ] {
         let nets = nets_recorded_in(rows);
         assert_eq!(nets.len(), count, "{rows}");
