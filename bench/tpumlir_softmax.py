@@ -22,6 +22,7 @@ Usage: TPUMLIR_VENV=VENV python3 bench/tpumlir_softmax.py WORKDIR [--no-compile]
 """
 import argparse
 import collections
+import functools
 import glob
 import json
 import os
@@ -100,6 +101,7 @@ def softmaxes(work, net, chip):
                "cycles": dict(cycles[line_no]), "commands": dict(count[line_no])}
 
 
+@functools.lru_cache(maxsize=None)
 def figures(chip):
     """The chip file's local softmax figures, its lanes and its EU width at f16."""
     with open(f"{R}/data/lmem/{chip}.toml", "rb") as f:

@@ -399,9 +399,9 @@ impl<'a> Ctx<'a> {
         match l.work {
             Work::Vector { .. } if l.op_type == "Where" => self.where_passes(l, out, cut),
             Work::Vector { .. } if binary(l) => self.binary_passes(l, out, cut),
-            Work::Vector { .. } if l.op_type == "Softmax" && self.t.local_softmax.is_some() => {
-                self.softmax_cycles(out, cut)
-            }
+            Work::Vector { flops } if l.op_type == "Softmax" => self
+                .softmax_cycles(out, cut)
+                .unwrap_or_else(|| self.vector_passes(l, out, flops, cut)),
             Work::Vector { flops } => self.vector_passes(l, out, flops, cut),
             // a cast, slice or concat in local memory is a TIU pass over what it writes:
             // gpt2_d128_s128's head cast to f32 on bm1688, [1, 128, 512], took 512 cycles
@@ -446,11 +446,10 @@ impl<'a> Ctx<'a> {
 
     /// Cycles of a softmax writing `out` in a group cut by `cut`, over its last axis, by
     /// the chip's local softmax figures ([`local_softmax`]): each slice's planes, its
-    /// channels over the lanes and its rows at the scores' width.
-    fn softmax_cycles(&self, out: &TxValue, cut: Slicing) -> f64 {
-        let Some(figures) = self.t.local_softmax else {
-            return 0.0;
-        };
+    /// channels over the lanes and its rows at the scores' width; `None` on a chip whose
+    /// file gives no such figures.
+    fn softmax_cycles(&self, out: &TxValue, cut: Slicing) -> Option<f64> {
+        let figures = self.t.local_softmax?;
         let s = cut.part_shape(out);
         let plane = s.h.saturating_mul(s.w).max(1);
         let row = out.dims.last().copied().unwrap_or(1).clamp(1, plane);
@@ -462,7 +461,7 @@ impl<'a> Ctx<'a> {
         };
         let narrow = f64::from(self.bits.max(1)) / f64::from(self.bits_of(out).max(1));
         let eu = (self.t.eltwise_per_cycle_per_lane * narrow).max(1.0) as u64;
-        slice.cycles(self.lanes, eu, &figures) * cut.count(out) as f64
+        Some(slice.cycles(self.lanes, eu, &figures) * cut.count(out) as f64)
     }
 
     /// Cycles of Where `l` writing `out` in a group cut by `cut`, at the chip's grouped
@@ -528,7 +527,11 @@ impl<'a> Ctx<'a> {
             .find(|v| !v.weight)
             .and_then(|v| self.readers.get(v.name.as_str()))
             .is_some_and(|r| r.len() > 1);
-        let planes = tpu_mlir_slices(s.n, if cut.cuts_n(out) { cut.nsecs } else { 1 }, 1);
+        let planes = if cut.cuts_n(out) {
+            n_slices(s.n, cut.nsecs)
+        } else {
+            vec![s.n]
+        };
         let rows = match cut.axis {
             Axis::C if cut.cuts_along_axis(out) => tpu_mlir_slices(s.c, cut.secs, self.lanes),
             _ => vec![s.c],
@@ -637,13 +640,15 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let at = |nsecs| {
-            let cut = Slicing {
-                nsecs,
-                axis: Axis::C,
-                secs: 1,
-            };
-            let g = self.measure_untimed(start, end, cut);
-            self.fits(&g, cut).then_some(g)
+            self.fitting(
+                start,
+                end,
+                Slicing {
+                    nsecs,
+                    axis: Axis::C,
+                    secs: 1,
+                },
+            )
         };
         if let Some(g) = fewest(2, batch, at) {
             return Some(self.timed(g));
@@ -687,11 +692,7 @@ impl<'a> Ctx<'a> {
     /// `axis` that fit, or `None` when even [`MAX_ND_SLICES`] do not.
     fn fewest_slices(&self, start: usize, end: usize, nsecs: u64, axis: Axis) -> Option<NdGroup> {
         // found by fit alone, the group timed once
-        let at = |secs| {
-            let cut = Slicing { nsecs, axis, secs };
-            let g = self.measure_untimed(start, end, cut);
-            self.fits(&g, cut).then_some(g)
-        };
+        let at = |secs| self.fitting(start, end, Slicing { nsecs, axis, secs });
         fewest(2, MAX_ND_SLICES, at).map(|g| self.timed(g))
     }
 
@@ -706,8 +707,15 @@ impl<'a> Ctx<'a> {
         cut: Slicing,
         budget: u64,
     ) -> Option<Candidate> {
+        self.fitting(start, end, cut)
+            .map(|g| self.timed_within(g, budget))
+    }
+
+    /// The group `start..end` cut in `cut`'s slices, untimed, or `None` when it does not
+    /// fit ([`Ctx::fits`]).
+    fn fitting(&self, start: usize, end: usize, cut: Slicing) -> Option<NdGroup> {
         let g = self.measure_untimed(start, end, cut);
-        self.fits(&g, cut).then(|| self.timed_within(g, budget))
+        self.fits(&g, cut).then_some(g)
     }
 
     /// Whether `g`, cut by `cut`, fits a lane: by the live-byte bound, then by TPU-MLIR's
@@ -1289,8 +1297,18 @@ fn nchw(v: &TxValue) -> Shape4 {
     }
 }
 
-/// The sizes TPU-MLIR 1.30.2 cuts `total` into for `secs` slices: each the even share
-/// rounded up to a multiple of `align` (the lanes, for C), the last what is left
+/// The planes of each of `nsecs` N slices of `n`, as TPU-MLIR cuts N
+/// ([`crate::range::split`]: the larger first); at most one slice a plane.
+fn n_slices(n: u64, nsecs: u64) -> Vec<u64> {
+    let parts = nsecs.clamp(1, n.max(1));
+    (0..parts)
+        .filter_map(|i| crate::range::split(n, parts, i))
+        .map(|[a, b]| b - a)
+        .collect()
+}
+
+/// The sizes TPU-MLIR 1.30.2 cuts `total` into for `secs` slices along C: each the even
+/// share rounded up to a multiple of `align` (the lanes), the last what is left
 /// (gpt2_d576_s200_b2's 200 rows in 4 C slices on bm1684x: 64, 64, 64 and 8; in 2:
 /// 128 and 72), so there may be fewer than `secs`.
 fn tpu_mlir_slices(total: u64, secs: u64, align: u64) -> Vec<u64> {
@@ -1786,14 +1804,19 @@ mod tests {
         assert_eq!(local_cut(net, "bm1688", "Add", &[2, 128, 640], by_c), 640.0);
     }
 
-    /// TPU-MLIR cuts C into even shares rounded up to the lanes, the last what is left.
+    /// TPU-MLIR cuts C into even shares rounded up to the lanes, the last what is left,
+    /// and N into near-even parts.
     #[test]
     fn c_slices_are_whole_lanes_but_the_last() {
         assert_eq!(tpu_mlir_slices(200, 4, 64), vec![64, 64, 64, 8]);
         assert_eq!(tpu_mlir_slices(200, 2, 64), vec![128, 72]);
         assert_eq!(tpu_mlir_slices(200, 3, 64), vec![128, 72]);
         assert_eq!(tpu_mlir_slices(384, 4, 32), vec![96, 96, 96, 96]);
-        assert_eq!(tpu_mlir_slices(3, 2, 1), vec![2, 1]);
+        // N as `range::split` cuts it, the larger first
+        assert_eq!(n_slices(3, 2), vec![2, 1]);
+        assert_eq!(n_slices(7, 3), vec![3, 2, 2]);
+        assert_eq!(n_slices(2, 1 << 40), vec![1, 1]);
+        assert_eq!(n_slices(0, 2), Vec::<u64>::new());
         // a hostile slice count: at most MAX_ND_SLICES pieces, every row counted once
         let many = tpu_mlir_slices(1 << 40, 1 << 39, 1);
         assert_eq!(many.len(), MAX_ND_SLICES as usize);
