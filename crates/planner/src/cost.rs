@@ -219,16 +219,21 @@ pub fn matrix_dma_cycles(t: &Timing, dir: Dir, bytes: u64, elements: u64, lanes:
 
 /// [`matrix_dma_cycles`] of a matrix of `rows` rows (one a lane).
 pub(crate) fn matrix_rows_dma_cycles(t: &Timing, dir: Dir, bytes: u64, rows: u64) -> f64 {
-    let (rate, floor) = match dir {
+    let u = &t.used;
+    let (matrix, plain, floor) = match dir {
         Dir::Load => (
-            t.used.gdma_matrix_bytes_per_cycle,
-            t.used.gdma_matrix_load_cycles_per_plane,
+            u.gdma_matrix_bytes_per_cycle,
+            u.gdma_bytes_per_cycle,
+            u.gdma_matrix_load_cycles_per_plane,
         ),
         Dir::Store => (
-            t.used.gdma_matrix_store_bytes_per_cycle,
-            t.used.gdma_matrix_store_cycles_per_plane,
+            u.gdma_matrix_store_bytes_per_cycle,
+            u.gdma_store_bytes_per_cycle,
+            u.gdma_matrix_store_cycles_per_plane,
         ),
     };
+    // a plan recorded before the matrix rates has them 0: the load and store rates
+    let rate = if matrix > 0.0 { matrix } else { plain };
     dma_cycles_with_floor(t, dir, bytes, rows as f64 * floor, rate)
 }
 

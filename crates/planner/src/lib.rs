@@ -67,6 +67,7 @@ mod upsample;
 pub mod error;
 pub mod nd_global;
 pub mod nd_plan;
+pub mod norm_kernel;
 pub mod npu_chip;
 pub mod options;
 pub mod plan;

@@ -11,7 +11,12 @@
 //!   tensors: element-wise layers and casts as matrices (the chip's
 //!   `gdma_matrix_bytes_per_s`: bm1684x 58.2 bytes a cycle in where its groups move
 //!   54.4, bm1688 26.67 where 16.7), matmuls and softmaxes on bm1688 at its
-//!   `global_tensor_bytes_per_s`;
+//!   `global_tensor_bytes_per_s`; a small matrix at the chip's matrix floor for each
+//!   lane its elements spread over, each operand apart ([`matrix_transfers`]);
+//! - a Gather (the embedding), a Tile (GQA's K and V) and a Permute copy within global
+//!   memory in one command at the chip's `gdma_global_copy_bytes_per_s` (a Gather after
+//!   loading its indices, one a matrix row; a Permute at least
+//!   `gdma_global_copy_cycles_per_row` a row): [`copy_cycles`], [`permute_cycles`];
 //! - a global MatMul loads, multiplies and stores one after another while its operands
 //!   fit half the local memory (128×2048 by 2048×512 in f16 on bm1684x: 68,193 cycles;
 //!   transfers 51,761 + MACs 16,384), and slices past that ([`matmul`]);
@@ -21,7 +26,7 @@
 
 pub mod matmul;
 
-use crate::cost::{act_dma_cycles, Dir, GlobalOpCost};
+use crate::cost::{act_dma_cycles, act_plane_cycles, Dir, GlobalOpCost};
 use crate::timing::Timing;
 use crate::tpumlir::nd_form::{TxLayer, TxValue};
 pub use matmul::LocalMemory;
@@ -286,7 +291,24 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
         let dma = permute_cycles(l, bits, load, t);
         return cost(dma, 0.0, dma);
     }
-    let [ld, st] = transfers(l, bits, [load, store], t);
+    if let Some(dma) = copy_cycles(l, store, t) {
+        return cost(dma, 0.0, dma);
+    }
+    if let Some((compute, dma)) = global_norm_cycles(l, [in_bits, bits, out_bits], lmem.lanes, t) {
+        return cost(compute + dma, compute, dma);
+    }
+    let slices = vector_slices(l, load, lmem);
+    let [ld, st] = if is_matrix_layer(l) {
+        let operand_bits = OperandBits {
+            activation: in_bits,
+            weight: bits,
+            wide,
+            output: out_bits,
+        };
+        matrix_transfers(l, operand_bits, slices, lmem.lanes, t)
+    } else {
+        transfers(l, bits, [load, store], t)
+    };
     if let Some(head) = &l.head {
         // a fused attention head alone: its loads, kernel and store in turn
         let compute = head.kernel_cycles(lanes, t);
@@ -300,8 +322,97 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
     } else {
         0.0
     };
-    let cycles = double_buffered(ld, compute, st, vector_slices(l, load, lmem));
+    let cycles = double_buffered(ld, compute, st, slices);
     cost(cycles, compute, ld + st)
+}
+
+/// A global LayerNorm's or RMSNorm's compute and transfer cycles, where the chip gives
+/// its global kernel ([`crate::norm_kernel`]): its rows spread over the lanes, loaded,
+/// normed and stored one after another (TPU-MLIR 1.30.2's global norms of the zoo, e.g.
+/// bm1684x [16, 2, 128]: 303 + 18 + 18 cycles in, 359 computing, 399 out, 1,097 in all,
+/// where the norm's FLOPs and its bytes at the load and store rates came to 377). Each
+/// operand one transfer ([`norm_transfer`]): the value's rows, the weight and bias one
+/// plane each. `None` for any other layer, or one the form lists no output of.
+fn global_norm_cycles(
+    l: &TxLayer,
+    [in_bits, w_bits, out_bits]: [u32; 3],
+    lanes: u64,
+    t: &Timing,
+) -> Option<(f64, f64)> {
+    let figures = t.global_norms.of(&l.op_type)?;
+    let out = l.writes.first()?;
+    let width = out.dims.last().copied().unwrap_or(1).max(1);
+    let rows = rows_of(out) as u64;
+    let slice = crate::norm_kernel::NormSlice {
+        lane_rows: rows.div_ceil(lanes.max(1)),
+        width,
+    };
+    let compute = slice.cycles(t.eltwise_per_cycle_per_lane.max(1.0) as u64, &figures);
+    let mut dma = norm_transfer(t, Dir::Store, bytes_of(out.elements(), out_bits), rows);
+    for v in &l.reads {
+        dma += if v.weight {
+            norm_transfer(t, Dir::Load, bytes_of(v.elements(), w_bits), 1)
+        } else {
+            norm_transfer(
+                t,
+                Dir::Load,
+                bytes_of(v.elements(), in_bits),
+                rows_of(v) as u64,
+            )
+        };
+    }
+    Some((compute, dma))
+}
+
+/// One transfer of a global norm's operand of `bytes` in `planes` planes (rows): flat at
+/// the chip's global tensor rate where it has one (bm1688 [8, 1, 640] f16: 674 cycles in,
+/// its set-up and 10,240 bytes at 26.67), else as activation planes moved in the chip's
+/// rows of `gdma_act_row_bytes` ([`act_plane_cycles`]; bm1684x [16, 2, 128]: 32 rows of
+/// 256 bytes in two rows of 4,096 at four times the floor, 303 cycles).
+fn norm_transfer(t: &Timing, dir: Dir, bytes: u64, planes: u64) -> f64 {
+    let tensor = t.used.global_tensor_bytes_per_cycle;
+    if tensor > 0.0 {
+        let setup = match dir {
+            Dir::Load => t.used.gdma_load_setup_cycles,
+            Dir::Store => t.used.gdma_store_setup_cycles,
+        };
+        return flat(setup, bytes, tensor);
+    }
+    act_plane_cycles(t, dir, bytes, planes.max(1))
+}
+
+/// A global Gather's or Tile's (our form's Expand) cycles: TPU-MLIR copies the rows it
+/// gathers, or the copies it tiles, from global memory to global memory in one command
+/// ([`global_copy_cycles`]), a Gather after loading its indices as a matrix, one 4-byte
+/// index a row at the matrix floor (bm1684x: [2, 256] indices in 2,259 cycles, 4.4 an
+/// index; bm1688: [1, 384] in 1,442, its set-up and 3.0 an index). `None` for any other
+/// layer.
+fn copy_cycles(l: &TxLayer, out_bytes: u64, t: &Timing) -> Option<f64> {
+    let copy = global_copy_cycles(t, out_bytes);
+    match l.op_type.as_str() {
+        "Expand" => Some(copy),
+        "Gather" => {
+            let indices = l.elements_in.max(0.0) as u64;
+            let index_bytes = indices.saturating_mul(4);
+            Some(crate::cost::matrix_rows_dma_cycles(t, Dir::Load, index_bytes, indices) + copy)
+        }
+        _ => None,
+    }
+}
+
+/// Cycles of a copy of `bytes` from global memory to global memory, after the load's
+/// set-up: at the chip's `gdma_global_copy_bytes_per_s`, else at half its global tensor
+/// rate (each byte through the engine twice), else at its load rate.
+fn global_copy_cycles(t: &Timing, bytes: u64) -> f64 {
+    let u = &t.used;
+    let rate = if u.gdma_global_copy_bytes_per_cycle > 0.0 {
+        u.gdma_global_copy_bytes_per_cycle
+    } else if u.global_tensor_bytes_per_cycle > 0.0 {
+        u.global_tensor_bytes_per_cycle / 2.0
+    } else {
+        u.gdma_bytes_per_cycle
+    };
+    flat(u.gdma_load_setup_cycles, bytes, rate)
 }
 
 /// MAC cycles of `batch` matmuls of [m, k]·[k, n] on `lanes` lanes: where its rows run
@@ -350,24 +461,48 @@ fn flat(setup: f64, bytes: u64, rate: f64) -> f64 {
     setup + bytes as f64 / rate.max(f64::MIN_POSITIVE)
 }
 
-/// A permute's transfers: a row at a time, or where the chip has a global tensor rate, as
-/// one copy within global memory at half that rate, each byte through the engine twice
-/// (bm1688: TPU-MLIR's [1, 4, 128, 128] f16 permute takes 10,120 cycles, 290 + 131,072
-/// bytes at 13.33 a cycle).
+/// A permute's cycles: one copy within global memory ([`global_copy_cycles`]), never
+/// under the chip's floor for each row it moves (bm1684x: [3, 6, 96, 96] f16 in 16,963
+/// cycles, 1,728 rows at 9.82, where its bytes take 5,184; bm1688: [1, 4, 128, 128] in
+/// 10,120, its set-up and 131,072 bytes at 13.33 a cycle); on a chip with neither a copy
+/// nor a global tensor rate, its load and its store a row at a time.
 fn permute_cycles(l: &TxLayer, bits: u32, load: u64, t: &Timing) -> f64 {
-    let u = &t.used;
-    if u.global_tensor_bytes_per_cycle > 0.0 {
-        return flat(
-            u.gdma_load_setup_cycles,
-            load,
-            u.global_tensor_bytes_per_cycle / 2.0,
-        );
+    if !copies_within_global_memory(t) {
+        return rows_each_way(l, bits, t).iter().sum();
     }
-    rows_each_way(l, bits, t).iter().sum()
+    let rows: f64 = l.reads.iter().map(rows_of).sum();
+    permuting_copy(t, load, rows)
 }
 
-/// A layer's load and store cycles (not a matmul's or a permute's): an element-wise
-/// layer's or a cast's as flat matrices at the chip's matrix rates; a softmax's flat at
+/// Cycles of a global permute of `v` at `bits` ([`permute_cycles`]'s rule).
+pub(crate) fn permuted_copy_cycles(t: &Timing, v: &TxValue, bits: u32) -> f64 {
+    if !copies_within_global_memory(t) {
+        return row_dma_cycles(t, Dir::Load, v, bits) + row_dma_cycles(t, Dir::Store, v, bits);
+    }
+    permuting_copy(t, bytes_of(v.elements(), bits), rows_of(v))
+}
+
+/// Whether the chip gives a rate for copies within global memory (its own, or its
+/// global tensor rate).
+fn copies_within_global_memory(t: &Timing) -> bool {
+    t.used.gdma_global_copy_bytes_per_cycle > 0.0 || t.used.global_tensor_bytes_per_cycle > 0.0
+}
+
+/// Rows of `v`'s last dim.
+fn rows_of(v: &TxValue) -> f64 {
+    v.elements() / v.dims.last().copied().unwrap_or(1).max(1) as f64
+}
+
+/// A copy of `bytes` in `rows` rows within global memory, permuting them: never under
+/// the chip's floor a row after the set-up.
+fn permuting_copy(t: &Timing, bytes: u64, rows: f64) -> f64 {
+    let u = &t.used;
+    let floor = u.gdma_load_setup_cycles + rows * u.gdma_global_copy_cycles_per_row;
+    global_copy_cycles(t, bytes).max(floor)
+}
+
+/// A layer's load and store cycles (not a matmul's, a permute's, a copy's or a matrix
+/// layer's, [`matrix_transfers`]): a softmax's flat at
 /// the global tensor rate where the chip has one, else a row at a time (bm1684x [3, 6,
 /// 96, 96]: 8,189 cycles in, 10,795 out, its 1,728 rows at the per-plane floors); any
 /// other's flat at the load and store rates (bm1688: a global LayerNorm [1, 64, 128]
@@ -375,28 +510,98 @@ fn permute_cycles(l: &TxLayer, bits: u32, load: u64, t: &Timing) -> f64 {
 fn transfers(l: &TxLayer, bits: u32, [load, store]: [u64; 2], t: &Timing) -> [f64; 2] {
     let u = &t.used;
     let softmax = matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax");
-    // a plan recorded before the matrix rates has them 0: the load and store rates
-    let or = |rate: f64, otherwise: f64| if rate > 0.0 { rate } else { otherwise };
-    let [load_rate, store_rate] =
-        if ELEMENT_WISE.contains(&l.op_type.as_str()) || l.op_type == "Cast" {
-            [
-                or(u.gdma_matrix_bytes_per_cycle, u.gdma_bytes_per_cycle),
-                or(
-                    u.gdma_matrix_store_bytes_per_cycle,
-                    u.gdma_store_bytes_per_cycle,
-                ),
-            ]
-        } else if softmax && u.global_tensor_bytes_per_cycle > 0.0 {
-            [u.global_tensor_bytes_per_cycle; 2]
-        } else if softmax {
-            return rows_each_way(l, bits, t);
-        } else {
-            [u.gdma_bytes_per_cycle, u.gdma_store_bytes_per_cycle]
-        };
+    let [load_rate, store_rate] = if softmax && u.global_tensor_bytes_per_cycle > 0.0 {
+        [u.global_tensor_bytes_per_cycle; 2]
+    } else if softmax {
+        return rows_each_way(l, bits, t);
+    } else {
+        [u.gdma_bytes_per_cycle, u.gdma_store_bytes_per_cycle]
+    };
     [
         flat(u.gdma_load_setup_cycles, load, load_rate),
         flat(u.gdma_store_setup_cycles, store, store_rate),
     ]
+}
+
+/// An element-wise layer or a cast, which TPU-MLIR's global kernels move as flat
+/// matrices (`GDMA_MATRIX` commands).
+fn is_matrix_layer(l: &TxLayer) -> bool {
+    ELEMENT_WISE.contains(&l.op_type.as_str()) || l.op_type == "Cast"
+}
+
+/// The bits a matrix layer's operands move at: its activations', its weights' (and a
+/// wide weight's), its output's.
+#[derive(Debug, Clone, Copy)]
+struct OperandBits {
+    activation: u32,
+    weight: u32,
+    wide: u32,
+    output: u32,
+}
+
+/// A matrix layer's ([`is_matrix_layer`]) load and store cycles over `slices` slices:
+/// each operand of each slice one matrix transfer at the chip's matrix rates, never
+/// under the matrix floor of the lanes its elements spread over
+/// ([`crate::cost::matrix_dma_cycles`], the rule of the CNN zoo's global casts), each
+/// with its set-up. A small one pays that floor: bm1684x's global add of two [1, 64, 64]
+/// f16 moves each operand in 282 cycles and its output in 372, 64 lanes at 4.4 and 5.8
+/// (940 cycles in all, where the bytes at the rates take 471), its casts of [1, 64]
+/// token indices 655 (their bytes 10). A Where runs its own kernel, its matrices in rows
+/// of 64 elements whatever its shape ([4, 12, 1, 1] loaded in 3 cycles): its bytes at
+/// the rates alone. Operands are the layer's reads and writes where it lists them, else
+/// its activation, weight and output elements.
+fn matrix_transfers(
+    l: &TxLayer,
+    bits: OperandBits,
+    slices: u64,
+    lanes: u64,
+    t: &Timing,
+) -> [f64; 2] {
+    let slices = slices.max(1);
+    let floored = l.op_type != "Where";
+    let cycles = |dir: Dir, operands: Vec<(f64, u32)>| -> f64 {
+        operands
+            .into_iter()
+            .filter(|&(elements, _)| elements > 0.0)
+            .map(|(elements, b)| {
+                let per_slice = (elements / slices as f64).ceil();
+                let rows = if floored {
+                    crate::cost::matrix_planes(per_slice as u64, lanes)
+                } else {
+                    0
+                };
+                let bytes = bytes_of(per_slice, b);
+                slices as f64 * crate::cost::matrix_rows_dma_cycles(t, dir, bytes, rows)
+            })
+            .sum()
+    };
+    let reads = if l.reads.is_empty() {
+        vec![
+            (l.elements_in, bits.activation),
+            (l.weight_elements, bits.weight),
+        ]
+    } else {
+        l.reads
+            .iter()
+            .map(|v| {
+                let b = match (v.weight, v.wide) {
+                    (_, true) => bits.wide,
+                    (true, false) => bits.weight,
+                    (false, false) => bits.activation,
+                };
+                (v.elements(), b)
+            })
+            .collect()
+    };
+    let writes = if l.writes.is_empty() {
+        vec![(l.elements_out, bits.output)]
+    } else {
+        l.writes
+            .iter()
+            .map(|v| (v.elements(), bits.output))
+            .collect()
+    };
+    [cycles(Dir::Load, reads), cycles(Dir::Store, writes)]
 }
 
 /// A matmul's traffic at `[input, weight, output]` bits: each operand flat, one set-up

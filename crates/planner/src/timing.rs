@@ -8,6 +8,7 @@
 
 use crate::error::Result;
 use crate::nd_plan::local_softmax::LocalSoftmaxFigures;
+use crate::norm_kernel::{NormFigures, NormKernels};
 use serde::{Deserialize, Serialize};
 use tpusim_layout::ElementType;
 use tpusim_lmem::{Chip, LmemError};
@@ -128,6 +129,22 @@ pub struct ChipTiming {
     /// layer groups' 16.7); bm1684x's move at its layer-group rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_tensor_bytes_per_s: Option<f64>,
+    /// Rate of a copy from global memory to global memory, bytes per second: a global
+    /// Gather's rows (the embedding) and a global Tile's copies (GQA's expanded K and
+    /// V), each one `GDMA_GATHER` command after the load's set-up (`None`: half the
+    /// global tensor rate where the chip has one, each byte through the engine twice,
+    /// else the load rate). bm1684x 6.4e10 (64.0 bytes a cycle: [2, 256, 320] f16
+    /// gathered in 5,120 cycles, [5, 2, 3, 96, 48] tiled in 4,320), bm1688 1.2e10 (13.33
+    /// after the set-up: [1, 256, 1024] in 39,611) in TPU-MLIR 1.30.2's profiles of the
+    /// transformer zoo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_global_copy_bytes_per_s: Option<f64>,
+    /// Cycles a permuting copy within global memory takes at least for each row it
+    /// moves (a row of the last dim; `None`: no floor). bm1684x 9.82: TPU-MLIR 1.30.2's
+    /// global Permutes of the transformer zoo are one such command, [1, 4, 64, 64] f16 in
+    /// 2,513 cycles, [2, 8, 64, 64] in 10,052, [3, 6, 96, 96] in 16,963.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_global_copy_cycles_per_row: Option<f64>,
     /// Multiply-accumulates per cycle per lane at the chip's compute dtype
     /// (for the planner's compute timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,6 +218,55 @@ pub struct ChipTiming {
     /// each output row (`None` = false: one row). bm1688 true, bm1684x false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_pool_row_pieces: Option<bool>,
+    /// Cycles a grouped LayerNorm spends an EU pass over a lane's rows (`None`, or either
+    /// other `local_layernorm_*` figure missing: timed as element-wise work of its
+    /// FLOPs). 12 on bm1684x and bm1688, with the two below read off the commands of
+    /// TPU-MLIR 1.30.2's grouped norms ([`crate::norm_kernel`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_layernorm_pass_cycles: Option<f64>,
+    /// Cycles a grouped LayerNorm spends on each row a lane holds (bm1684x 82, bm1688 44).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_layernorm_row_cycles: Option<f64>,
+    /// EU passes over one row a grouped LayerNorm's weight and bias broadcasts take, once
+    /// a slice (4 on both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_layernorm_broadcast_passes: Option<f64>,
+    /// The same three for a grouped RMSNorm: 18 a pass on both chips,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_rmsnorm_pass_cycles: Option<f64>,
+    /// bm1684x 49 and bm1688 35 a row,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_rmsnorm_row_cycles: Option<f64>,
+    /// and 1 pass of broadcast (its weight alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_rmsnorm_broadcast_passes: Option<f64>,
+    /// A global LayerNorm's kernel: cycles an EU pass over a lane's rows (`None`, or any
+    /// other `global_layernorm_*` figure missing: timed as element-wise work of its
+    /// FLOPs). bm1684x 13, bm1688 11, with the three below read off the commands of
+    /// TPU-MLIR 1.30.2's global norms ([`crate::norm_kernel`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_layernorm_pass_cycles: Option<f64>,
+    /// Cycles an element of a lane's rows (its two pools, an element a cycle each): 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_layernorm_element_cycles: Option<f64>,
+    /// Cycles a row a lane holds: bm1684x 35, bm1688 32.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_layernorm_row_cycles: Option<f64>,
+    /// EU passes of broadcast over one row: 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_layernorm_broadcast_passes: Option<f64>,
+    /// The same four for a global RMSNorm: 10 a pass on both chips,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_rmsnorm_pass_cycles: Option<f64>,
+    /// 1 an element (one pool),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_rmsnorm_element_cycles: Option<f64>,
+    /// bm1684x 33 and bm1688 31 a row,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_rmsnorm_row_cycles: Option<f64>,
+    /// and 2 passes of broadcast.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_rmsnorm_broadcast_passes: Option<f64>,
 }
 
 impl ChipTiming {
@@ -212,6 +278,56 @@ impl ChipTiming {
             exp_cycles: self.local_softmax_exp_cycles?,
             pool_row_pieces: self.local_pool_row_pieces.unwrap_or(false),
         })
+    }
+
+    /// The local norm kernels' figures, each kernel's where all three are given.
+    fn local_norms(&self) -> NormKernels {
+        let figures = |pass: Option<f64>, row: Option<f64>, broadcast: Option<f64>| {
+            Some(NormFigures {
+                pass_cycles: pass?,
+                element_cycles: 0.0,
+                row_cycles: row?,
+                broadcast_passes: broadcast?,
+            })
+        };
+        NormKernels {
+            layer_norm: figures(
+                self.local_layernorm_pass_cycles,
+                self.local_layernorm_row_cycles,
+                self.local_layernorm_broadcast_passes,
+            ),
+            rms_norm: figures(
+                self.local_rmsnorm_pass_cycles,
+                self.local_rmsnorm_row_cycles,
+                self.local_rmsnorm_broadcast_passes,
+            ),
+        }
+    }
+
+    /// The global norm kernels' figures, each kernel's where all four are given.
+    fn global_norms(&self) -> NormKernels {
+        let figures = |[pass, element, row, broadcast]: [Option<f64>; 4]| {
+            Some(NormFigures {
+                pass_cycles: pass?,
+                element_cycles: element?,
+                row_cycles: row?,
+                broadcast_passes: broadcast?,
+            })
+        };
+        NormKernels {
+            layer_norm: figures([
+                self.global_layernorm_pass_cycles,
+                self.global_layernorm_element_cycles,
+                self.global_layernorm_row_cycles,
+                self.global_layernorm_broadcast_passes,
+            ]),
+            rms_norm: figures([
+                self.global_rmsnorm_pass_cycles,
+                self.global_rmsnorm_element_cycles,
+                self.global_rmsnorm_row_cycles,
+                self.global_rmsnorm_broadcast_passes,
+            ]),
+        }
     }
 
     /// Check every figure given: rates, floors and factors finite and positive, set-ups
@@ -246,6 +362,53 @@ impl ChipTiming {
                 self.local_softmax_row_pass_cycles,
             ),
             ("local_softmax_exp_cycles", self.local_softmax_exp_cycles),
+            (
+                "local_layernorm_pass_cycles",
+                self.local_layernorm_pass_cycles,
+            ),
+            (
+                "local_layernorm_row_cycles",
+                self.local_layernorm_row_cycles,
+            ),
+            (
+                "local_layernorm_broadcast_passes",
+                self.local_layernorm_broadcast_passes,
+            ),
+            ("local_rmsnorm_pass_cycles", self.local_rmsnorm_pass_cycles),
+            ("local_rmsnorm_row_cycles", self.local_rmsnorm_row_cycles),
+            (
+                "local_rmsnorm_broadcast_passes",
+                self.local_rmsnorm_broadcast_passes,
+            ),
+            (
+                "global_layernorm_pass_cycles",
+                self.global_layernorm_pass_cycles,
+            ),
+            (
+                "global_layernorm_element_cycles",
+                self.global_layernorm_element_cycles,
+            ),
+            (
+                "global_layernorm_row_cycles",
+                self.global_layernorm_row_cycles,
+            ),
+            (
+                "global_layernorm_broadcast_passes",
+                self.global_layernorm_broadcast_passes,
+            ),
+            (
+                "global_rmsnorm_pass_cycles",
+                self.global_rmsnorm_pass_cycles,
+            ),
+            (
+                "global_rmsnorm_element_cycles",
+                self.global_rmsnorm_element_cycles,
+            ),
+            ("global_rmsnorm_row_cycles", self.global_rmsnorm_row_cycles),
+            (
+                "global_rmsnorm_broadcast_passes",
+                self.global_rmsnorm_broadcast_passes,
+            ),
             ("gdma_matrix_bytes_per_s", self.gdma_matrix_bytes_per_s),
             (
                 "gdma_matrix_store_bytes_per_s",
@@ -260,6 +423,14 @@ impl ChipTiming {
                 self.gdma_matrix_store_cycles_per_plane,
             ),
             ("global_tensor_bytes_per_s", self.global_tensor_bytes_per_s),
+            (
+                "gdma_global_copy_bytes_per_s",
+                self.gdma_global_copy_bytes_per_s,
+            ),
+            (
+                "gdma_global_copy_cycles_per_row",
+                self.gdma_global_copy_cycles_per_row,
+            ),
             (
                 "local_where_elements_per_cycle",
                 self.local_where_elements_per_cycle,
@@ -381,6 +552,13 @@ pub struct TimingUsed {
     /// flat (0 = the load and store rates, attention operands row by row).
     #[serde(default)]
     pub global_tensor_bytes_per_cycle: f64,
+    /// A copy within global memory (a global Gather's rows, a Tile's copies), bytes per
+    /// cycle (0 = half the global tensor rate where given, else the load rate).
+    #[serde(default)]
+    pub gdma_global_copy_bytes_per_cycle: f64,
+    /// A permuting copy within global memory's floor, cycles a row (0: none).
+    #[serde(default)]
+    pub gdma_global_copy_cycles_per_row: f64,
     /// Cycles every load pays on top of its transfer time.
     #[serde(default)]
     pub gdma_load_setup_cycles: f64,
@@ -442,6 +620,10 @@ pub struct Timing {
     pub matmul_vector_step_bytes: Option<f64>,
     /// The chip's local softmax kernel, where its file gives all of its figures.
     pub local_softmax: Option<LocalSoftmaxFigures>,
+    /// The chip's local LayerNorm and RMSNorm kernels, each where its file gives it.
+    pub local_norms: NormKernels,
+    /// Its global LayerNorm and RMSNorm kernels, each where its file gives it.
+    pub global_norms: NormKernels,
     /// A strided window op on the pooling unit takes this many times its taps' cycles
     /// (the chip's `pool_stride_factor`, [`DEFAULT_POOL_STRIDE_FACTOR`] if unset).
     pub pool_stride_factor: f64,
@@ -510,6 +692,13 @@ impl Timing {
                         .unwrap_or(0.0),
                     global_tensor_bytes_per_cycle: t.global_tensor_bytes_per_s.unwrap_or(0.0)
                         / clock,
+                    gdma_global_copy_bytes_per_cycle: t
+                        .gdma_global_copy_bytes_per_s
+                        .unwrap_or(0.0)
+                        / clock,
+                    gdma_global_copy_cycles_per_row: t
+                        .gdma_global_copy_cycles_per_row
+                        .unwrap_or(0.0),
                     gdma_load_setup_cycles: t.gdma_load_setup_cycles.unwrap_or(0.0),
                     gdma_store_setup_cycles: t.gdma_store_setup_cycles.unwrap_or(0.0),
                     macs_per_cycle_per_lane: (macs * scale).max(1.0),
@@ -533,6 +722,8 @@ impl Timing {
             matmul_vector_step_bytes: t.matmul_vector_step_bytes,
             pool_stride_factor: t.pool_stride_factor.unwrap_or(DEFAULT_POOL_STRIDE_FACTOR),
             local_softmax: t.local_softmax(),
+            local_norms: t.local_norms(),
+            global_norms: t.global_norms(),
             avgpool_f32: false,
             dtype_bits: dtype.bits(),
         })
@@ -553,6 +744,8 @@ impl Timing {
             matmul_vector_step_bytes: None,
             pool_stride_factor: DEFAULT_POOL_STRIDE_FACTOR,
             local_softmax: None,
+            local_norms: NormKernels::default(),
+            global_norms: NormKernels::default(),
             avgpool_f32: false,
             dtype_bits,
         }
@@ -580,6 +773,8 @@ fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
         gdma_matrix_load_cycles_per_plane: 0.0,
         gdma_matrix_store_cycles_per_plane: 0.0,
         global_tensor_bytes_per_cycle: 0.0,
+        gdma_global_copy_bytes_per_cycle: 0.0,
+        gdma_global_copy_cycles_per_row: 0.0,
         gdma_load_setup_cycles: 0.0,
         gdma_store_setup_cycles: 0.0,
         macs_per_cycle_per_lane: eu_num,

@@ -477,13 +477,15 @@ fn exports_of_the_newest_held_out_networks_list_every_op_tpu_mlir_names() {
 /// The ninth round's six (`compiled_round9.jsonl`, thirty-ninth session, held out) too:
 /// their first exports did not compile on bm1688 for three of them (`tests/tx_round9.rs`);
 /// and the tenth round's three (`compiled_round10.jsonl`, forty-first session, held out),
-/// all six of whose first exports compiled.
+/// all six of whose first exports compiled, and the eleventh's (`compiled_round11.jsonl`,
+/// forty-second session, held out), all six of whose first exports compiled too.
 #[test]
 fn exports_of_the_short_sequence_networks_list_every_op_tpu_mlir_names() {
     for (rows, count) in [
         ("compiled_short_seq.jsonl", 12),
         ("compiled_round9.jsonl", 6),
         ("compiled_round10.jsonl", 3),
+        ("compiled_round11.jsonl", 3),
     ] {
         let nets = nets_recorded_in(rows);
         assert_eq!(nets.len(), count, "{rows}");
@@ -1131,7 +1133,7 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
     // memory; llama_d128_s64's P·V as written 0.924, compared since the twenty-fourth
     // session, when its permutes joined groups and its layers aligned), softmaxes 0.847–1.000 (gpt2_d192's in two uneven slices the low one),
     // permutes 0.809–1.000 (rows of 32 elements the low one), element-wise layers
-    // 0.81–1.00 (the small ones' loads run in two slices, each with its set-up). Since
+    // 0.87–1.04 since each operand's transfer pays its set-up (0.81–1.00 before). Since
     // the thirty-ninth session a permute at a group's edge takes no room of its own, so
     // TPU-MLIR's llama_d320_s256 grouping, its permutes fused as it fuses them, aligns
     // with its profile and is compared: its global softmax [1, 5, 256, 256] at 1.037.
@@ -1141,7 +1143,7 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
     assert_kind_within(&layers, "Softmax", 8, 0.84..=1.04);
     assert_kind_within(&layers, "Permute", 8, 0.8..=1.02);
     for kind in ["Add", "Mul", "MulConst", "AddConst", "Where"] {
-        assert_kind_within(&layers, kind, 6, 0.8..=1.02);
+        assert_kind_within(&layers, kind, 6, 0.86..=1.04);
     }
 }
 
@@ -1156,14 +1158,12 @@ fn tpu_mlirs_own_global_layers_cost_what_its_profiles_show_on_bm1688() {
 /// (Shorter groups are left out: their first loads may run under the layer before,
 /// which their span then counts.)
 ///
-/// One group is known short: llama_d640_s128_b2's o_proj…FFN group on bm1684x (layers 29
-/// on), 0.931 of its span, compared since the fortieth session, when caches cut along two
-/// axes import. TPU-MLIR loads its third 2.2 MB FFN weight in the SiLU's time step, after
-/// the up projection, and the down projection waits for it; our time steps load it
-/// earlier, under the matmuls before.
+/// llama_d640_s128_b2's o_proj…FFN group on bm1684x (layers 29 on), compared since the
+/// fortieth session, came to 0.931 of its span; since its RMSNorms run their kernel's
+/// commands (`nd_plan::local_norm`) and its attention output loads permuted a row at a
+/// time, 0.960.
 #[test]
 fn long_groups_held_whole_take_what_tpu_mlir_compiles_them_to() {
-    const KNOWN_SHORT: (&str, &str, usize) = ("llama_d640_s128_b2", "bm1684x", 29);
     let spans: Vec<Value> = std::fs::read_to_string(format!("{DATA}/group_spans.jsonl"))
         .unwrap()
         .lines()
@@ -1187,9 +1187,7 @@ fn long_groups_held_whole_take_what_tpu_mlir_compiles_them_to() {
                     continue;
                 }
                 let ratio = grp.cycles as f64 / compiled;
-                let band = if (net.as_str(), chip_name, grp.start) == KNOWN_SHORT {
-                    0.92..=0.94
-                } else if compiled < 100_000.0 {
+                let band = if compiled < 100_000.0 {
                     0.85..=1.15
                 } else {
                     0.95..=1.05

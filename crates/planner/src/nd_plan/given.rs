@@ -7,10 +7,13 @@
 //! A cache lists a transpose at a group's edge as a global layer, and TPU-MLIR runs it
 //! as part of the group's load or store; our plans hold it in the group. A permute next
 //! to a requested run joins it where our model would put it there: where the grown run
-//! fits and costs less than the run and the permute apart. A permute between two runs
+//! fits and costs less than the run and the permute apart, and always where the run
+//! would fuse it (`Ctx::fuses_beside`), as TPU-MLIR does. A permute between two runs
 //! goes to the later one's load first, as the search puts it.
 
-use super::{finish, groupable, too_few, verify_runs, Axis, Ctx, NdGroup, NdPlan, Slicing};
+use super::{
+    finish, groupable, too_few, untimed_run, verify_runs, Axis, Ctx, NdGroup, NdPlan, Slicing,
+};
 use crate::error::{PlanError, Result};
 use crate::tpumlir::nd_form::lower_on;
 use crate::NpuChip;
@@ -216,7 +219,15 @@ fn share_permutes(ctx: &Ctx, sorted: &mut [NdGroupRequest], p: usize, q: usize) 
                 continue;
             };
             let global: u64 = (a..b).map(|i| ctx.global(i).cycles).sum();
-            let total = x.saturating_add(y).saturating_add(global);
+            // TPU-MLIR fuses a global permute beside a group into that group's transfer
+            let beside = a < b
+                && (before.is_some_and(|k| ctx.fuses_beside(a, &untimed_run(sorted[k].start, a)))
+                    || after
+                        .is_some_and(|k| ctx.fuses_beside(b - 1, &untimed_run(b, sorted[k].end))));
+            let total = x
+                .saturating_add(y)
+                .saturating_add(global)
+                .saturating_add(if beside { u64::MAX / 2 } else { 0 });
             let moved = (a - p) + (q - b);
             let key = (total, moved, std::cmp::Reverse(a));
             if best.map_or(true, |(t, m, ba, _)| key < (t, m, std::cmp::Reverse(ba))) {
