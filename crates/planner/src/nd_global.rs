@@ -505,8 +505,8 @@ fn permuting_copy(t: &Timing, bytes: u64, rows: f64) -> f64 {
 /// layer's, [`matrix_transfers`]): a softmax's flat at
 /// the global tensor rate where the chip has one, else a row at a time (bm1684x [3, 6,
 /// 96, 96]: 8,189 cycles in, 10,795 out, its 1,728 rows at the per-plane floors); any
-/// other's flat at the load and store rates (bm1688: a global LayerNorm [1, 64, 128]
-/// takes 3,336 cycles, its load and store at those rates 2,427).
+/// other's flat at the load and store rates (a norm's on a chip whose file gives no
+/// global norm kernel: [`global_norm_cycles`]).
 fn transfers(l: &TxLayer, bits: u32, [load, store]: [u64; 2], t: &Timing) -> [f64; 2] {
     let u = &t.used;
     let softmax = matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax");

@@ -206,11 +206,11 @@ impl<'a> Ctx<'a> {
         // a group's small planes move in the chip's rows (`cost::act_plane_cycles`), as
         // on CNN maps: bm1684x's group of gpt2_d64_s64's Add and LayerNorm loads each
         // [1, 64, 64] operand in 606 cycles, 64 planes of 128 bytes in two rows of 4,096
-        // at four times the floor (the plain floor said 303); with them TPU-MLIR's own
-        // groups of the zoo are priced within 5 % in 362 of 425 (335 without). (From the
-        // eleventh session they had been set aside, when bm1684x's zoo compiled slower
-        // with them, llama_d128_s64 at 1.140 of TPU-MLIR's own; that grouping came from a
-        // model with the norms and the small global layers still mispriced.)
+        // at four times the floor (the plain floor said 303); with them, and permutes
+        // beside groups fused (`Ctx::fuses_beside`), TPU-MLIR's own groups of the zoo are
+        // priced within 5 % in 358 of 425 (335 without). (They had been set aside before,
+        // when bm1684x's zoo compiled slower with them, llama_d128_s64 at 1.140 of
+        // TPU-MLIR's own, in a model whose norms and small global layers were mispriced.)
         let t = chip.timing_at(dtype)?;
         let bits = dtype.bits();
         let lanes = chip.geometry.npu_num.max(1);
