@@ -291,7 +291,7 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
         let dma = permute_cycles(l, bits, load, t);
         return cost(dma, 0.0, dma);
     }
-    if let Some(dma) = copy_cycles(l, store, t) {
+    if let Some(dma) = copy_cycles(l, store, t).or_else(|| ones_cycles(l, t)) {
         return cost(dma, 0.0, dma);
     }
     if let Some((compute, dma)) = global_norm_cycles(l, [in_bits, bits, out_bits], lmem.lanes, t) {
@@ -400,6 +400,19 @@ fn copy_cycles(l: &TxLayer, out_bytes: u64, t: &Timing) -> Option<f64> {
     }
 }
 
+/// A softmax over an axis of one element: its output is all ones, which TPU-MLIR writes
+/// as a constant (one `GDMA_CONSTANT` command), an element a matrix row at the matrix
+/// load floor after the load's set-up (the decode blocks' scores of one key: bm1684x
+/// [8, 10, 1, 1] in 353 cycles, 80 at 4.4; bm1688 [4, 12, 1, 1] in 434, 290 and 48 at
+/// 3.0). `None` for any other layer.
+fn ones_cycles(l: &TxLayer, t: &Timing) -> Option<f64> {
+    let out = l.writes.first()?;
+    let one_wide = out.dims.last() == Some(&1);
+    (matches!(l.op_type.as_str(), "Softmax") && one_wide).then(|| {
+        t.used.gdma_load_setup_cycles + out.elements() * t.used.gdma_matrix_load_cycles_per_plane
+    })
+}
+
 /// Cycles of a copy of `bytes` from global memory to global memory, after the load's
 /// set-up: at the chip's `gdma_global_copy_bytes_per_s`, else at half its global tensor
 /// rate (each byte through the engine twice), else at its load rate.
@@ -502,24 +515,45 @@ fn permuting_copy(t: &Timing, bytes: u64, rows: f64) -> f64 {
 }
 
 /// A layer's load and store cycles (not a matmul's, a permute's, a copy's or a matrix
-/// layer's, [`matrix_transfers`]): a softmax's flat at
-/// the global tensor rate where the chip has one, else a row at a time (bm1684x [3, 6,
+/// layer's, [`matrix_transfers`]): a softmax's flat at the global tensor rate where the
+/// chip has one, never under the matrix floor of a row each of its rows (bm1688: [2, 4,
+/// 12, 12] loads 2,304 bytes in 578 cycles, its set-up and 96 rows at 3.0, where the
+/// bytes take 86), else a row at a time (bm1684x [3, 6,
 /// 96, 96]: 8,189 cycles in, 10,795 out, its 1,728 rows at the per-plane floors); any
 /// other's flat at the load and store rates (a norm's on a chip whose file gives no
 /// global norm kernel: [`global_norm_cycles`]).
 fn transfers(l: &TxLayer, bits: u32, [load, store]: [u64; 2], t: &Timing) -> [f64; 2] {
     let u = &t.used;
     let softmax = matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax");
-    let [load_rate, store_rate] = if softmax && u.global_tensor_bytes_per_cycle > 0.0 {
-        [u.global_tensor_bytes_per_cycle; 2]
-    } else if softmax {
+    if softmax && u.global_tensor_bytes_per_cycle > 0.0 {
+        // flat, but never under the matrix floor of a row each of the softmax's rows
+        let rows: f64 = l.writes.iter().map(rows_of).sum();
+        let moved = |setup: f64, bytes: u64, floor: f64| {
+            setup + (bytes as f64 / u.global_tensor_bytes_per_cycle).max(rows * floor)
+        };
+        return [
+            moved(
+                u.gdma_load_setup_cycles,
+                load,
+                u.gdma_matrix_load_cycles_per_plane,
+            ),
+            moved(
+                u.gdma_store_setup_cycles,
+                store,
+                u.gdma_matrix_store_cycles_per_plane,
+            ),
+        ];
+    }
+    if softmax {
         return rows_each_way(l, bits, t);
-    } else {
-        [u.gdma_bytes_per_cycle, u.gdma_store_bytes_per_cycle]
-    };
+    }
     [
-        flat(u.gdma_load_setup_cycles, load, load_rate),
-        flat(u.gdma_store_setup_cycles, store, store_rate),
+        flat(u.gdma_load_setup_cycles, load, u.gdma_bytes_per_cycle),
+        flat(
+            u.gdma_store_setup_cycles,
+            store,
+            u.gdma_store_bytes_per_cycle,
+        ),
     ]
 }
 
