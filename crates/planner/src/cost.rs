@@ -69,7 +69,13 @@ fn plane_floor(t: &Timing, dir: Dir) -> f64 {
 
 /// DMA cycles of a transfer of `bytes` at `rate` bytes a cycle that takes at least
 /// `floor` cycles, after the direction's set-up.
-fn dma_cycles_with_floor(t: &Timing, dir: Dir, bytes: u64, floor: f64, rate: f64) -> f64 {
+pub(crate) fn dma_cycles_with_floor(
+    t: &Timing,
+    dir: Dir,
+    bytes: u64,
+    floor: f64,
+    rate: f64,
+) -> f64 {
     let setup = match dir {
         Dir::Load => t.used.gdma_load_setup_cycles,
         Dir::Store => t.used.gdma_store_setup_cycles,

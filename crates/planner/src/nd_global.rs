@@ -26,7 +26,7 @@
 
 pub mod matmul;
 
-use crate::cost::{act_dma_cycles, act_plane_cycles, Dir, GlobalOpCost};
+use crate::cost::{act_dma_cycles, act_plane_cycles, dma_cycles_with_floor, Dir, GlobalOpCost};
 use crate::timing::Timing;
 use crate::tpumlir::nd_form::{TxLayer, TxValue};
 pub use matmul::LocalMemory;
@@ -291,7 +291,7 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
         let dma = permute_cycles(l, bits, load, t);
         return cost(dma, 0.0, dma);
     }
-    if let Some(dma) = copy_cycles(l, store, t).or_else(|| ones_cycles(l, t)) {
+    if let Some(dma) = copy_cycles(l, store, t).or_else(|| ones_cycles(l, store, t)) {
         return cost(dma, 0.0, dma);
     }
     if let Some((compute, dma)) = global_norm_cycles(l, [in_bits, bits, out_bits], lmem.lanes, t) {
@@ -372,11 +372,7 @@ fn global_norm_cycles(
 fn norm_transfer(t: &Timing, dir: Dir, bytes: u64, planes: u64) -> f64 {
     let tensor = t.used.global_tensor_bytes_per_cycle;
     if tensor > 0.0 {
-        let setup = match dir {
-            Dir::Load => t.used.gdma_load_setup_cycles,
-            Dir::Store => t.used.gdma_store_setup_cycles,
-        };
-        return flat(setup, bytes, tensor);
+        return dma_cycles_with_floor(t, dir, bytes, 0.0, tensor);
     }
     act_plane_cycles(t, dir, bytes, planes.max(1))
 }
@@ -405,11 +401,11 @@ fn copy_cycles(l: &TxLayer, out_bytes: u64, t: &Timing) -> Option<f64> {
 /// load floor after the load's set-up (the decode blocks' scores of one key: bm1684x
 /// [8, 10, 1, 1] in 353 cycles, 80 at 4.4; bm1688 [4, 12, 1, 1] in 434, 290 and 48 at
 /// 3.0). `None` for any other layer.
-fn ones_cycles(l: &TxLayer, t: &Timing) -> Option<f64> {
+fn ones_cycles(l: &TxLayer, out_bytes: u64, t: &Timing) -> Option<f64> {
     let out = l.writes.first()?;
     let one_wide = out.dims.last() == Some(&1);
-    (matches!(l.op_type.as_str(), "Softmax") && one_wide).then(|| {
-        t.used.gdma_load_setup_cycles + out.elements() * t.used.gdma_matrix_load_cycles_per_plane
+    (l.op_type == "Softmax" && one_wide).then(|| {
+        crate::cost::matrix_rows_dma_cycles(t, Dir::Load, out_bytes, out.elements() as u64)
     })
 }
 
@@ -465,7 +461,7 @@ pub(crate) fn vector_products(
 }
 
 /// Bytes of `elements` elements of `bits`-bit data, rounded up.
-fn bytes_of(elements: f64, bits: u32) -> u64 {
+pub(crate) fn bytes_of(elements: f64, bits: u32) -> u64 {
     (elements * f64::from(bits) / 8.0).ceil().max(0.0) as u64
 }
 
@@ -528,20 +524,12 @@ fn transfers(l: &TxLayer, bits: u32, [load, store]: [u64; 2], t: &Timing) -> [f6
     if softmax && u.global_tensor_bytes_per_cycle > 0.0 {
         // flat, but never under the matrix floor of a row each of the softmax's rows
         let rows: f64 = l.writes.iter().map(rows_of).sum();
-        let moved = |setup: f64, bytes: u64, floor: f64| {
-            setup + (bytes as f64 / u.global_tensor_bytes_per_cycle).max(rows * floor)
+        let moved = |dir, bytes, floor: f64| {
+            dma_cycles_with_floor(t, dir, bytes, rows * floor, u.global_tensor_bytes_per_cycle)
         };
         return [
-            moved(
-                u.gdma_load_setup_cycles,
-                load,
-                u.gdma_matrix_load_cycles_per_plane,
-            ),
-            moved(
-                u.gdma_store_setup_cycles,
-                store,
-                u.gdma_matrix_store_cycles_per_plane,
-            ),
+            moved(Dir::Load, load, u.gdma_matrix_load_cycles_per_plane),
+            moved(Dir::Store, store, u.gdma_matrix_store_cycles_per_plane),
         ];
     }
     if softmax {

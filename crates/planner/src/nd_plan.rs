@@ -223,7 +223,7 @@ impl<'a> Ctx<'a> {
                 let permuted = l
                     .reads
                     .iter()
-                    .filter_map(|v| transposed_source(&v.name, &views, &folded_transposes));
+                    .filter_map(|v| folded_transposes.get(view_root(&views, &v.name)));
                 with_global_permutes(layer_cost(l, bits, &lmem, &t), permuted, bits, &t)
             })
             .collect();
@@ -433,9 +433,12 @@ impl<'a> Ctx<'a> {
             Work::Vector { flops } if l.op_type == "Softmax" => self
                 .softmax_cycles(out, cut)
                 .unwrap_or_else(|| self.vector_passes(l, out, flops, cut)),
-            Work::Vector { flops } if self.t.local_norms.of(&l.op_type).is_some() => self
-                .norm_cycles(l, out, cut)
-                .unwrap_or_else(|| self.vector_passes(l, out, flops, cut)),
+            Work::Vector { flops }
+                if matches!(l.op_type.as_str(), "LayerNormalization" | "RMSNorm") =>
+            {
+                self.norm_cycles(l, out, cut)
+                    .unwrap_or_else(|| self.vector_passes(l, out, flops, cut))
+            }
             Work::Vector { flops } => self.vector_passes(l, out, flops, cut),
             // a cast, slice or concat in local memory is a TIU pass over what it writes:
             // gpt2_d128_s128's head cast to f32 on bm1688, [1, 128, 512], took 512 cycles
@@ -1388,21 +1391,15 @@ fn folded_transposes(g: &NdGraph, layers: &[TxLayer]) -> HashMap<String, TxValue
         .collect()
 }
 
-/// The folded transpose a read of `name` comes from, directly or through views.
-fn transposed_source<'f>(
-    name: &str,
-    views: &std::collections::HashMap<String, (String, bool)>,
-    folded: &'f HashMap<String, TxValue>,
-) -> Option<&'f TxValue> {
-    let mut name = name;
-    // a view of a view of … (a chain is a few long; the bound keeps a cycle finite)
-    for _ in 0..8 {
-        if let Some(v) = folded.get(name) {
-            return Some(v);
-        }
-        name = views.get(name).map(|(input, _)| input.as_str())?;
+/// The value `name` views, through every view between (itself where it is no view).
+fn view_root<'n>(
+    views: &'n std::collections::HashMap<String, (String, bool)>,
+    mut name: &'n str,
+) -> &'n str {
+    while let Some((up, _)) = views.get(name) {
+        name = up;
     }
-    None
+    name
 }
 
 /// A global layer's cost with a global Permute before it for each folded transpose it
@@ -1419,7 +1416,7 @@ fn with_global_permutes<'v>(
     for v in permuted {
         let cycles = crate::nd_global::permuted_copy_cycles(t, v, bits);
         let rounded = cycles.ceil() as u64;
-        let bytes = (v.elements() * f64::from(bits) / 8.0).ceil() as u64;
+        let bytes = crate::nd_global::bytes_of(v.elements(), bits);
         cost.cycles = cost.cycles.saturating_add(rounded);
         cost.dma_cycles = cost.dma_cycles.saturating_add(rounded);
         cost.bytes = cost.bytes.saturating_add(bytes.saturating_mul(2));

@@ -280,48 +280,35 @@ impl ChipTiming {
         })
     }
 
-    /// The local norm kernels' figures, each kernel's where all three are given.
+    /// The local norm kernels' figures, each kernel's where all three are given (a local
+    /// kernel pools an element a cycle nowhere).
     fn local_norms(&self) -> NormKernels {
-        let figures = |pass: Option<f64>, row: Option<f64>, broadcast: Option<f64>| {
-            Some(NormFigures {
-                pass_cycles: pass?,
-                element_cycles: 0.0,
-                row_cycles: row?,
-                broadcast_passes: broadcast?,
-            })
-        };
         NormKernels {
-            layer_norm: figures(
+            layer_norm: norm_figures([
                 self.local_layernorm_pass_cycles,
+                Some(0.0),
                 self.local_layernorm_row_cycles,
                 self.local_layernorm_broadcast_passes,
-            ),
-            rms_norm: figures(
+            ]),
+            rms_norm: norm_figures([
                 self.local_rmsnorm_pass_cycles,
+                Some(0.0),
                 self.local_rmsnorm_row_cycles,
                 self.local_rmsnorm_broadcast_passes,
-            ),
+            ]),
         }
     }
 
     /// The global norm kernels' figures, each kernel's where all four are given.
     fn global_norms(&self) -> NormKernels {
-        let figures = |[pass, element, row, broadcast]: [Option<f64>; 4]| {
-            Some(NormFigures {
-                pass_cycles: pass?,
-                element_cycles: element?,
-                row_cycles: row?,
-                broadcast_passes: broadcast?,
-            })
-        };
         NormKernels {
-            layer_norm: figures([
+            layer_norm: norm_figures([
                 self.global_layernorm_pass_cycles,
                 self.global_layernorm_element_cycles,
                 self.global_layernorm_row_cycles,
                 self.global_layernorm_broadcast_passes,
             ]),
-            rms_norm: figures([
+            rms_norm: norm_figures([
                 self.global_rmsnorm_pass_cycles,
                 self.global_rmsnorm_element_cycles,
                 self.global_rmsnorm_row_cycles,
@@ -750,6 +737,17 @@ impl Timing {
             dtype_bits,
         }
     }
+}
+
+/// A norm kernel's figures: its pass, element and row cycles and its broadcast passes,
+/// where all four are given.
+fn norm_figures([pass, element, row, broadcast]: [Option<f64>; 4]) -> Option<NormFigures> {
+    Some(NormFigures {
+        pass_cycles: pass?,
+        element_cycles: element?,
+        row_cycles: row?,
+        broadcast_passes: broadcast?,
+    })
 }
 
 /// The timing of a chip without figures: 1 GHz, EU_NUM MACs per cycle per lane, one

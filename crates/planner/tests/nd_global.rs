@@ -360,37 +360,34 @@ fn the_permutes_tpu_mlir_adds_around_attention_move_a_row_at_a_time() {
 /// Each global softmax of `file` on `chip`: its cycles over TPU-MLIR's, and whether its
 /// network was held out.
 fn softmax_ratios(chip_name: &str, file: &str) -> Vec<(String, bool, f64)> {
-    use tpusim_planner::tpumlir::nd_form::TxValue;
+    layers_in(file)
+        .iter()
+        .filter(|l| l["type"] == "Softmax")
+        .map(|l| {
+            let o = &l["outputs"][0];
+            let what = format!("{} {:?}", l["net"], dims(o));
+            let ours = softmax_cycles(chip_name, o, dims(&l["inputs"][0]));
+            (what, held_out(l), ours / l["cycles"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+/// Our cycles for a global softmax on `chip` writing `out` (a profile's tensor) from an
+/// input of `in_dims`.
+fn softmax_cycles(chip_name: &str, out: &Value, in_dims: Vec<u64>) -> f64 {
     let chip = NpuChip::preset(chip_name).unwrap();
     let t = chip.timing_at(ElementType::F16).unwrap();
-    let lmem = LocalMemory::of(&chip.geometry);
-    let mut out = Vec::new();
-    for l in layers_in(file).iter().filter(|l| l["type"] == "Softmax") {
-        let o = &l["outputs"][0];
-        let n = elements(o);
-        let work = Work::Vector { flops: 5.0 * n };
-        let mut layer = writing(node("Softmax", work, n, 0.0, o), o);
-        layer.reads = vec![TxValue::activation("in", dims(&l["inputs"][0]))];
-        let c = layer_cost(&layer, 16, &lmem, &t).cycles as f64;
-        let what = format!("{} {:?}", l["net"], dims(o));
-        out.push((what, held_out(l), c / l["cycles"].as_f64().unwrap()));
-    }
-    out
+    let n = elements(out);
+    let work = Work::Vector { flops: 5.0 * n };
+    let mut layer = writing(node("Softmax", work, n, 0.0, out), out);
+    layer.reads = vec![TxValue::activation("in", in_dims)];
+    layer_cost(&layer, 16, &LocalMemory::of(&chip.geometry), &t).cycles as f64
 }
 
 /// A global softmax of `dims` on `chip`, our cycles over TPU-MLIR's profiled `cycles`.
 fn softmax_against(chip_name: &str, dims: &[u64], cycles: f64) -> f64 {
-    let chip = NpuChip::preset(chip_name).unwrap();
-    let t = chip.timing_at(ElementType::F16).unwrap();
-    let n = dims.iter().product::<u64>() as f64;
     let out = serde_json::json!({ "shape": dims, "dtype": 1 });
-    let mut layer = writing(
-        node("Softmax", Work::Vector { flops: 5.0 * n }, n, 0.0, &out),
-        &out,
-    );
-    layer.reads = vec![TxValue::activation("in", dims.to_vec())];
-    let c = layer_cost(&layer, 16, &LocalMemory::of(&chip.geometry), &t);
-    c.cycles as f64 / cycles
+    softmax_cycles(chip_name, &out, dims.to_vec()) / cycles
 }
 
 #[test]

@@ -115,11 +115,8 @@ impl Ctx<'_> {
     }
 
     /// The value `name` views, through any chain of views (itself when not a view).
-    pub(super) fn viewed<'n>(&'n self, mut name: &'n str) -> &'n str {
-        while let Some((up, _)) = self.views.get(name) {
-            name = up;
-        }
-        name
+    pub(super) fn viewed<'n>(&'n self, name: &'n str) -> &'n str {
+        super::view_root(&self.views, name)
     }
 
     /// The layers that read `name` or a view of it.
