@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 tpusim=${TPUSIM:-../target/release/tpusim}
 c=corpus
-mkdir -p $c/{shape,npy,hlo,onnx,scalesim_config,topology,chip_toml,lmem_toml,tpumlir_cache,plan_json,sweep_toml}
+mkdir -p $c/{shape,npy,hlo,onnx,scalesim_config,topology,chip_toml,lmem_toml,tpumlir_cache,plan_json,sweep_toml,llm_model}
 i=0
 grep -v '^#' ../crates/layout/tests/data/xla_text_inputs.txt | while IFS= read -r l; do
   [ -n "$l" ] && printf '%s' "$l" > "$c/shape/seed_$(printf %03d $i)" && i=$((i + 1))
@@ -43,3 +43,7 @@ cp ../crates/planner/tests/data/tx_zoo/llama_d128_s64_bm1684x.tpumlir_cache.json
 "$tpusim" plan mobilenetv2 --resolution 32 --chip cv183x --json > "$c/plan_json/seed_mbv2_32_cv183x.json"
 cp ../bench/report-sweep.toml "$c/sweep_toml/seed_report-sweep.toml"
 printf 'models = ["resnet18"]\nchips = ["v5e", "bm1684x"]\nbatches = [1, 4096]\ndtypes = ["bf16", "int8"]\n' > "$c/sweep_toml/seed_dtypes.toml"
+# Hugging Face configs of every family `tpusim llm` reads, as the hub ships them
+for f in ../crates/llm/tests/data/hf_configs/*.json ../crates/graph/tests/data/nd/hf_*.json; do
+  cp "$f" "$c/llm_model/seed_$(basename "$f")"
+done

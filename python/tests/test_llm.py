@@ -1,6 +1,7 @@
 """tpusim.llm equals `tpusim llm … --json` field for field, and says what was wrong."""
 
 import json
+import pathlib
 
 import pytest
 
@@ -72,6 +73,21 @@ def test_config_files(tmp_path, cli):
     }))
     assert tpusim.llm.show(cfg).params == 7_241_732_096
     assert tpusim.llm.show(str(cfg)).to_dict() == cli("llm", "show", str(cfg))
+
+
+def test_newer_families_from_the_shipped_configs(cli):
+    # Counts transformers itself gives for these files (bench/hf_config_counts.py).
+    configs = pathlib.Path(__file__).resolve().parents[2] / "crates/llm/tests/data/hf_configs"
+    for line in (configs / "counts.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        got = tpusim.llm.show(configs / row["file"])
+        assert got.params == row["params"], row["file"]
+    gemma2 = configs / "gemma-2-2b.json"
+    decode = tpusim.llm.report(str(gemma2), chip="v5e", phase="decode", batch=4, context=16384)
+    assert decode.to_dict() == cli("report", str(gemma2), "--chip", "v5e", "--phase", "decode",
+                                   "--batch", "4", "--context", "16384")
+    names = [op["name"] for op in decode.to_dict()["ops"]]
+    assert "scores_window" in names and "scores" in names
 
 
 def test_bad_input_raises_badinput():

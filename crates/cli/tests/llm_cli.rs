@@ -829,3 +829,102 @@ fn a_graph_shorter_than_the_default_sequence_names_one_it_imports_at() {
     let v = json(&["report", &gpt2, "--seq", "64", "--json"]);
     assert_eq!(v["inputs"][0]["dims"], serde_json::json!([1, 64]));
 }
+
+/// A config with a sliding window, from the command line: `show` says which layers
+/// slide, and `serve` caches at most the window in them (Mistral 7B v0.1 caches
+/// 4,096 tokens in every layer, so a longer context holds no more).
+#[test]
+fn sliding_windows_reach_show_and_serve() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../llm/tests/data/hf_configs/gemma-2-2b.json");
+    let out = tpusim()
+        .args(["llm", "show", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("sliding window of 4096 tokens on 13 of 26 layers"),
+        "{text}"
+    );
+    let v = json(&["llm", "show", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(v["model"]["window"]["layers"], 13);
+    let kv = |context: &str| {
+        let v = json(&[
+            "llm",
+            "serve",
+            "mistral-7b",
+            "--chip",
+            "v5e",
+            "--slice",
+            "2x2",
+            "--batch",
+            "16",
+            "--context",
+            context,
+            "--json",
+        ]);
+        f(&v, "kv_bytes")
+    };
+    assert_eq!(kv("32768"), kv("4096"));
+    assert!(kv("2048") < kv("4096"));
+}
+
+/// Hugging Face Qwen2, Gemma 2 and Phi-3 as torch.onnx.export writes them
+/// (`crates/graph/tests/data/nd/make_hf_exports.py`) import at any bound batch and
+/// sequence: their matmuls do the FLOPs their config implies (every linear layer
+/// over every token, eager attention over the whole sequence, logits of every token),
+/// the only other matmul being the rotary table's outer product, and they plan on
+/// an NPU.
+#[test]
+fn hugging_face_exports_of_newer_families_import_and_plan() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graph/tests/data/nd");
+    for family in ["qwen2", "gemma2", "phi3"] {
+        let onnx = dir.join(format!("hf_{family}.onnx"));
+        let onnx = onnx.to_str().unwrap();
+        let cfg: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("hf_{family}.json"))).unwrap(),
+        )
+        .unwrap();
+        let c = |k: &str| cfg[k].as_u64().unwrap();
+        let (d, ff, l, n, k, v) = (
+            c("hidden_size"),
+            c("intermediate_size"),
+            c("num_hidden_layers"),
+            c("num_attention_heads"),
+            c("num_key_value_heads"),
+            c("vocab_size"),
+        );
+        let h = cfg["head_dim"].as_u64().unwrap_or(d / n);
+        let (batch, seq) = (3u64, 12u64);
+        let r = json(&[
+            "report", onnx, "--chip", "v5e", "--batch", "3", "--seq", "12", "--json",
+        ]);
+        let gemms: Vec<&Value> = r["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["unit"] == "mxu")
+            .collect();
+        let contracting = |o: &&Value| o["gemm"]["k"].as_u64().unwrap();
+        let got: f64 = gemms
+            .iter()
+            .filter(|o| contracting(o) > 1)
+            .map(|o| f(o, "flops"))
+            .sum();
+        let tokens = batch * seq;
+        let linear = l * (d * h * (2 * n + 2 * k) + 3 * d * ff) + d * v;
+        let want = 2 * tokens * linear + l * 4 * batch * n * seq * seq * h;
+        assert_eq!(got, want as f64, "{family}");
+        for o in gemms.iter().filter(|o| contracting(o) == 1) {
+            assert_eq!(f(o, "flops"), (2 * (h / 2) * seq) as f64, "{family}: {o}");
+        }
+        let plan = json(&[
+            "plan", onnx, "--chip", "bm1684x", "--batch", "3", "--seq", "12", "--json",
+        ]);
+        let groups = plan["plan"]["groups"].as_array().unwrap();
+        assert!(
+            f(&plan["plan"], "cycles") > 0.0 && !groups.is_empty(),
+            "{family}"
+        );
+    }
+}

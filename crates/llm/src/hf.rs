@@ -1,14 +1,43 @@
-//! Models from a Hugging Face `config.json` (LLaMA, Mistral/Mixtral, Gemma, GPT-2
-//! and BERT families), or the same keys plus `mlp` (`gated` | `plain`) and `block`
-//! (`sequential` | `parallel`) for models outside those families.
+//! Models from a Hugging Face `config.json` (LLaMA, Mistral/Mixtral, Gemma,
+//! Gemma 2 and 3, Qwen2 and Qwen3 (dense and MoE), Phi-3, GPT-2 and BERT families),
+//! or the same keys plus `mlp` (`gated` | `plain`) and `block` (`sequential` |
+//! `parallel`) for models outside those families.
+//!
+//! What each family adds to LLaMA's layer, as Hugging Face's modelling code has it:
+//! - Qwen2: biases on Q, K and V (not O);
+//! - Qwen3: a per-head RMSNorm of Q and K; `qwen3_moe` experts of
+//!   `moe_intermediate_size` in every layer;
+//! - Gemma 2: norms after attention and the MLP too, a sliding window on every
+//!   other layer (the first, third, …); Gemma 3 also Q/K norms and the window on
+//!   five layers of six;
+//! - Phi-3: Q, K and V stored as one matrix;
+//! - LLaMA's `attention_bias` (Q, K, V, O) and `mlp_bias`;
+//! - a `layer_types` list (`sliding_attention` | `full_attention`) names the
+//!   windowed layers in any family; else Mistral, Mixtral and Phi-3 window every
+//!   layer when `sliding_window` is set, and Qwen the layers from
+//!   `max_window_layers` on when `use_sliding_window` is true.
 
 use crate::error::{LlmError, Result};
-use crate::model::{Block, Dims, Mlp, Model};
+use crate::model::{Biases, Block, Dims, Mlp, Model, SlidingWindow};
 use serde_json::{Map, Value};
 
 /// The families this reader knows, by `model_type`.
-const FAMILIES: &str =
-    "llama, mistral, mixtral, gemma, gpt2, bert (or no model_type with mlp/block keys)";
+const FAMILIES: &str = "llama, mistral, mixtral, gemma, gemma2, gemma3_text, qwen2, qwen3, \
+     qwen3_moe, phi3, gpt2, bert (or no model_type with mlp/block keys)";
+
+/// The `model_type`s read as LLaMA with the family's additions.
+const LLAMA_LIKE: [&str; 10] = [
+    "llama",
+    "mistral",
+    "mixtral",
+    "gemma",
+    "gemma2",
+    "gemma3_text",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "phi3",
+];
 
 /// Reads fields of one config object, naming the file and field in every error.
 struct Fields<'a> {
@@ -94,7 +123,13 @@ pub fn from_map(map: &Map<String, Value>, origin: &str) -> Result<Model> {
     let f = Fields { origin, map };
     let family = match f.text("model_type")?.as_deref() {
         None => "custom".to_string(),
-        Some(t @ ("llama" | "mistral" | "mixtral" | "gemma" | "gpt2" | "bert")) => t.to_string(),
+        Some(t) if t == "gpt2" || t == "bert" || LLAMA_LIKE.contains(&t) => t.to_string(),
+        Some("gemma3") => {
+            return Err(f.err(
+                "model_type",
+                "is 'gemma3', a model with a vision tower: give its text_config as the model file (with \"model_type\": \"gemma3_text\")",
+            ))
+        }
         Some(other) => {
             return Err(f.err(
                 "model_type",
@@ -132,24 +167,117 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
             ))
         }
     };
+    let experts = f.count(&["num_local_experts", "num_experts"])?.unwrap_or(1);
     let dims = Dims {
         layers: f.need(&["num_hidden_layers"])?,
         d_model: d,
-        d_ff: f.need(&["intermediate_size"])?,
+        d_ff: expert_width(f, experts)?,
         heads,
         kv_heads: f.count(&["num_key_value_heads"])?.unwrap_or(heads),
         head_dim,
         vocab: f.need(&["vocab_size"])?,
     };
-    let experts = f.count(&["num_local_experts", "num_experts"])?.unwrap_or(1);
     let active = f.count(&["num_experts_per_tok"])?.unwrap_or(experts.min(2));
-    Ok(Model {
-        tied_embedding: f.flag("tie_word_embeddings")?.unwrap_or(family == "gemma"),
-        bias: f.flag("attention_bias")?.unwrap_or(false),
+    let attention_bias = f.flag("attention_bias")?.unwrap_or(false);
+    let qwen2 = family == "qwen2";
+    let gemma = family.starts_with("gemma");
+    let model = Model {
+        tied_embedding: f.flag("tie_word_embeddings")?.unwrap_or(gemma),
+        biases: Biases {
+            qkv: attention_bias || qwen2,
+            out: attention_bias,
+            mlp: f.flag("mlp_bias")?.unwrap_or(false),
+        },
+        fused_qkv: family == "phi3",
+        post_norms: matches!(family, "gemma2" | "gemma3_text"),
+        qk_norm: matches!(family, "qwen3" | "qwen3_moe" | "gemma3_text"),
         experts,
         experts_active: if experts > 1 { active } else { 1 },
         ..Model::decoder("", family, dims)
+    };
+    Ok(Model {
+        window: sliding_window(f, family, model.layers)?,
+        ..model
     })
+}
+
+/// The MLP width: `intermediate_size`, or an expert's `moe_intermediate_size` in a
+/// mixture of experts (Qwen3-MoE), whose layers must then all be sparse.
+fn expert_width(f: &Fields, experts: u64) -> Result<u64> {
+    let moe = f.count(&["moe_intermediate_size"])?.filter(|_| experts > 1);
+    let Some(width) = moe else {
+        return f.need(&["intermediate_size"]);
+    };
+    if f.count(&["decoder_sparse_step"])?.unwrap_or(1) != 1 {
+        return Err(f.err(
+            "decoder_sparse_step",
+            "is not 1: layers alternating between dense and expert MLPs are not modelled",
+        ));
+    }
+    if let Some(Value::Array(a)) = f.map.get("mlp_only_layers") {
+        if !a.is_empty() {
+            return Err(f.err(
+                "mlp_only_layers",
+                "is not empty: layers with a dense MLP among expert layers are not modelled",
+            ));
+        }
+    }
+    Ok(width)
+}
+
+/// The layers with a sliding window (see the module's notes), `None` when no
+/// layer has one.
+fn sliding_window(f: &Fields, family: &str, layers: u64) -> Result<Option<SlidingWindow>> {
+    let Some(tokens) = f.count(&["sliding_window"])? else {
+        return Ok(None);
+    };
+    let windowed = match f.map.get("layer_types") {
+        Some(Value::Array(types)) => windowed_layer_types(f, types, layers)?,
+        _ => match family {
+            "mistral" | "mixtral" | "phi3" => layers,
+            "gemma2" => layers.div_ceil(2),
+            "gemma3_text" => {
+                let pattern = f.count(&["sliding_window_pattern"])?.unwrap_or(6);
+                layers - layers / pattern
+            }
+            "qwen2" | "qwen3" | "qwen3_moe" if f.flag("use_sliding_window")? == Some(true) => {
+                let from = f.count(&["max_window_layers"])?.unwrap_or(0);
+                layers.saturating_sub(from)
+            }
+            _ => 0,
+        },
+    };
+    Ok((windowed > 0).then_some(SlidingWindow {
+        tokens,
+        layers: windowed,
+    }))
+}
+
+/// Windowed layers by `layer_types`, which must name every layer.
+fn windowed_layer_types(f: &Fields, types: &[Value], layers: u64) -> Result<u64> {
+    if types.len() as u64 != layers {
+        return Err(f.err(
+            "layer_types",
+            format!(
+                "lists {} layers but num_hidden_layers is {layers}",
+                types.len()
+            ),
+        ));
+    }
+    let mut windowed = 0;
+    for t in types {
+        match t.as_str() {
+            Some("sliding_attention") => windowed += 1,
+            Some("full_attention") => {}
+            _ => {
+                return Err(f.err(
+                    "layer_types",
+                    format!("has {t}; expected \"sliding_attention\" or \"full_attention\""),
+                ))
+            }
+        }
+    }
+    Ok(windowed)
 }
 
 /// Multi-head dimensions of the GPT-2 and BERT families (`H = D / N`), from the

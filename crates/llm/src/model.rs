@@ -35,6 +35,42 @@ pub enum Norm {
     Layer,
 }
 
+/// Which linear layers carry biases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Biases {
+    /// Q, K and V (GPT-2, BERT, Qwen2, LLaMA's `attention_bias`).
+    pub qkv: bool,
+    /// The attention output (GPT-2, BERT, LLaMA's `attention_bias`; not Qwen2).
+    pub out: bool,
+    /// The MLP's matrices (GPT-2, BERT, LLaMA's `mlp_bias`).
+    pub mlp: bool,
+}
+
+impl Biases {
+    /// No biases (LLaMA, Mistral, Gemma).
+    pub const NONE: Biases = Biases {
+        qkv: false,
+        out: false,
+        mlp: false,
+    };
+    /// Every linear layer (GPT-2, BERT).
+    pub const ALL: Biases = Biases {
+        qkv: true,
+        out: true,
+        mlp: true,
+    };
+}
+
+/// Layers whose attention sees only the last `tokens` keys (Mistral's and
+/// Gemma 2's sliding window); the other layers attend to the whole context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SlidingWindow {
+    /// Keys a query attends to, at most.
+    pub tokens: u64,
+    /// Layers with the window (at most `L`).
+    pub layers: u64,
+}
+
 /// A transformer, by its dimensions (the spec's `L, D, F, N, K, H, V`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Model {
@@ -64,8 +100,17 @@ pub struct Model {
     pub block: Block,
     /// RMSNorm or LayerNorm.
     pub norm: Norm,
-    /// Linear layers carry biases (GPT-2, BERT).
-    pub bias: bool,
+    /// Which linear layers carry biases.
+    pub biases: Biases,
+    /// Q, K and V stored as one matrix (GPT-2's `c_attn`).
+    pub fused_qkv: bool,
+    /// Norms after attention and after the MLP as well as before them (Gemma 2
+    /// and 3: four per layer).
+    pub post_norms: bool,
+    /// An RMSNorm over each head of the queries and keys (Qwen3, Gemma 3).
+    pub qk_norm: bool,
+    /// The layers with a sliding window, if any.
+    pub window: Option<SlidingWindow>,
     /// Learned position embeddings (GPT-2, BERT); 0 with rotary embeddings.
     pub positions: u64,
     /// Token-type embeddings (BERT); 0 otherwise.
@@ -82,6 +127,17 @@ pub struct Model {
     pub experts_active: u64,
     /// Decoder (causal, with an output projection and a KV cache) or encoder.
     pub decoder: bool,
+}
+
+/// Layers that attend to the same number of keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AttentionSpan {
+    /// Layers.
+    pub layers: u64,
+    /// Keys a query attends to in each.
+    pub keys: u64,
+    /// The keys are capped by a sliding window.
+    pub capped: bool,
 }
 
 /// The dimensions that set a model's size.
@@ -121,7 +177,11 @@ impl Model {
             mlp: Mlp::Gated,
             block: Block::Sequential,
             norm: Norm::Rms,
-            bias: false,
+            biases: Biases::NONE,
+            fused_qkv: false,
+            post_norms: false,
+            qk_norm: false,
+            window: None,
             positions: 0,
             token_types: 0,
             pooler: false,
@@ -140,7 +200,8 @@ impl Model {
             tied_embedding: true,
             mlp: Mlp::Plain,
             norm: Norm::Layer,
-            bias: true,
+            biases: Biases::ALL,
+            fused_qkv: true,
             positions,
             ..self
         }
@@ -192,12 +253,19 @@ impl Model {
         }
     }
 
-    fn linear(&self, name: &str, stack: &[u64], inp: u64, out_dim: u64, out: &mut Vec<Tensor>) {
+    fn linear(
+        &self,
+        name: &str,
+        stack: &[u64],
+        (inp, out_dim): (u64, u64),
+        bias: bool,
+        out: &mut Vec<Tensor>,
+    ) {
         out.push(Tensor::new(
             &format!("{name}.w"),
             &[stack, &[inp, out_dim]].concat(),
         ));
-        if self.bias {
+        if bias {
             out.push(Tensor::new(
                 &format!("{name}.b"),
                 &[stack, &[out_dim]].concat(),
@@ -209,21 +277,24 @@ impl Model {
     pub fn layer_tensors(&self) -> Vec<Tensor> {
         let (d, h, f) = (self.d_model, self.head_dim, self.d_ff);
         let mut t = Vec::new();
+        let b = self.biases;
         self.norm_tensors("ln_1", &mut t);
-        if self.bias {
-            self.linear(
-                "attn.qkv",
-                &[],
-                d,
-                (self.heads + 2 * self.kv_heads) * h,
-                &mut t,
-            );
+        if self.fused_qkv {
+            let qkv = (self.heads + 2 * self.kv_heads) * h;
+            self.linear("attn.qkv", &[], (d, qkv), b.qkv, &mut t);
         } else {
-            self.linear("attn.q", &[], d, self.heads * h, &mut t);
-            self.linear("attn.k", &[], d, self.kv_heads * h, &mut t);
-            self.linear("attn.v", &[], d, self.kv_heads * h, &mut t);
+            self.linear("attn.q", &[], (d, self.heads * h), b.qkv, &mut t);
+            self.linear("attn.k", &[], (d, self.kv_heads * h), b.qkv, &mut t);
+            self.linear("attn.v", &[], (d, self.kv_heads * h), b.qkv, &mut t);
         }
-        self.linear("attn.o", &[], self.heads * h, d, &mut t);
+        if self.qk_norm {
+            t.push(Tensor::new("attn.q_norm.g", &[h]));
+            t.push(Tensor::new("attn.k_norm.g", &[h]));
+        }
+        self.linear("attn.o", &[], (self.heads * h, d), b.out, &mut t);
+        if self.post_norms {
+            self.norm_tensors("ln_attn_post", &mut t);
+        }
         if self.block == Block::Sequential {
             self.norm_tensors("ln_2", &mut t);
         }
@@ -236,10 +307,13 @@ impl Model {
             t.push(Tensor::new("mlp.router.w", &[d, self.experts]));
         }
         if self.mlp == Mlp::Gated {
-            self.linear("mlp.gate", stack, d, f, &mut t);
+            self.linear("mlp.gate", stack, (d, f), b.mlp, &mut t);
         }
-        self.linear("mlp.up", stack, d, f, &mut t);
-        self.linear("mlp.down", stack, f, d, &mut t);
+        self.linear("mlp.up", stack, (d, f), b.mlp, &mut t);
+        self.linear("mlp.down", stack, (f, d), b.mlp, &mut t);
+        if self.post_norms {
+            self.norm_tensors("ln_mlp_post", &mut t);
+        }
         t
     }
 
@@ -276,7 +350,7 @@ impl Model {
 pub struct ParamCounts {
     /// All parameters.
     pub params: u64,
-    /// Attention: Q, K, V and O (with their biases), all layers.
+    /// Attention: Q, K, V and O (with their biases and Q/K norms), all layers.
     pub params_attention: u64,
     /// MLP: every expert's matrices (and biases) and the router, all layers.
     pub params_mlp: u64,
@@ -291,16 +365,15 @@ pub struct ParamCounts {
 }
 
 impl Model {
-    /// Q, K, V and O of one layer: `D·H·(2N + 2K)`, plus biases.
+    /// Q, K, V and O of one layer: `D·H·(2N + 2K)`, plus biases and the
+    /// per-head norms of Q and K (`2·H`).
     pub fn attention_per_layer(&self) -> u64 {
         let (d, h) = (self.d_model, self.head_dim);
         let w = d * h * (2 * self.heads + 2 * self.kv_heads);
-        let b = if self.bias {
-            h * (self.heads + 2 * self.kv_heads) + d
-        } else {
-            0
-        };
-        w + b
+        let qkv_bias = u64::from(self.biases.qkv) * h * (self.heads + 2 * self.kv_heads);
+        let out_bias = u64::from(self.biases.out) * d;
+        let qk_norm = u64::from(self.qk_norm) * 2 * h;
+        w + qkv_bias + out_bias + qk_norm
     }
 
     /// Matrices of one MLP (one expert): 3 gated, 2 plain.
@@ -315,7 +388,7 @@ impl Model {
     pub fn mlp_per_expert(&self) -> u64 {
         let m = self.mlp_matrices();
         let w = m * self.d_model * self.d_ff;
-        let b = if self.bias {
+        let b = if self.biases.mlp {
             (m - 1) * self.d_ff + self.d_model
         } else {
             0
@@ -340,12 +413,14 @@ impl Model {
         }
     }
 
-    /// Norms per layer: two in a sequential block, one in a parallel block.
+    /// Norms of width `D` per layer: two in a sequential block, one in a parallel
+    /// block, and two more after attention and the MLP where the model has them.
     pub fn norms_per_layer(&self) -> u64 {
-        match self.block {
+        let pre = match self.block {
             Block::Sequential => 2,
             Block::Parallel => 1,
-        }
+        };
+        pre + 2 * u64::from(self.post_norms)
     }
 
     /// Parameters by part; the totals are exact.
@@ -394,10 +469,62 @@ impl Model {
         self.layers * per_layer + head
     }
 
+    /// The layers by the keys a query attends to when `t` keys precede it (itself
+    /// included): one span of all `L` layers seeing `t`, or, where a window caps
+    /// it, the windowed layers apart (`capped`) from the others.
+    pub fn attention_spans(&self, t: u64) -> Vec<AttentionSpan> {
+        let capped = self.window.filter(|w| w.tokens < t && w.layers > 0);
+        let Some(w) = capped else {
+            return vec![AttentionSpan {
+                layers: self.layers,
+                keys: t,
+                capped: false,
+            }];
+        };
+        let windowed = w.layers.min(self.layers);
+        let spans = [
+            AttentionSpan {
+                layers: self.layers - windowed,
+                keys: t,
+                capped: false,
+            },
+            AttentionSpan {
+                layers: windowed,
+                keys: w.tokens,
+                capped: true,
+            },
+        ];
+        spans.into_iter().filter(|s| s.layers > 0).collect()
+    }
+
+    /// Keys attended over all layers by a query with `t` keys before it: `L·t`
+    /// without a window.
+    fn keys_over_layers(&self, t: f64) -> f64 {
+        let windowed = self.window.map_or(0, |w| w.layers.min(self.layers)) as f64;
+        let seen = self.window.map_or(t, |w| t.min(w.tokens as f64));
+        (self.layers as f64 - windowed) * t + windowed * seen
+    }
+
     /// Attention's own forward FLOPs for one token at context `t` (scores and
-    /// values): `4·t·N·H` per layer.
+    /// values): `4·t·N·H` per layer, `t` capped by the window in windowed layers.
     pub fn attention_flops_per_token(&self, t: f64) -> f64 {
-        4.0 * t * (self.heads * self.head_dim * self.layers) as f64
+        4.0 * (self.heads * self.head_dim) as f64 * self.keys_over_layers(t)
+    }
+
+    /// Attention's forward FLOPs per token of a causal prompt of `p` tokens, on
+    /// average over its tokens: `attention_flops_per_token(p / 2)` without a
+    /// window; in a window of `w < p` a query sees on average `w − w²/2p` keys.
+    pub fn causal_attention_flops_per_token(&self, p: f64) -> f64 {
+        let windowed = self.window.map_or(0, |w| w.layers.min(self.layers)) as f64;
+        let mean_in_window = match self.window {
+            Some(w) if (w.tokens as f64) < p => {
+                let wt = w.tokens as f64;
+                wt - wt * wt / (2.0 * p)
+            }
+            _ => p / 2.0,
+        };
+        let keys = (self.layers as f64 - windowed) * p / 2.0 + windowed * mean_in_window;
+        4.0 * (self.heads * self.head_dim) as f64 * keys
     }
 
     /// Forward FLOPs of one token at context `t`: `2 ×` the matmul weights it
@@ -409,6 +536,13 @@ impl Model {
     /// KV-cache bytes per token: `2·L·K·H·bytes` (keys and values).
     pub fn kv_bytes_per_token(&self, kv: Precision) -> f64 {
         2.0 * (self.layers * self.kv_heads * self.head_dim) as f64 * kv.bytes()
+    }
+
+    /// KV-cache bytes of one sequence of `context` tokens: `context ·
+    /// kv_bytes_per_token` without a window; a windowed layer keeps only the last
+    /// window of keys and values (a rolling cache).
+    pub fn kv_bytes_for_context(&self, context: f64, kv: Precision) -> f64 {
+        2.0 * (self.kv_heads * self.head_dim) as f64 * kv.bytes() * self.keys_over_layers(context)
     }
 
     /// A summary of the model for `tpusim llm show`.

@@ -5,7 +5,7 @@
 //! times for a transformer (`tpu::report`) and what `systolic` maps as GEMMs.
 
 use crate::error::{bad, Result};
-use crate::model::{Block, Mlp, Model};
+use crate::model::{AttentionSpan, Block, Mlp, Model};
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -90,6 +90,20 @@ pub struct Gemm {
     pub n: u64,
 }
 
+/// Which layers an operation runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every layer.
+    Layers,
+    /// The layers attending to the whole context (a model with a window).
+    FullAttentionLayers,
+    /// The layers whose sliding window caps the keys.
+    WindowedLayers,
+    /// Once a step, outside the layers (embedding, head), or a node of a graph.
+    Once,
+}
+
 /// One operation of the model (of one layer when `count` is the layer count).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Op {
@@ -97,6 +111,8 @@ pub struct Op {
     pub name: String,
     /// Times it runs per step (the layers, or 1).
     pub count: u64,
+    /// The layers it runs in.
+    pub scope: Scope,
     /// MXU or VPU.
     pub unit: Unit,
     /// The matmul, for MXU work.
@@ -134,6 +150,8 @@ const ACT: f64 = ACTIVATION_BYTES;
 struct Builder<'a> {
     m: &'a Model,
     w: &'a Workload,
+    /// The scope of the operations pushed next.
+    scope: Scope,
     ops: Vec<Op>,
 }
 
@@ -143,6 +161,7 @@ impl Builder<'_> {
         self.ops.push(Op {
             name: name.into(),
             count,
+            scope: self.scope,
             unit: Unit::Mxu,
             gemm: Some(g),
             flops: 2.0 * f(g.batch) * f(g.m) * f(g.k) * f(g.n),
@@ -159,6 +178,7 @@ impl Builder<'_> {
         self.ops.push(Op {
             name: name.into(),
             count,
+            scope: self.scope,
             unit: Unit::Vpu,
             gemm: None,
             flops: elements * flops_each,
@@ -208,6 +228,7 @@ pub fn ops(m: &Model, w: &Workload) -> Result<Vec<Op>> {
     let mut b = Builder {
         m,
         w,
+        scope: Scope::Layers,
         ops: Vec::new(),
     };
     layer(&mut b);
@@ -222,7 +243,6 @@ fn layer(b: &mut Builder) {
     let tf = t as f64;
     let (d, h) = (m.d_model, m.head_dim);
     let wb = w.weights.bytes();
-    let group = m.heads / m.kv_heads;
     let s = w.attended();
     b.vector("norm_attn", l, tf * d as f64, 4.0, 1.0);
     let qkv_n = (m.heads + 2 * m.kv_heads) * h;
@@ -247,32 +267,21 @@ fn layer(b: &mut Builder) {
             2.0,
         );
     }
+    if m.qk_norm {
+        b.vector(
+            "qk_norm",
+            l,
+            tf * ((m.heads + m.kv_heads) * h) as f64,
+            4.0,
+            1.0,
+        );
+    }
     if m.decoder {
         cache_write(b, tf);
     }
-    let heads_rows = w.new_tokens() * group;
-    let cache = (w.batch * m.kv_heads * s * h) as f64 * w.kv.bytes();
-    let att = Gemm {
-        batch: w.batch * m.kv_heads,
-        m: heads_rows,
-        k: h,
-        n: s,
-    };
-    b.gemm("scores", l, att, 0.0, cache);
-    b.vector(
-        "softmax",
-        l,
-        (w.batch * m.heads * w.new_tokens() * s) as f64,
-        5.0,
-        1.0,
-    );
-    let pv = Gemm {
-        batch: w.batch * m.kv_heads,
-        m: heads_rows,
-        k: s,
-        n: h,
-    };
-    b.gemm("attn_values", l, pv, 0.0, cache);
+    for span in m.attention_spans(s) {
+        attention(b, span);
+    }
     let o_k = m.heads * h;
     b.gemm(
         "attn_out",
@@ -286,12 +295,51 @@ fn layer(b: &mut Builder) {
         (o_k * d) as f64 * wb,
         0.0,
     );
+    if m.post_norms {
+        b.vector("norm_attn_post", l, tf * d as f64, 4.0, 1.0);
+    }
     b.vector("residual_attn", l, tf * d as f64, 1.0, 2.0);
     if m.block == Block::Sequential {
         b.vector("norm_mlp", l, tf * d as f64, 4.0, 1.0);
     }
     mlp(b, t);
+    if m.post_norms {
+        b.vector("norm_mlp_post", l, tf * d as f64, 4.0, 1.0);
+    }
     b.vector("residual_mlp", l, tf * d as f64, 1.0, 2.0);
+}
+
+/// Scores, softmax and values of the `span.layers` layers whose queries attend to
+/// `span.keys` keys each (read from the cache), batched over key/value heads;
+/// `_window` names those of windowed layers.
+fn attention(b: &mut Builder, span: AttentionSpan) {
+    let (m, w) = (b.m, b.w);
+    let suffix = if span.capped { "_window" } else { "" };
+    b.scope = match (span.layers == m.layers, span.capped) {
+        (true, _) => Scope::Layers,
+        (false, true) => Scope::WindowedLayers,
+        (false, false) => Scope::FullAttentionLayers,
+    };
+    let (l, s, h) = (span.layers, span.keys, m.head_dim);
+    let heads_rows = w.new_tokens() * (m.heads / m.kv_heads);
+    let cache = (w.batch * m.kv_heads * s * h) as f64 * w.kv.bytes();
+    let att = Gemm {
+        batch: w.batch * m.kv_heads,
+        m: heads_rows,
+        k: h,
+        n: s,
+    };
+    b.gemm(&format!("scores{suffix}"), l, att, 0.0, cache);
+    let scores = (w.batch * m.heads * w.new_tokens() * s) as f64;
+    b.vector(&format!("softmax{suffix}"), l, scores, 5.0, 1.0);
+    let pv = Gemm {
+        batch: w.batch * m.kv_heads,
+        m: heads_rows,
+        k: s,
+        n: h,
+    };
+    b.gemm(&format!("attn_values{suffix}"), l, pv, 0.0, cache);
+    b.scope = Scope::Layers;
 }
 
 /// The new keys and values of `tf` tokens go into the cache.
@@ -302,6 +350,7 @@ fn cache_write(b: &mut Builder, tf: f64) {
     b.ops.push(Op {
         name: "kv_cache_write".into(),
         count: l,
+        scope: Scope::Layers,
         unit: Unit::Vpu,
         gemm: None,
         flops: 0.0,
@@ -376,6 +425,7 @@ fn mlp(b: &mut Builder, t: u64) {
 }
 
 fn head(b: &mut Builder) {
+    b.scope = Scope::Once;
     let (m, w) = (b.m, b.w);
     let t = (w.batch * w.new_tokens()) as f64;
     let d = m.d_model;
@@ -383,6 +433,7 @@ fn head(b: &mut Builder) {
     b.ops.push(Op {
         name: "embedding".into(),
         count: 1,
+        scope: Scope::Once,
         unit: Unit::Vpu,
         gemm: None,
         flops: 0.0,

@@ -531,7 +531,10 @@ fn weights_bytes(input: &ServeInput) -> f64 {
 }
 
 fn kv_bytes(input: &ServeInput, batch: u64) -> f64 {
-    batch as f64 * input.context as f64 * input.model.kv_bytes_per_token(input.kv)
+    batch as f64
+        * input
+            .model
+            .kv_bytes_for_context(input.context as f64, input.kv)
 }
 
 /// Decode activations and logits of a batch: a few `D`- and `F`-wide vectors per
@@ -695,7 +698,7 @@ fn prefill(input: &ServeInput, plan: &Plan, p: u64) -> Result<StepTerms> {
     let c = &input.slice.chip;
     let mut flops = 2.0 * m.params().params_active as f64 * pf;
     if input.attention_flops {
-        flops += m.attention_flops_per_token(pf / 2.0) * pf;
+        flops += m.causal_attention_flops_per_token(pf) * pf;
     }
     let math_s = flops / (tp * peak(input) * eta(input));
     let hbm_s = weights_bytes(input) / tp / (c.hbm_bytes_per_s * input.eff.hbm);

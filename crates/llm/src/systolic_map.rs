@@ -5,7 +5,7 @@
 
 use crate::error::{bad, Result};
 use crate::model::Model;
-use crate::ops::{ops, Workload};
+use crate::ops::{ops, Scope, Workload};
 use serde::Serialize;
 use std::fmt::Write;
 use tpusim_chip::Chip;
@@ -26,6 +26,8 @@ pub struct LayerGemm {
     pub name: String,
     /// Runs per step (layers, or 1).
     pub count: u64,
+    /// The layers it runs in.
+    pub scope: Scope,
     /// Independent instances per run.
     pub batch: u64,
     /// Rows of A.
@@ -60,6 +62,7 @@ pub fn gemms(model: &Model, w: &Workload) -> Result<Vec<LayerGemm>> {
             o.gemm.map(|g| LayerGemm {
                 name: o.name.clone(),
                 count: o.count,
+                scope: o.scope,
                 batch: g.batch,
                 m: g.m,
                 k: g.k,
@@ -70,13 +73,17 @@ pub fn gemms(model: &Model, w: &Workload) -> Result<Vec<LayerGemm>> {
 }
 
 /// One layer's GEMMs as a SCALE-Sim GEMM topology (`Layer, M, N, K,`; SCALE-Sim's
-/// C\[M,N\] = A\[M,K\]·W\[K,N\]), batched GEMMs expanded one row per instance.
-pub fn topology_csv(gemms: &[LayerGemm], layers: u64) -> Result<String> {
-    let rows: u64 = gemms
-        .iter()
-        .filter(|g| g.count == layers)
-        .map(|g| g.batch)
-        .sum();
+/// C\[M,N\] = A\[M,K\]·W\[K,N\]), batched GEMMs expanded one row per instance. With
+/// a sliding window on some layers, the layer is one with full attention.
+pub fn topology_csv(gemms: &[LayerGemm]) -> Result<String> {
+    let full = gemms.iter().any(|g| g.scope == Scope::FullAttentionLayers);
+    let in_layer = |g: &&LayerGemm| match g.scope {
+        Scope::Layers => true,
+        Scope::FullAttentionLayers => true,
+        Scope::WindowedLayers => !full,
+        Scope::Once => false,
+    };
+    let rows: u64 = gemms.iter().filter(in_layer).map(|g| g.batch).sum();
     if rows > MAX_TOPOLOGY_ROWS {
         return Err(bad(
             "--topology",
@@ -87,7 +94,7 @@ pub fn topology_csv(gemms: &[LayerGemm], layers: u64) -> Result<String> {
         ));
     }
     let mut out = String::from("Layer, M, N, K,\n");
-    for g in gemms.iter().filter(|g| g.count == layers) {
+    for g in gemms.iter().filter(in_layer) {
         for i in 0..g.batch {
             let name = if g.batch > 1 {
                 format!("{}.{i}", g.name)

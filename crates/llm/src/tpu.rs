@@ -188,9 +188,8 @@ pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerRep
         .collect::<Result<_>>()?;
     let t = totals(chip, &timed);
     let tokens = w.batch * w.new_tokens();
-    let kv_after = (w.batch * (w.context * u64::from(w.phase == Phase::Decode) + w.new_tokens()))
-        as f64
-        * model.kv_bytes_per_token(w.kv);
+    let context_after = w.context * u64::from(w.phase == Phase::Decode) + w.new_tokens();
+    let kv_after = w.batch as f64 * model.kv_bytes_for_context(context_after as f64, w.kv);
     let largest_act = largest_activation(&timed);
     let tiled = TpuGen::of_chip(&chip.name)
         .map(|gen| -> Result<(f64, f64)> {
@@ -269,6 +268,7 @@ fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision) -> Option<Op> {
     Some(Op {
         name: format!("{} ({})", n.name, n.op_type),
         count: 1,
+        scope: crate::ops::Scope::Once,
         unit,
         gemm,
         flops,

@@ -2,7 +2,7 @@
 //! (`tests/params.rs` pins every one).
 
 use crate::error::{LlmError, Result};
-use crate::model::{Dims, Model};
+use crate::model::{Biases, Dims, Model, SlidingWindow};
 
 fn llama(name: &str, d: Dims) -> Model {
     Model::decoder(name, "llama", d)
@@ -12,6 +12,20 @@ fn gemma(name: &str, d: Dims) -> Model {
     Model {
         tied_embedding: true,
         ..Model::decoder(name, "gemma", d)
+    }
+}
+
+/// Gemma 2: Gemma with norms after attention and the MLP, and a 4,096-token
+/// window on every other layer.
+fn gemma2(name: &str, d: Dims) -> Model {
+    Model {
+        family: "gemma2".into(),
+        post_norms: true,
+        window: Some(SlidingWindow {
+            tokens: 4096,
+            layers: d.layers.div_ceil(2),
+        }),
+        ..gemma(name, d)
     }
 }
 
@@ -54,6 +68,11 @@ const fn dims(layers: u64, d_model: u64, d_ff: u64, heads: u64, kv_heads: u64, v
     }
 }
 
+/// Gemma's heads of 256, whatever the width.
+const fn head_dim_256(d: Dims) -> Dims {
+    Dims { head_dim: 256, ..d }
+}
+
 /// Every built-in model, in listing order.
 pub fn builtin() -> Vec<Model> {
     let mixtral = Model {
@@ -78,23 +97,43 @@ pub fn builtin() -> Vec<Model> {
         llama("llama-3.1-405b", dims(126, 16384, 53248, 128, 8, 128256)),
         Model {
             family: "mistral".into(),
+            window: Some(SlidingWindow {
+                tokens: 4096,
+                layers: 32,
+            }),
             ..llama("mistral-7b", dims(32, 4096, 14336, 32, 8, 32000))
         },
         mixtral,
         gemma(
             "gemma-2b",
-            Dims {
-                head_dim: 256,
-                ..dims(18, 2048, 16384, 8, 1, 256000)
-            },
+            head_dim_256(dims(18, 2048, 16384, 8, 1, 256000)),
         ),
         gemma(
             "gemma-7b",
-            Dims {
-                head_dim: 256,
-                ..dims(28, 3072, 24576, 16, 16, 256000)
-            },
+            head_dim_256(dims(28, 3072, 24576, 16, 16, 256000)),
         ),
+        gemma2(
+            "gemma-2-2b",
+            head_dim_256(dims(26, 2304, 9216, 8, 4, 256000)),
+        ),
+        gemma2(
+            "gemma-2-9b",
+            head_dim_256(dims(42, 3584, 14336, 16, 8, 256000)),
+        ),
+        gemma2("gemma-2-27b", dims(46, 4608, 36864, 32, 16, 256000)),
+        Model {
+            family: "qwen2".into(),
+            biases: Biases {
+                qkv: true,
+                ..Biases::NONE
+            },
+            ..llama("qwen2.5-7b", dims(28, 3584, 18944, 28, 4, 152064))
+        },
+        Model {
+            family: "qwen3".into(),
+            qk_norm: true,
+            ..llama("qwen3-8b", dims(36, 4096, 12288, 32, 8, 151936))
+        },
     ]
 }
 
@@ -115,6 +154,11 @@ const ALIASES: &[(&str, &str)] = &[
     ("llama-3-405b", "llama-3.1-405b"),
     ("mixtral-8x7b-v0.1", "mixtral-8x7b"),
     ("mistral-7b-v0.1", "mistral-7b"),
+    ("gemma2-2b", "gemma-2-2b"),
+    ("gemma2-9b", "gemma-2-9b"),
+    ("gemma2-27b", "gemma-2-27b"),
+    ("qwen2.5-7b-instruct", "qwen2.5-7b"),
+    ("qwen3-8b-base", "qwen3-8b"),
 ];
 
 /// Normalise a name as users write it: case, an organisation prefix

@@ -114,3 +114,89 @@ fn encoders_have_no_decode_and_no_cache() {
         .iter()
         .all(|o| o.kv_bytes_written == 0.0 && o.name != "logits"));
 }
+
+/// A sliding window on every layer (Mistral 7B v0.1's 4,096 tokens): a decode step
+/// at any longer context is the step of the same model without a window at the
+/// context that fills the window, op for op and byte for byte.
+#[test]
+fn a_full_window_caps_attention_and_the_cache_at_its_size() {
+    let m = zoo::lookup("mistral-7b").unwrap();
+    let w = m.window.expect("mistral-7b v0.1 has a 4,096-token window");
+    assert_eq!((w.tokens, w.layers), (4096, m.layers));
+    let open = tpusim_llm::Model {
+        window: None,
+        ..m.clone()
+    };
+    let v5e = tpusim_chip::lookup("v5e").unwrap();
+    let long = report(&m, &v5e, &wl(Phase::Decode, 8, 0, 30_000)).unwrap();
+    let filled = report(&open, &v5e, &wl(Phase::Decode, 8, 0, 4095)).unwrap();
+    assert_eq!(long.totals, filled.totals);
+    let names = |r: &tpusim_llm::tpu::TransformerReport| -> Vec<String> {
+        r.ops
+            .iter()
+            .map(|o| o.op.name.replace("_window", ""))
+            .collect()
+    };
+    assert_eq!(names(&long), names(&filled));
+    // Below the window it changes nothing.
+    let short = report(&m, &v5e, &wl(Phase::Decode, 8, 0, 1000)).unwrap();
+    let open_short = report(&open, &v5e, &wl(Phase::Decode, 8, 0, 1000)).unwrap();
+    assert_eq!(short.totals, open_short.totals);
+}
+
+/// Gemma 2: a window on every other layer. Attention's FLOPs and the cache read are
+/// the full layers' at the whole context plus the windowed layers' at the window,
+/// counted here layer by layer.
+#[test]
+fn a_window_on_some_layers_splits_attention_between_them() {
+    let m = zoo::lookup("gemma-2-9b").unwrap();
+    let win = m.window.unwrap();
+    let w = wl(Phase::Decode, 4, 0, 20_000);
+    let all = ops(&m, &w).unwrap();
+    let (mut flops, mut kv) = (0.0, 0.0);
+    for layer in 0..m.layers {
+        // Hugging Face's Gemma 2: the first, third, … layers slide.
+        let keys = if layer % 2 == 0 {
+            w.attended().min(win.tokens)
+        } else {
+            w.attended()
+        };
+        flops += 4.0 * 4.0 * (keys * m.heads * m.head_dim) as f64;
+        kv += 4.0 * 2.0 * (keys * m.kv_heads * m.head_dim) as f64 * 2.0;
+    }
+    let attention: Vec<_> = all
+        .iter()
+        .filter(|o| o.name.starts_with("scores") || o.name.starts_with("attn_values"))
+        .collect();
+    assert_eq!(attention.len(), 4, "full and windowed scores and values");
+    let got: f64 = attention.iter().map(|o| o.count as f64 * o.flops).sum();
+    assert!((got / flops - 1.0).abs() < 1e-12, "{got} vs {flops}");
+    let read: f64 = attention
+        .iter()
+        .map(|o| o.count as f64 * o.kv_bytes_read)
+        .sum();
+    // Scores and values each read the cache's keys or values: half of it each.
+    assert!((read / kv - 1.0).abs() < 1e-12, "{read} vs {kv}");
+}
+
+/// Attention FLOPs of a causal prompt with a window against a naive sum over the
+/// prompt's tokens (a query at position x sees min(x, window) keys, integrated).
+#[test]
+fn causal_window_flops_equal_a_naive_sum() {
+    let m = zoo::lookup("gemma-2-2b").unwrap();
+    let win = m.window.unwrap();
+    for p in [100.0, 4096.0, 5000.0, 65_536.0] {
+        let steps = 200_000;
+        let dx = p / steps as f64;
+        let mut keys = 0.0;
+        for i in 0..steps {
+            let x = (i as f64 + 0.5) * dx;
+            let full = (m.layers - win.layers) as f64 * x;
+            let windowed = win.layers as f64 * x.min(win.tokens as f64);
+            keys += (full + windowed) * dx;
+        }
+        let want = 4.0 * (m.heads * m.head_dim) as f64 * keys / p;
+        let got = m.causal_attention_flops_per_token(p);
+        assert!((got / want - 1.0).abs() < 1e-6, "p={p}: {got} vs {want}");
+    }
+}

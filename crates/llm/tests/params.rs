@@ -23,6 +23,11 @@ const PUBLISHED: &[(&str, u64)] = &[
     ("mixtral-8x7b", 46_702_792_704),
     ("gemma-2b", 2_506_172_416),
     ("gemma-7b", 8_537_680_896),
+    ("gemma-2-2b", 2_614_341_888),
+    ("gemma-2-9b", 9_241_705_984),
+    ("gemma-2-27b", 27_227_128_320),
+    ("qwen2.5-7b", 7_615_616_512),
+    ("qwen3-8b", 8_190_735_360),
 ];
 
 #[test]
@@ -141,6 +146,30 @@ fn bad_configs_name_the_field() {
             r#"{"hidden_size":8,"intermediate_size":8,"num_hidden_layers":1,"num_attention_heads":1,"vocab_size":8,"mlp":"swi"}"#,
             "'mlp' is 'swi'",
         ),
+        (
+            r#"{"model_type":"gemma3","text_config":{}}"#,
+            "give its text_config as the model file",
+        ),
+        (
+            r#"{"model_type":"gemma2","hidden_size":64,"intermediate_size":64,"num_hidden_layers":3,"num_attention_heads":2,"vocab_size":10,"sliding_window":8,"layer_types":["sliding_attention","full_attention"]}"#,
+            "'layer_types' lists 2 layers but num_hidden_layers is 3",
+        ),
+        (
+            r#"{"model_type":"qwen2","hidden_size":64,"intermediate_size":64,"num_hidden_layers":1,"num_attention_heads":2,"vocab_size":10,"sliding_window":8,"layer_types":["chunked_attention"]}"#,
+            "'layer_types' has \"chunked_attention\"",
+        ),
+        (
+            r#"{"model_type":"qwen3_moe","hidden_size":64,"intermediate_size":64,"moe_intermediate_size":32,"num_experts":4,"num_hidden_layers":2,"num_attention_heads":2,"vocab_size":10,"decoder_sparse_step":2}"#,
+            "'decoder_sparse_step' is not 1",
+        ),
+        (
+            r#"{"model_type":"qwen3_moe","hidden_size":64,"intermediate_size":64,"moe_intermediate_size":32,"num_experts":4,"num_hidden_layers":2,"num_attention_heads":2,"vocab_size":10,"mlp_only_layers":[0]}"#,
+            "'mlp_only_layers' is not empty",
+        ),
+        (
+            r#"{"model_type":"mistral","hidden_size":64,"intermediate_size":64,"num_hidden_layers":1,"num_attention_heads":2,"vocab_size":10,"sliding_window":-1}"#,
+            "'sliding_window' is -1",
+        ),
         ("[1,2]", "expected an object"),
         ("{", "not JSON"),
     ];
@@ -158,5 +187,74 @@ fn tensors_hold_every_parameter() {
         let layer: u64 = m.layer_tensors().iter().map(|t| t.elements()).sum();
         let outer: u64 = m.outer_tensors().iter().map(|t| t.elements()).sum();
         assert_eq!(m.layers * layer + outer, m.params().params, "{}", m.name);
+    }
+}
+
+/// Hugging Face configs of every family the reader knows, as the hub ships them:
+/// the parameter count and the windowed layers equal what `transformers` itself
+/// builds from the same file (`bench/hf_config_counts.py` wrote `counts.jsonl`).
+#[test]
+fn hugging_face_configs_match_transformers() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hf_configs");
+    let counts = std::fs::read_to_string(dir.join("counts.jsonl")).unwrap();
+    let mut families = std::collections::BTreeSet::new();
+    for line in counts.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = row["file"].as_str().unwrap();
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let m = hf::from_json(&text, file).unwrap();
+        assert_eq!(m.params().params, row["params"].as_u64().unwrap(), "{file}");
+        let windowed = m.window.map_or(0, |w| w.layers);
+        assert_eq!(windowed, row["windowed_layers"].as_u64().unwrap(), "{file}");
+        if let Some(w) = m.window {
+            assert_eq!(Some(w.tokens), row["sliding_window"].as_u64(), "{file}");
+        }
+        families.insert(row["model_type"].as_str().unwrap().to_string());
+    }
+    let all = [
+        "bert",
+        "gemma",
+        "gemma2",
+        "gemma3_text",
+        "gpt2",
+        "llama",
+        "mistral",
+        "mixtral",
+        "phi3",
+        "qwen2",
+        "qwen3",
+        "qwen3_moe",
+    ];
+    assert_eq!(
+        families,
+        all.map(String::from).into(),
+        "every family has a config"
+    );
+}
+
+/// The built-ins that have a config here are the model that config describes.
+#[test]
+fn builtins_equal_their_configs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hf_configs");
+    let pairs = [
+        ("gemma-2-2b", "gemma-2-2b.json"),
+        ("gemma-2-9b", "gemma-2-9b.json"),
+        ("gemma-2-27b", "gemma-2-27b.json"),
+        ("qwen2.5-7b", "qwen2.5-7b.json"),
+        ("qwen3-8b", "qwen3-8b.json"),
+        ("mistral-7b", "mistral-7b-v0.1.json"),
+        ("mixtral-8x7b", "mixtral-8x7b.json"),
+        ("gemma-2b", "gemma-2b.json"),
+        ("gpt2", "gpt2.json"),
+    ];
+    for (name, file) in pairs {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let from_config = hf::from_json(&text, file).unwrap();
+        let builtin = zoo::lookup(name).unwrap();
+        let same = tpusim_llm::Model {
+            name: builtin.name.clone(),
+            ..from_config
+        };
+        assert_eq!(same, builtin, "{name}");
     }
 }

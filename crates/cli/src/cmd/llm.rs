@@ -24,8 +24,9 @@ pub enum LlmCmd {
     /// One model: parameters by part, FLOPs per token, KV-cache bytes per token.
     ///
     /// MODEL is a built-in name (`tpusim llm models`) or a JSON file: a Hugging Face
-    /// config.json (LLaMA, Mistral/Mixtral, Gemma, GPT-2, BERT), or the same keys
-    /// plus `mlp` (gated|plain) and `block` (sequential|parallel).
+    /// config.json (LLaMA, Mistral/Mixtral, Gemma 1-3, Qwen2, Qwen3 and Qwen3-MoE,
+    /// Phi-3, GPT-2, BERT: biases, extra norms and sliding windows are read from it),
+    /// or the same keys plus `mlp` (gated|plain) and `block` (sequential|parallel).
     ///
     /// Examples: `tpusim llm show llama-3-8b`, `tpusim llm show config.json --kv-dtype int8 --json`
     Show(show::ShowArgs),

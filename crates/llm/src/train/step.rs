@@ -377,12 +377,13 @@ fn attention_flops_per_step(input: &TrainInput) -> f64 {
     if !input.attention_flops {
         return 0.0;
     }
-    let t = if input.full_attention {
-        input.seq as f64
+    let seq = input.seq as f64;
+    let per_token = if input.full_attention {
+        input.model.attention_flops_per_token(seq)
     } else {
-        input.seq as f64 / 2.0
+        input.model.causal_attention_flops_per_token(seq)
     };
-    3.0 * input.model.attention_flops_per_token(t) * input.batch_tokens as f64
+    3.0 * per_token * input.batch_tokens as f64
 }
 
 /// Seconds of compute for `executed` FLOPs, `attention` of them attention's, at `rate`

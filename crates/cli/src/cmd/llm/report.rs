@@ -70,10 +70,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
     };
     if let Some(path) = &a.topology {
         let gemms = systolic_map::gemms(&m, &w)?;
-        crate::output::write_atomic(
-            path,
-            systolic_map::topology_csv(&gemms, m.layers)?.as_bytes(),
-        )?;
+        crate::output::write_atomic(path, systolic_map::topology_csv(&gemms)?.as_bytes())?;
     }
     let checked = systolic_map::report(&m, &chip, &w, a.systolic_cycles)?;
     if a.json {
@@ -186,13 +183,19 @@ pub(crate) fn print_totals(t: &Totals) {
 }
 
 pub(crate) fn print_ops(ops: &[OpTime]) {
+    let w = ops
+        .iter()
+        .map(|o| o.op.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     println!(
-        "\n{:<16} {:>5} {:>4} {:>12} {:>14} {:>11} {:>11} {:>8}",
+        "\n{:<w$} {:>5} {:>4} {:>12} {:>14} {:>11} {:>11} {:>8}",
         "op", "count", "unit", "FLOP", "bytes", "compute", "memory", "bound"
     );
     for o in ops {
         println!(
-            "{:<16} {:>5} {:>4} {:>12.4e} {:>14.4e} {:>11} {:>11} {:>8}",
+            "{:<w$} {:>5} {:>4} {:>12.4e} {:>14.4e} {:>11} {:>11} {:>8}",
             o.op.name,
             o.op.count,
             format!("{:?}", o.op.unit).to_ascii_lowercase(),

@@ -6,7 +6,7 @@ use crate::fmt::{bytes, sci, table};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;
-use tpusim_llm::{thresholds::thresholds as book_thresholds, zoo, Precision};
+use tpusim_llm::{thresholds::thresholds as book_thresholds, zoo, Model, Precision};
 
 /// `tpusim llm models`.
 #[derive(Args, Debug)]
@@ -105,6 +105,7 @@ pub fn show(a: ShowArgs) -> Result<()> {
                 if m.tied_embedding { "tied" } else { "untied" }
             ),
         ),
+        ("layer", layer_variants(&m)),
         ("params", format!("{} ({:.3e})", c.params, c.params as f64)),
         (
             "  attention",
@@ -128,16 +129,69 @@ pub fn show(a: ShowArgs) -> Result<()> {
         (
             "attention",
             format!(
-                "+ {} FLOP per token per token of context",
-                4 * m.heads * m.head_dim * m.layers
+                "+ {} FLOP per token per token of context{}",
+                4 * m.heads * m.head_dim * m.layers,
+                window_note(&m, "context")
             ),
         ),
         (
             "kv_bytes_per_token",
-            format!("{} at {}", bytes(s.kv_bytes_per_token), kv.name()),
+            format!(
+                "{} at {}{}",
+                bytes(s.kv_bytes_per_token),
+                kv.name(),
+                window_note(&m, "cache")
+            ),
         ),
     ]);
     Ok(())
+}
+
+/// How a sliding window caps a per-token figure (empty without one).
+fn window_note(m: &Model, what: &str) -> String {
+    m.window.map_or(String::new(), |w| {
+        format!(
+            " ({} of {} layers: {what} capped at {} tokens)",
+            w.layers.min(m.layers),
+            m.layers,
+            w.tokens
+        )
+    })
+}
+
+/// What a layer has beyond LLaMA's (biases, extra norms, a sliding window).
+fn layer_variants(m: &Model) -> String {
+    let b = m.biases;
+    let biased: Vec<&str> = [(b.qkv, "Q, K, V"), (b.out, "O"), (b.mlp, "MLP")]
+        .into_iter()
+        .filter_map(|(on, what)| on.then_some(what))
+        .collect();
+    let mut parts = Vec::new();
+    if !biased.is_empty() {
+        parts.push(format!("biases on {}", biased.join(", ")));
+    }
+    if m.fused_qkv {
+        parts.push("fused QKV".to_string());
+    }
+    if m.qk_norm {
+        parts.push("Q/K norms".to_string());
+    }
+    if m.post_norms {
+        parts.push("norms after attention and MLP".to_string());
+    }
+    if let Some(w) = m.window {
+        parts.push(format!(
+            "sliding window of {} tokens on {} of {} layers",
+            w.tokens,
+            w.layers.min(m.layers),
+            m.layers
+        ));
+    }
+    if parts.is_empty() {
+        "pre-norm, no biases, full attention".to_string()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// Run `tpusim llm thresholds`.
