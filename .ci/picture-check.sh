@@ -23,6 +23,10 @@ t="${TPUSIM:-${CARGO_TARGET_DIR:-target}/debug/tpusim}"
 "$t" layout map 'bf16[4,8]{1,0:T(2,4)(2,1)}' --svg "$out/layout-map.svg" >/dev/null
 "$t" layout map 'f32[24,300]{1,0:T(8,128)}' --svg "$out/layout-map-wide.svg" >/dev/null
 "$t" systolic gemm --m 6 --k 8 --n 8 --rows 4 --cols 4 --svg "$out/systolic.svg" >/dev/null
+"$t" llm serve gemma-2-9b --chip v5e --slice 2x2 --batch 16 --context 16384 --svg "$out/llm-serve.svg" --html "$out/llm-serve.html" >/dev/null
+"$t" llm train qwen3-8b --chip v5p --slice 4x4x4 --batch-tokens 4Mi --seq 8192 --svg "$out/llm-train.svg" >/dev/null
+"$t" report gemma-2-2b --phase decode --context 16384 --batch 8 --html "$out/report-gemma2.html" >/dev/null
+"$t" report crates/graph/tests/data/nd/hf_qwen2.onnx --seq 32 --batch 2 --html "$out/report-qwen2-onnx.html" >/dev/null
 printf '%s\n' 'models = ["resnet18", "mobilenetv2"]' 'chips = ["v5e", "v6e", "bm1684x"]' 'batches = [1, 2, 4, 8]' >"$out/grid.toml"
 "$t" report --sweep "$out/grid.toml" --resolution 64 --html "$out/sweep.html" --out "$out/sweep.csv" 2>/dev/null
 

@@ -928,3 +928,75 @@ fn hugging_face_exports_of_newer_families_import_and_plan() {
         );
     }
 }
+
+/// `tpusim report` of a transformer writes its page with --html (it was ignored), on
+/// a TPU for a built-in and for an ONNX export, and refuses it on an NPU before any
+/// work; `llm report --svg` writes the pictures alone.
+#[test]
+fn transformer_reports_write_pictures() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("g.html");
+    let args = [
+        "report",
+        "gemma-2-2b",
+        "--phase",
+        "decode",
+        "--context",
+        "16384",
+        "--batch",
+        "8",
+    ];
+    let out = tpusim()
+        .args(args)
+        .args(["--html", page.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("scores_window"),
+        "{html}"
+    );
+    let total = json(&[args.as_slice(), &["--json"]].concat())["total_time_s"].clone();
+    assert!(
+        html.contains(&format!("total_time_s&quot;: {total}")),
+        "the page holds the figures"
+    );
+    let svg = dir.path().join("q.svg");
+    let out = tpusim()
+        .args(["llm", "report", "qwen3-8b", "--svg", svg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let onnx = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../graph/tests/data/nd/hf_qwen2.onnx");
+    let onnx = onnx.to_str().unwrap();
+    let page = dir.path().join("o.html");
+    let out = tpusim()
+        .args([
+            "report",
+            onnx,
+            "--seq",
+            "32",
+            "--html",
+            page.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(&page).unwrap().contains("MatMul"));
+    let npu_page = dir.path().join("n.html");
+    fails(
+        &[
+            "report",
+            onnx,
+            "--chip",
+            "bm1684x",
+            "--html",
+            npu_page.to_str().unwrap(),
+        ],
+        "--html covers transformer graphs on TPUs so far",
+    );
+    assert!(!npu_page.exists());
+}

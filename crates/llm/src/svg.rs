@@ -1,15 +1,18 @@
-//! Pictures of `tpusim llm serve` and `train` as SVG text: where a step's time
-//! goes, memory per chip by part against the HBM line, the latency–throughput
-//! frontier, and the slice with each axis labelled by the strategy on it; and a
-//! self-contained HTML page around them.
+//! Pictures of `tpusim llm serve` and `train`, and of a transformer's step in
+//! `tpusim report`, as SVG text: where a step's time goes (by term, by kind of
+//! operation, by unit), memory per chip by part against the HBM line, the
+//! latency–throughput frontier, and the slice with each axis labelled by the
+//! strategy on it; and a self-contained HTML page around them.
 
 use crate::axes::place;
 use crate::error::Result;
+use crate::ops::Phase;
 use crate::serve::{FrontierPoint, ServeReport};
+use crate::tpu::{GraphReport, HbmUse, OpTime, Totals, TransformerReport};
 use crate::train::TrainReport;
 use std::fmt::Write;
 use tpusim_chip::Slice;
-use tpusim_svg::{esc, fit};
+use tpusim_svg::{esc, fit, text_width};
 
 const W: f64 = 720.0;
 const FONT: f64 = 12.0;
@@ -77,7 +80,7 @@ fn gigabytes(b: f64) -> String {
 }
 
 /// One stacked bar of bytes per chip by part, with the HBM line.
-fn memory(heading: &str, parts: &[(&str, f64)], hbm: f64) -> Panel {
+fn memory_panel(heading: &str, parts: &[(&str, f64)], hbm: f64) -> Panel {
     let mut b = String::new();
     title(&mut b, 18.0, heading);
     let total: f64 = parts.iter().map(|p| p.1).sum();
@@ -117,6 +120,21 @@ fn memory(heading: &str, parts: &[(&str, f64)], hbm: f64) -> Panel {
     }
 }
 
+/// Where a 10-px label's baseline starts, and its width.
+struct LabelBox {
+    x: f64,
+    y: f64,
+    width: f64,
+}
+
+impl LabelBox {
+    fn overlaps(&self, other: &LabelBox) -> bool {
+        self.x < other.x + other.width
+            && other.x < self.x + self.width
+            && (self.y - other.y).abs() < 11.0
+    }
+}
+
 /// Tokens/s against step latency, one point per batch.
 fn frontier_panel(points: &[FrontierPoint]) -> Panel {
     let mut b = String::new();
@@ -149,6 +167,7 @@ fn frontier_panel(points: &[FrontierPoint]) -> Panel {
         tps_max
     );
     let mut path = String::new();
+    let mut labels: Vec<LabelBox> = Vec::new();
     for p in points {
         let x = x0 + p.decode_step_s / lat_max * pw;
         let y = y0 - p.decode_tokens_per_s / tps_max * h;
@@ -157,17 +176,31 @@ fn frontier_panel(points: &[FrontierPoint]) -> Panel {
             "{}{x:.1},{y:.1} ",
             if path.is_empty() { "M" } else { "L" }
         );
-        let _ = writeln!(
+        let _ = write!(
             b,
-            r#"<circle cx="{x:.1}" cy="{y:.1}" r="4" fill="{}"><title>batch {}: {}, {:.1} tokens/s</title></circle><text x="{:.1}" y="{:.1}" font-size="10">{}</text>"#,
+            r#"<circle cx="{x:.1}" cy="{y:.1}" r="4" fill="{}"><title>batch {}: {}, {:.1} tokens/s</title></circle>"#,
             if p.fits { COLORS[0] } else { COLORS[3] },
             p.batch,
             esc(&seconds(p.decode_step_s)),
             p.decode_tokens_per_s,
-            x + 5.0,
-            y - 5.0,
-            p.batch
         );
+        // The batch beside its point, unless it would cover a label already drawn
+        // (points close together; the point's tooltip still names its batch).
+        let text = p.batch.to_string();
+        let label = LabelBox {
+            x: x + 5.0,
+            y: y - 5.0,
+            width: text_width(&text, 10.0),
+        };
+        if labels.iter().all(|l| !l.overlaps(&label)) {
+            let _ = write!(
+                b,
+                r#"<text x="{:.1}" y="{:.1}" font-size="10">{text}</text>"#,
+                label.x, label.y
+            );
+            labels.push(label);
+        }
+        b.push('\n');
     }
     let _ = writeln!(
         b,
@@ -176,7 +209,8 @@ fn frontier_panel(points: &[FrontierPoint]) -> Panel {
     );
     Panel {
         body: b,
-        height: 250.0,
+        // the axis label's baseline is 30 px below the axis; room for its descenders
+        height: y0 + 36.0,
     }
 }
 
@@ -289,7 +323,7 @@ pub fn serve_pictures(r: &ServeReport, frontier: &[FrontierPoint]) -> String {
             &terms,
             seconds,
         ),
-        memory(
+        memory_panel(
             &format!("Memory per chip (batch {}, context {})", r.batch, r.context),
             &[
                 ("weights", r.memory_per_chip.weights),
@@ -333,7 +367,7 @@ pub fn train_pictures(r: &TrainReport, slice: &Slice) -> Result<String> {
             &terms,
             seconds,
         ),
-        memory(
+        memory_panel(
             "Memory per chip",
             &[
                 ("weights", m.weights),
@@ -347,6 +381,112 @@ pub fn train_pictures(r: &TrainReport, slice: &Slice) -> Result<String> {
     ]))
 }
 
+/// How many operation kinds a step's time picture names; the rest are summed.
+const STEP_KINDS: usize = 12;
+
+/// Seconds of a step by kind of operation (every run summed), the largest first; past
+/// [`STEP_KINDS`] the rest summed as one.
+fn time_by_kind(ops: &[OpTime], kind: fn(&OpTime) -> String) -> Vec<(String, f64)> {
+    let mut by_kind: Vec<(String, f64)> = Vec::new();
+    for o in ops {
+        let k = kind(o);
+        let t = o.op.count as f64 * o.time_s;
+        match by_kind.iter_mut().find(|(name, _)| *name == k) {
+            Some(entry) => entry.1 += t,
+            None => by_kind.push((k, t)),
+        }
+    }
+    by_kind.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if by_kind.len() > STEP_KINDS {
+        let rest: f64 = by_kind[STEP_KINDS - 1..].iter().map(|k| k.1).sum();
+        let others = by_kind.len() - (STEP_KINDS - 1);
+        by_kind.truncate(STEP_KINDS - 1);
+        by_kind.push((format!("{others} other kinds"), rest));
+    }
+    by_kind
+}
+
+/// One step on one TPU: its time by kind of operation (every run summed, the largest
+/// first), by unit, and what it holds in HBM against the chip's.
+fn step_pictures(
+    heading: &str,
+    ops: &[OpTime],
+    kind: fn(&OpTime) -> String,
+    totals: &Totals,
+    memory: &HbmUse,
+) -> String {
+    let by_kind = time_by_kind(ops, kind);
+    let kinds: Vec<(&str, f64)> = by_kind.iter().map(|(k, t)| (k.as_str(), *t)).collect();
+    let units = [
+        ("MXU", totals.mxu_s),
+        ("VPU", totals.vpu_s),
+        ("roofline bound", totals.roofline_lower_bound_s),
+        ("step", totals.total_time_s),
+    ];
+    stack(vec![
+        bars(heading, &kinds, seconds),
+        bars(
+            &format!("By unit ({}-bound)", totals.bound),
+            &units,
+            seconds,
+        ),
+        memory_panel(
+            "HBM held",
+            &[
+                ("weights", memory.weights_bytes),
+                ("KV cache", memory.kv_cache_bytes),
+                ("activations", memory.activation_bytes),
+            ],
+            memory.hbm_bytes,
+        ),
+    ])
+}
+
+/// A transformer's step (`tpusim report MODEL` on a TPU), by operation name.
+pub fn transformer_pictures(r: &TransformerReport) -> String {
+    let w = &r.workload;
+    let phase = match w.phase {
+        Phase::Prefill => format!("prefill of {} x {} tokens", w.batch, w.seq),
+        Phase::Decode => format!("decode of {} at context {}", w.batch, w.context),
+    };
+    step_pictures(
+        &format!(
+            "{} on {}, {phase}: {}",
+            r.model,
+            r.chip,
+            seconds(r.totals.total_time_s)
+        ),
+        &r.ops,
+        |o| o.op.name.clone(),
+        &r.totals,
+        &r.memory,
+    )
+}
+
+/// An imported graph's step (`tpusim report MODEL.onnx` on a TPU), by op type.
+pub fn graph_pictures(r: &GraphReport) -> String {
+    step_pictures(
+        &format!(
+            "{} on {}: {} by op type",
+            r.model,
+            r.chip,
+            seconds(r.totals.total_time_s)
+        ),
+        &r.ops,
+        |o| graph_op_type(&o.op.name),
+        &r.totals,
+        &r.memory,
+    )
+}
+
+/// The op type of an imported node's name, `NAME (TYPE)`.
+fn graph_op_type(name: &str) -> String {
+    name.rsplit_once(" (")
+        .and_then(|(_, t)| t.strip_suffix(')'))
+        .unwrap_or(name)
+        .to_string()
+}
+
 /// A self-contained page: the pictures and the JSON figures.
 pub fn page(heading: &str, svg: &str, json: &str) -> String {
     format!(
@@ -354,4 +494,45 @@ pub fn page(heading: &str, svg: &str, json: &str) -> String {
         t = esc(heading),
         j = esc(json)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::Workload;
+    use crate::{zoo, Precision};
+
+    /// The time picture's kinds add up to the step: every operation counted once,
+    /// every run of it, whatever is folded into "other kinds".
+    #[test]
+    fn kinds_add_up_to_the_step() {
+        let chip = tpusim_chip::lookup("v5e").unwrap();
+        for (name, phase) in [("gemma-2-9b", Phase::Decode), ("gpt2", Phase::Prefill)] {
+            let w = Workload {
+                phase,
+                batch: 4,
+                seq: 512,
+                context: 9000,
+                weights: Precision::Bf16,
+                kv: Precision::Bf16,
+            };
+            let r = crate::tpu::report(&zoo::lookup(name).unwrap(), &chip, &w).unwrap();
+            let kinds = time_by_kind(&r.ops, |o| o.op.name.clone());
+            assert!(kinds.len() <= STEP_KINDS);
+            let sum: f64 = kinds.iter().map(|k| k.1).sum();
+            assert!((sum / r.totals.total_time_s - 1.0).abs() < 1e-12, "{name}");
+            assert!(kinds
+                .windows(2)
+                .all(|p| p[0].1 >= p[1].1 || p[1].0.contains("other")));
+            let svg = transformer_pictures(&r);
+            assert!(svg.starts_with("<svg") && svg.contains(&esc(&kinds[0].0)));
+        }
+    }
+
+    #[test]
+    fn op_types_of_imported_nodes() {
+        assert_eq!(graph_op_type("/layers.0/q_proj/MatMul (MatMul)"), "MatMul");
+        assert_eq!(graph_op_type("a (b) (Softmax)"), "Softmax");
+        assert_eq!(graph_op_type("plain"), "plain");
+    }
 }

@@ -125,6 +125,37 @@ pub struct TransformerReport {
     pub hbm_bytes_needed: f64,
     /// Whether that fits the chip's HBM.
     pub fits_hbm: bool,
+    /// `hbm_bytes_needed` by part, against the chip's HBM.
+    pub memory: HbmUse,
+}
+
+/// What a step holds in HBM, by part, and the chip's HBM.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HbmUse {
+    /// Weights (tiled where known).
+    pub weights_bytes: f64,
+    /// The KV cache after the step (0 for an imported graph).
+    pub kv_cache_bytes: f64,
+    /// The largest operation's activations.
+    pub activation_bytes: f64,
+    /// The chip's HBM.
+    pub hbm_bytes: f64,
+}
+
+impl HbmUse {
+    fn new(chip: &Chip, weights_bytes: f64, kv_cache_bytes: f64, activation_bytes: f64) -> HbmUse {
+        HbmUse {
+            weights_bytes,
+            kv_cache_bytes,
+            activation_bytes,
+            hbm_bytes: chip.hbm_bytes as f64,
+        }
+    }
+
+    /// Everything held.
+    pub fn needed(&self) -> f64 {
+        self.weights_bytes + self.kv_cache_bytes + self.activation_bytes
+    }
 }
 
 fn pad(v: u64, to: Option<u32>) -> f64 {
@@ -199,7 +230,8 @@ pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerRep
         })
         .transpose()?;
     let weights = tiled.map_or(model.params().params as f64 * w.weights.bytes(), |t| t.0);
-    let needed = weights + kv_after + largest_act;
+    let memory = HbmUse::new(chip, weights, kv_after, largest_act);
+    let needed = memory.needed();
     Ok(TransformerReport {
         model: model.name.clone(),
         chip: chip.name.clone(),
@@ -211,6 +243,7 @@ pub fn report(model: &Model, chip: &Chip, w: &Workload) -> Result<TransformerRep
         layer_weights_bytes_tiled: tiled.map(|t| t.1),
         hbm_bytes_needed: needed,
         fits_hbm: needed <= chip.hbm_bytes as f64,
+        memory,
         ops: timed,
     })
 }
@@ -239,6 +272,8 @@ pub struct GraphReport {
     pub hbm_bytes_needed: f64,
     /// Whether that fits the chip's HBM.
     pub fits_hbm: bool,
+    /// `hbm_bytes_needed` by part, against the chip's HBM.
+    pub memory: HbmUse,
 }
 
 fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision) -> Option<Op> {
@@ -293,7 +328,8 @@ pub fn graph_report(
         .map(|op| time(chip, weights, Precision::Bf16, op))
         .collect::<Result<_>>()?;
     let weights_bytes = g.parameters as f64 * weights.bytes();
-    let needed = weights_bytes + largest_activation(&timed);
+    let memory = HbmUse::new(chip, weights_bytes, 0.0, largest_activation(&timed));
+    let needed = memory.needed();
     Ok(GraphReport {
         model: g.name.clone(),
         chip: chip.name.clone(),
@@ -304,6 +340,7 @@ pub fn graph_report(
         weights_bytes,
         hbm_bytes_needed: needed,
         fits_hbm: needed <= chip.hbm_bytes as f64,
+        memory,
         ops: timed,
     })
 }

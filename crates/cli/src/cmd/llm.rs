@@ -73,7 +73,7 @@ pub enum LlmCmd {
 
 /// Write `--svg` and `--html` (the page holds the pictures and the JSON figures)
 /// together, once both are ready; `pictures` is only drawn when one is asked for.
-fn write_pictures(
+pub(crate) fn write_pictures(
     svg: Option<&std::path::Path>,
     html: Option<&std::path::Path>,
     title: &str,

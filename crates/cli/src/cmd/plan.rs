@@ -290,6 +290,7 @@ fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
         chip_file: args.chip_file.clone(),
         summary: false,
         json: args.json,
+        html: None,
     };
     let chip = load_chip(args)?;
     let (planned, imported) = match &args.import_tpu_mlir {

@@ -72,8 +72,9 @@ pub struct ReportArgs {
     json: bool,
     /// Also write a self-contained HTML page (summary, time breakdown, roofline, memory
     /// plans, layout of the worst-padded tensor, every table; no external resources) to
-    /// FILE. With --sweep: a page of throughput against batch per chip and model, and
-    /// every run.
+    /// FILE. A transformer on a TPU (built-in, config.json or ONNX): its step's time by
+    /// operation and by unit and the HBM it holds, with every figure. With --sweep: a
+    /// page of throughput against batch per chip and model, and every run.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// Print only the summary, not the per-layer table.
@@ -218,6 +219,8 @@ fn transformer(args: &ReportArgs, model: String) -> Result<()> {
         },
         systolic_cycles: args.systolic_cycles,
         topology: None,
+        svg: None,
+        html: args.html.clone(),
         summary: args.summary,
         json: args.json,
     })
@@ -249,8 +252,12 @@ pub fn run(args: ReportArgs) -> Result<()> {
             chip_file: args.chip_file.clone(),
             summary: args.summary,
             json: args.json,
+            html: args.html.clone(),
         };
         if let Some(chip) = npu(&args)? {
+            if args.html.is_some() {
+                bail!("--html covers transformer graphs on TPUs so far; on an NPU ('{}') use --json, or `tpusim plan {model} --chip {}` for the plan", args.chip, args.chip);
+            }
             return super::llm::onnx_npu::run(&onnx_args, &bytes, &chip);
         }
         return super::llm::onnx::run(&onnx_args, &bytes);

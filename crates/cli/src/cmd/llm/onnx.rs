@@ -32,6 +32,8 @@ pub struct OnnxArgs {
     pub summary: bool,
     /// JSON.
     pub json: bool,
+    /// A page with the pictures and the figures.
+    pub html: Option<PathBuf>,
 }
 
 /// Import and time it.
@@ -43,6 +45,13 @@ pub fn run(a: &OnnxArgs, onnx: &[u8]) -> Result<()> {
     let weights = precision("--dtype", a.dtype.as_deref().unwrap_or("bf16"))?;
     let g = import_bound(a, onnx)?;
     let r = graph_report(&g, &chip, weights)?;
+    super::write_pictures(
+        None,
+        a.html.as_deref(),
+        "tpusim report",
+        || Ok(tpusim_llm::svg::graph_pictures(&r)),
+        &r,
+    )?;
     if a.json {
         return print_json(&r);
     }

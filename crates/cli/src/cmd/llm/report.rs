@@ -48,6 +48,13 @@ pub struct ReportArgs {
     /// GEMMs one row per head and sequence), for `tpusim systolic run`.
     #[arg(long, value_name = "FILE")]
     pub topology: Option<std::path::PathBuf>,
+    /// Write the pictures (time by operation, by unit, HBM held against the chip's)
+    /// as one SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<std::path::PathBuf>,
+    /// Write a page with the pictures and every figure.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     /// Only the summary, not the per-operation table.
     #[arg(long)]
     pub summary: bool,
@@ -73,6 +80,13 @@ pub fn run(a: ReportArgs) -> Result<()> {
         crate::output::write_atomic(path, systolic_map::topology_csv(&gemms)?.as_bytes())?;
     }
     let checked = systolic_map::report(&m, &chip, &w, a.systolic_cycles)?;
+    super::write_pictures(
+        a.svg.as_deref(),
+        a.html.as_deref(),
+        "tpusim report",
+        || Ok(tpusim_llm::svg::transformer_pictures(&checked.report)),
+        &checked,
+    )?;
     if a.json {
         return print_json(&checked);
     }
@@ -90,8 +104,14 @@ fn print_systolic(r: &TransformerReport, rows: &[GemmCycles]) {
     println!(
         "\nMXU cycles (systolic model, ws, double buffered) against the roofline's compute time"
     );
+    let w = rows
+        .iter()
+        .map(|g| g.gemm.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(12);
     println!(
-        "{:<12} {:>6} {:>7} {:>7} {:>7} {:>12} {:>12} {:>6} {:>11} {:>11}",
+        "{:<w$} {:>6} {:>7} {:>7} {:>7} {:>12} {:>12} {:>6} {:>11} {:>11}",
         "gemm", "batch", "m", "k", "n", "cycles", "engine", "util", "systolic", "roofline"
     );
     for g in rows {
@@ -101,7 +121,7 @@ fn print_systolic(r: &TransformerReport, rows: &[GemmCycles]) {
             .find(|o| o.op.name == g.gemm.name)
             .map_or(0.0, |o| o.compute_s * o.op.count as f64);
         println!(
-            "{:<12} {:>6} {:>7} {:>7} {:>7} {:>12} {:>12} {:>5.1}% {:>11} {:>11}",
+            "{:<w$} {:>6} {:>7} {:>7} {:>7} {:>12} {:>12} {:>5.1}% {:>11} {:>11}",
             g.gemm.name,
             g.gemm.batch,
             g.gemm.m,
