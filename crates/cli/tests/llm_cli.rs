@@ -1000,3 +1000,24 @@ fn transformer_reports_write_pictures() {
     );
     assert!(!npu_page.exists());
 }
+
+/// The CNN-only options of `tpusim report` are refused for a transformer, not ignored.
+#[test]
+fn cnn_options_are_refused_for_transformers() {
+    fails(
+        &["report", "llama-3-8b", "--resolution", "224"],
+        "--resolution applies to CNNs; 'llama-3-8b' is a transformer",
+    );
+    let onnx = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../graph/tests/data/nd/hf_qwen2.onnx");
+    fails(
+        &[
+            "report",
+            onnx.to_str().unwrap(),
+            "--chip",
+            "bm1684x",
+            "--no-fuse",
+        ],
+        "--no-fuse applies to CNNs",
+    );
+}

@@ -29,8 +29,8 @@ pub struct ReportArgs {
     model: Option<String>,
     /// Chip: a TPU from the chip database (v3, v4p, v5e, v5p, v6e; `tpusim chip list`)
     /// or an NPU preset (bm1684x, bm1688, …; `tpusim lmem presets`). A transformer given
-    /// as ONNX is timed on an NPU node by node, every node a global layer as TPU-MLIR runs
-    /// the ops it does not group (layer groups of transformers are not planned yet).
+    /// as ONNX is planned on an NPU in TPU-MLIR's form and layer groups, as `tpusim plan`
+    /// plans it; built-in and config.json transformers are timed on TPUs only.
     #[arg(long, default_value = "v5e")]
     chip: String,
     /// Batch size N (images per run).
@@ -235,13 +235,25 @@ pub fn run(args: ReportArgs) -> Result<()> {
         .model
         .clone()
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let cnn_only = [
+        ("--resolution", args.resolution.is_some()),
+        ("--vmem", args.vmem.is_some()),
+        ("--input-dtype", args.input_dtype.is_some()),
+        ("--no-fuse", args.no_fuse),
+    ];
+    let transformer_onnx = transformer_onnx(&model)?;
+    if is_transformer(&model) || transformer_onnx.is_some() {
+        if let Some((flag, _)) = cnn_only.iter().find(|f| f.1) {
+            bail!("{flag} applies to CNNs; '{model}' is a transformer (its shapes come from --batch, --seq and --context)");
+        }
+    }
     if is_transformer(&model) {
         if npu(&args)?.is_some() {
             bail!("'{model}' on an NPU: the built-in and config.json transformers are timed on TPUs; on an NPU give the model as an ONNX export (e.g. torch.onnx.export or optimum), which is timed node by node");
         }
         return transformer(&args, model);
     }
-    if let Some(bytes) = transformer_onnx(&model)? {
+    if let Some(bytes) = transformer_onnx {
         let onnx_args = super::llm::onnx::OnnxArgs {
             path: model.clone(),
             chip: args.chip.clone(),
