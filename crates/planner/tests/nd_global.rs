@@ -433,57 +433,67 @@ fn a_global_softmax_loads_computes_its_rows_and_stores() {
     }
 }
 
-#[test]
-fn attention_matmuls_move_their_operands_a_row_at_a_time() {
+/// An attention matmul of two activations, `a · b` into `o` (dims as profiled).
+fn attention_matmul(a: Vec<u64>, b: Vec<u64>, o: Vec<u64>, heads_as_batch: bool) -> TxLayer {
     use tpusim_planner::tpumlir::nd_form::TxValue;
-    let chip = NpuChip::preset("bm1684x").unwrap();
+    let value = |d: &Vec<u64>| TxValue::activation(format!("{d:?}"), d.clone());
+    // [.., m, k] · [.., n, k]ᵀ or [.., k, n]: k the dim the output lacks; GPT-2's (and
+    // BERT's) global attention matmul is P·V with the heads as a batch, its profile's
+    // values [b, s, heads, d]: the batch b·heads, the rows s
+    let (batch, m): (u64, u64) = if heads_as_batch {
+        (o[0] * o[2], o[1])
+    } else {
+        (o[..o.len() - 2].iter().product(), o[o.len() - 2])
+    };
+    let n = o[o.len() - 1];
+    let k = a.iter().product::<u64>() / (batch * m).max(1);
+    let work = Work::Matmul {
+        batch,
+        m,
+        k,
+        n,
+        weight: false,
+    };
+    let product = |d: &Vec<u64>| d.iter().product::<u64>() as f64;
+    let out = serde_json::json!({"shape": o, "dtype": 1});
+    let mut layer = node("MatMul", work, product(&a) + product(&b), 0.0, &out);
+    layer.reads = vec![value(&a), value(&b)];
+    layer.writes = vec![value(&o)];
+    layer.heads_as_batch = heads_as_batch;
+    layer
+}
+
+fn attention_cycles(chip_name: &str, layer: &TxLayer) -> f64 {
+    let chip = NpuChip::preset(chip_name).unwrap();
     let t = chip.timing_at(ElementType::F16).unwrap();
+    layer_cost(layer, 16, &LocalMemory::of(&chip.geometry), &t).cycles as f64
+}
+
+/// (heads as batch, our cycles / profiled) of every global attention matmul in `file`.
+fn attention_matmul_ratios(chip_name: &str, file: &str) -> Vec<(bool, f64)> {
     let mut ratios = Vec::new();
-    for l in layers().iter().filter(|l| l["type"] == "MatMul") {
+    for l in layers_in(file).iter().filter(|l| l["type"] == "MatMul") {
         let ins: Vec<&Value> = l["inputs"].as_array().unwrap().iter().collect();
         if ins.len() != 2 || ins.iter().any(|i| i["const"] == true) {
             continue;
         }
         let out = &l["outputs"][0];
-        let (a, b, o) = (dims(ins[0]), dims(ins[1]), dims(out));
-        let value = |d: &Vec<u64>| TxValue::activation(format!("{d:?}"), d.clone());
-        // [.., m, k] · [.., n, k]ᵀ or [.., k, n]: k the dim the output lacks; GPT-2's (and
-        // BERT's) global attention matmul is P·V with the heads as a batch, its profile's
-        // values [b, s, heads, d]: the batch b·heads, the rows s
         let heads_as_batch = !l["net"].as_str().unwrap().starts_with("llama");
-        let (batch, m): (u64, u64) = if heads_as_batch {
-            (o[0] * o[2], o[1])
-        } else {
-            (o[..o.len() - 2].iter().product(), o[o.len() - 2])
-        };
-        let n = o[o.len() - 1];
-        let k = a.iter().product::<u64>() / (batch * m).max(1);
-        let work = Work::Matmul {
-            batch,
-            m,
-            k,
-            n,
-            weight: false,
-        };
-        let mut layer = node(
-            "MatMul",
-            work,
-            elements(ins[0]) + elements(ins[1]),
-            0.0,
-            out,
-        );
-        layer.reads = vec![value(&a), value(&b)];
-        layer.writes = vec![value(&o)];
-        layer.heads_as_batch = heads_as_batch;
-        let c = layer_cost(&layer, 16, &LocalMemory::of(&chip.geometry), &t).cycles as f64;
-        let ratio = c / l["cycles"].as_f64().unwrap();
         // small layers pay a fixed few hundred cycles the model leaves out (gpt2_d64_s64's
         // P·V of 4,096 outputs: 2,047 cycles, 0.48 of them here)
-        if layer.heads_as_batch && elements(out) < 16_384.0 {
+        if heads_as_batch && elements(out) < 16_384.0 {
             continue;
         }
-        ratios.push((layer.heads_as_batch, ratio));
+        let layer = attention_matmul(dims(ins[0]), dims(ins[1]), dims(out), heads_as_batch);
+        let ratio = attention_cycles(chip_name, &layer) / l["cycles"].as_f64().unwrap();
+        ratios.push((heads_as_batch, ratio));
     }
+    ratios
+}
+
+#[test]
+fn attention_matmuls_move_their_operands_a_row_at_a_time() {
+    let ratios = attention_matmul_ratios("bm1684x", "tpumlir_layers.jsonl");
     // nothing fitted: the rows at the CNN per-plane floor give TPU-MLIR's plain batched
     // matmuls (LLaMA's, the held-out llama_d320_s256's included) within 0.05 %; the
     // heads-as-batch ones at the flat rates come 0–3.5 % under
@@ -497,6 +507,51 @@ fn attention_matmuls_move_their_operands_a_row_at_a_time() {
         flat.len() >= 8 && flat.iter().all(|r| (0.95..1.01).contains(r)),
         "{flat:?}"
     );
+}
+
+#[test]
+fn on_bm1688_attention_matmuls_move_flat_but_never_under_a_matrix_row_each() {
+    // LLaMA's global attention matmuls on bm1688: flat at the global tensor rate, each
+    // operand never under the matrix floor a row of its last dim. Rows of 32 f16
+    // elements bind the floor (llama_d128_s64's and llama_d256_s128's, 0.924 and 0.941
+    // of their profiles when flat), rows of 64 and more do not; the floor is the
+    // softmaxes' and the casts', nothing fitted here
+    let ratios = attention_matmul_ratios("bm1688", "tpumlir_layers_bm1688.jsonl");
+    let rows: Vec<f64> = ratios.iter().filter(|r| !r.0).map(|r| r.1).collect();
+    assert!(
+        rows.len() >= 8 && rows.iter().all(|r| (r - 1.0).abs() < 0.01),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn a_single_keys_transpose_is_a_reshape_and_its_keys_move_an_element_a_row() {
+    // With one key, Kᵀ [.., 1, d] → [.., d, 1] only moves a dim of one: TPU-MLIR makes
+    // the Permute a Reshape and its matmul reads d rows of one element, where any longer
+    // sequence folds the transpose into the matmul and reads K's rows of d
+    for (seq, keys_last) in [(1, 1), (16, 8)] {
+        let layers = lowered(&tiny("llama_tiny", seq));
+        let scores = layers
+            .iter()
+            .find(|l| l.op_type == "MatMul" && l.reads.iter().all(|v| !v.weight))
+            .expect("the scores matmul");
+        let k = &scores.reads[1];
+        assert_eq!(k.dims.last(), Some(&keys_last), "seq {seq}: {:?}", k.dims);
+    }
+    // llama_d768_s1_b4's scores, [4, 12, 1, 64] · [4, 12, 64, 1], as TPU-MLIR 1.30.2
+    // profiled them (short-sequence round, held out): bm1684x 3,072 rows of one element
+    // at the per-plane floors, bm1688 at its matrix floor a row (0.093 and 0.181 of the
+    // profiles when K moved in 48 rows of 64)
+    let layer = attention_matmul(
+        vec![4, 12, 1, 64],
+        vec![4, 12, 64, 1],
+        vec![4, 12, 1, 1],
+        false,
+    );
+    for (chip, profiled) in [("bm1684x", 30_867.0), ("bm1688", 10_964.0)] {
+        let ratio = attention_cycles(chip, &layer) / profiled;
+        assert!((0.97..=1.03).contains(&ratio), "{chip}: {ratio:.3}");
+    }
 }
 
 fn tiny(name: &str, seq: u64) -> tpusim_graph::nd::NdGraph {
