@@ -13,9 +13,13 @@
 //! - Phi-3: Q, K and V stored as one matrix;
 //! - LLaMA's `attention_bias` (Q, K, V, O) and `mlp_bias`;
 //! - a `layer_types` list (`sliding_attention` | `full_attention`) names the
-//!   windowed layers in any family; else Mistral, Mixtral and Phi-3 window every
-//!   layer when `sliding_window` is set, and Qwen the layers from
-//!   `max_window_layers` on when `use_sliding_window` is true.
+//!   windowed layers in any family; else Mistral, Mixtral, Phi-3 and Qwen3-MoE
+//!   window every layer, and Qwen2 and Qwen3 the layers from `max_window_layers`
+//!   (28 when not given) on. Qwen windows only with `use_sliding_window: true`;
+//!   a `sliding_window` not given at all is transformers 5's default for the family
+//!   (4,096 for Mistral, Gemma 2 and 3 and Qwen; none for Mixtral and Phi-3), and
+//!   `null` is no window. Every rule is checked against transformers itself
+//!   (`bench/hf_config_counts.py`, hub configs and random ones).
 
 use crate::error::{LlmError, Result};
 use crate::model::{Biases, Block, Dims, Mlp, Model, SlidingWindow};
@@ -225,23 +229,51 @@ fn expert_width(f: &Fields, experts: u64) -> Result<u64> {
     Ok(width)
 }
 
+/// The window when the config does not give `sliding_window` at all (an explicit
+/// `null` means none): transformers' default for the family.
+fn default_window(family: &str) -> Option<u64> {
+    match family {
+        "mistral" | "gemma2" | "gemma3_text" | "qwen2" | "qwen3" | "qwen3_moe" => Some(4096),
+        _ => None,
+    }
+}
+
 /// The layers with a sliding window (see the module's notes), `None` when no
 /// layer has one.
 fn sliding_window(f: &Fields, family: &str, layers: u64) -> Result<Option<SlidingWindow>> {
-    let Some(tokens) = f.count(&["sliding_window"])? else {
+    let listed = match f.map.get("layer_types") {
+        Some(Value::Array(types)) => Some(windowed_layer_types(f, types, layers)?),
+        Some(v) if !v.is_null() => {
+            return Err(f.err("layer_types", format!("is {v}; expected a list")));
+        }
+        _ => None,
+    };
+    let tokens = match f.map.get("sliding_window") {
+        None => default_window(family),
+        Some(_) => f.count(&["sliding_window"])?,
+    };
+    let Some(mut tokens) = tokens else {
         return Ok(None);
     };
-    let windowed = match f.map.get("layer_types") {
-        Some(Value::Array(types)) => windowed_layer_types(f, types, layers)?,
-        _ => match family {
-            "mistral" | "mixtral" | "phi3" => layers,
+    let qwen = matches!(family, "qwen2" | "qwen3" | "qwen3_moe");
+    if qwen && f.flag("use_sliding_window")? != Some(true) {
+        return Ok(None);
+    }
+    if family == "gemma3_text" && f.flag("use_bidirectional_attention")? == Some(true) {
+        // transformers halves it for bidirectional (embedding) models
+        tokens = tokens / 2 + 1;
+    }
+    let windowed = match listed {
+        Some(windowed) => windowed,
+        None => match family {
+            "mistral" | "mixtral" | "phi3" | "qwen3_moe" => layers,
             "gemma2" => layers.div_ceil(2),
             "gemma3_text" => {
                 let pattern = f.count(&["sliding_window_pattern"])?.unwrap_or(6);
                 layers - layers / pattern
             }
-            "qwen2" | "qwen3" | "qwen3_moe" if f.flag("use_sliding_window")? == Some(true) => {
-                let from = f.count(&["max_window_layers"])?.unwrap_or(0);
+            "qwen2" | "qwen3" => {
+                let from = f.count(&["max_window_layers"])?.unwrap_or(28);
                 layers.saturating_sub(from)
             }
             _ => 0,

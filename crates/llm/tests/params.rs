@@ -159,6 +159,10 @@ fn bad_configs_name_the_field() {
             "'layer_types' has \"chunked_attention\"",
         ),
         (
+            r#"{"model_type":"gemma2","hidden_size":64,"intermediate_size":64,"num_hidden_layers":1,"num_attention_heads":2,"vocab_size":10,"sliding_window":8,"layer_types":"sliding_attention"}"#,
+            "'layer_types' is \"sliding_attention\"; expected a list",
+        ),
+        (
             r#"{"model_type":"qwen3_moe","hidden_size":64,"intermediate_size":64,"moe_intermediate_size":32,"num_experts":4,"num_hidden_layers":2,"num_attention_heads":2,"vocab_size":10,"decoder_sparse_step":2}"#,
             "'decoder_sparse_step' is not 1",
         ),
