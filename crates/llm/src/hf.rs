@@ -9,7 +9,8 @@
 //!   `moe_intermediate_size` in every layer;
 //! - Gemma 2: norms after attention and the MLP too, a sliding window on every
 //!   other layer (the first, third, …); Gemma 3 also Q/K norms and the window on
-//!   five layers of six;
+//!   five layers of six; with `use_bidirectional_attention` (EmbeddingGemma) an
+//!   encoder, whose window transformers makes `w/2 + 1`;
 //! - Phi-3: Q, K and V stored as one matrix;
 //! - LLaMA's `attention_bias` (Q, K, V, O) and `mlp_bias`;
 //! - a `layer_types` list (`sliding_attention` | `full_attention`) names the
@@ -197,6 +198,8 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
         qk_norm: matches!(family, "qwen3" | "qwen3_moe" | "gemma3_text"),
         experts,
         experts_active: if experts > 1 { active } else { 1 },
+        // an embedding model (EmbeddingGemma): no causal mask, no generation
+        decoder: f.flag("use_bidirectional_attention")? != Some(true),
         ..Model::decoder("", family, dims)
     };
     Ok(Model {
