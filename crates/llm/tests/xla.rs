@@ -110,3 +110,43 @@ fn flops_and_bytes_against_cost_analysis() {
         );
     }
 }
+
+/// One layer's weights of Gemma 2, Qwen2 (Q/K/V biases), Qwen3 (Q/K norms) and Phi-3
+/// (fused QKV), as transformers lists them, passed to a program XLA:TPU compiles for
+/// v5e, v6e and v5p: its argument bytes equal our tiled size of the layer's tensors
+/// (`bench/xla_layer_bytes.py`; `tests/data/xla_layer_bytes.json`).
+#[test]
+fn newer_families_layer_bytes_equal_xla() {
+    let v: Value = serde_json::from_str(include_str!("data/xla_layer_bytes.json")).unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hf_configs");
+    let models = [
+        ("gemma-2-2b", "gemma-2-2b.json"),
+        ("qwen2.5-7b", "qwen2.5-7b.json"),
+        ("qwen3-8b", "qwen3-8b.json"),
+        ("phi-3-mini", "phi-3-mini-4k.json"),
+    ];
+    for (name, file) in models {
+        let m = hf::from_json(&std::fs::read_to_string(dir.join(file)).unwrap(), file).unwrap();
+        let xla = &v["layer_argument_bytes"][name];
+        // the same parameters, whatever their names and fusing
+        let theirs: u64 = v["layer_shapes"][name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                p[1].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_u64().unwrap())
+                    .product::<u64>()
+            })
+            .sum();
+        let ours: u64 = m.layer_tensors().iter().map(|t| t.elements()).sum();
+        assert_eq!(ours, theirs, "{name}");
+        for chip in ["v5e", "v6e", "v5p"] {
+            let gen: TpuGen = chip.parse().unwrap();
+            let bytes = tiled_bytes(&m.layer_tensors(), Precision::Bf16, gen).unwrap();
+            assert_eq!(bytes, xla[chip].as_f64().unwrap(), "{name} {chip}");
+        }
+    }
+}
