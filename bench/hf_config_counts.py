@@ -13,6 +13,7 @@ Run with a Python that has torch and transformers (the TPU-MLIR venv of
 bench/tpumlir_zoo_run.sh has both):
     python bench/hf_config_counts.py > crates/llm/tests/data/hf_configs/counts.jsonl
 """
+import inspect
 import json
 import pathlib
 import sys
@@ -24,16 +25,20 @@ from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
 DIR = pathlib.Path(__file__).resolve().parent.parent / "crates/llm/tests/data/hf_configs"
 
 
-def windowed_layers(cfg):
+def windowed_layers(cfg, model):
     """Layers transformers runs with a sliding window, and the window.
+
+    None when the family's modelling code never reads a window (LLaMA, Gemma), whatever
+    keys the config carries.
 
     Configs with `layer_types` (Gemma 2/3, Qwen2/3 in transformers 5) name each
     layer's attention. The others (Mistral, Mixtral, Phi-3) have none: their
     modelling code passes `config.sliding_window` to the attention of every layer
     (`modeling_mistral.py`: `sliding_window=getattr(self.config, "sliding_window",
     None)`), so every layer is windowed when it is set."""
+    code = inspect.getsource(sys.modules[type(model).__module__])
     window = getattr(cfg, "sliding_window", None)
-    if window is None:
+    if window is None or "sliding_window" not in code:
         return 0, None
     types = getattr(cfg, "layer_types", None)
     if types is None:
@@ -50,7 +55,7 @@ def main():
         with torch.device("meta"):
             model = build.from_config(cfg)
         params = sum(p.numel() for p in model.parameters())
-        layers, window = windowed_layers(cfg)
+        layers, window = windowed_layers(cfg, model)
         row = {
             "file": path.name,
             "model_type": model_type,

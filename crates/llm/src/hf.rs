@@ -14,7 +14,8 @@
 //! - Phi-3: Q, K and V stored as one matrix;
 //! - LLaMA's `attention_bias` (Q, K, V, O) and `mlp_bias`;
 //! - a `layer_types` list (`sliding_attention` | `full_attention`) names the
-//!   windowed layers in any family; else Mistral, Mixtral, Phi-3 and Qwen3-MoE
+//!   windowed layers in any family but LLaMA and Gemma (whose code has no window);
+//!   else Mistral, Mixtral, Phi-3 and Qwen3-MoE
 //!   window every layer, and Qwen2 and Qwen3 the layers from `max_window_layers`
 //!   (28 when not given) on. Qwen windows only with `use_sliding_window: true`;
 //!   a `sliding_window` not given at all is transformers 5's default for the family
@@ -258,6 +259,10 @@ fn sliding_window(f: &Fields, family: &str, layers: u64) -> Result<Option<Slidin
     let Some(mut tokens) = tokens else {
         return Ok(None);
     };
+    if matches!(family, "llama" | "gemma") {
+        // their modelling code has no window, whatever the file says
+        return Ok(None);
+    }
     let qwen = matches!(family, "qwen2" | "qwen3" | "qwen3_moe");
     if qwen && f.flag("use_sliding_window")? != Some(true) {
         return Ok(None);
