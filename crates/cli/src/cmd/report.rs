@@ -249,7 +249,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
     }
     if is_transformer(&model) {
         if npu(&args)?.is_some() {
-            bail!("'{model}' on an NPU: the built-in and config.json transformers are timed on TPUs; on an NPU give the model as an ONNX export (e.g. torch.onnx.export or optimum), which is timed node by node");
+            bail!("'{model}' on an NPU: the built-in and config.json transformers are timed on TPUs; on an NPU give the model as an ONNX export (e.g. torch.onnx.export or optimum), which is planned in layer groups as `tpusim plan` plans it");
         }
         return transformer(&args, model);
     }
