@@ -7,8 +7,8 @@
 //! - Qwen2: biases on Q, K and V (not O);
 //! - Qwen3: a per-head RMSNorm of Q and K; `qwen3_moe` experts of
 //!   `moe_intermediate_size` in every layer;
-//! - Gemma 2: norms after attention and the MLP too, a sliding window on every
-//!   other layer (the first, third, …); Gemma 3 also Q/K norms and the window on
+//! - Gemma 2: norms after attention and the MLP too, soft-capped scores and logits,
+//!   a sliding window on every other layer (the first, third, …); Gemma 3 also Q/K norms and the window on
 //!   five layers of six; with `use_bidirectional_attention` (EmbeddingGemma) an
 //!   encoder, whose window transformers makes `w/2 + 1`;
 //! - Phi-3: Q, K and V stored as one matrix;
@@ -24,7 +24,7 @@
 //!   (`bench/hf_config_counts.py`, hub configs and random ones).
 
 use crate::error::{LlmError, Result};
-use crate::model::{Biases, Block, Dims, Mlp, Model, SlidingWindow};
+use crate::model::{Biases, Block, Dims, Mlp, Model, SlidingWindow, Softcap};
 use serde_json::{Map, Value};
 
 /// The families this reader knows, by `model_type`.
@@ -197,6 +197,7 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
         fused_qkv: family == "phi3",
         post_norms: matches!(family, "gemma2" | "gemma3_text"),
         qk_norm: matches!(family, "qwen3" | "qwen3_moe" | "gemma3_text"),
+        softcap: softcap(f, family)?,
         experts,
         experts_active: if experts > 1 { active } else { 1 },
         // an embedding model (EmbeddingGemma): no causal mask, no generation
@@ -206,6 +207,29 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
     Ok(Model {
         window: sliding_window(f, family, model.layers)?,
         ..model
+    })
+}
+
+/// Gemma 2's and 3's logit soft-capping: a positive `attn_logit_softcapping` or
+/// `final_logit_softcapping` (Gemma 2's defaults, 50 and 30, when not given; Gemma 3's
+/// none; `null` none).
+fn softcap(f: &Fields, family: &str) -> Result<Softcap> {
+    let on = |key: &str| -> Result<bool> {
+        match f.map.get(key) {
+            None => Ok(family == "gemma2"),
+            Some(Value::Null) => Ok(false),
+            Some(v) => match v.as_f64() {
+                Some(c) if c > 0.0 && c.is_finite() => Ok(true),
+                _ => Err(f.err(key, format!("is {v}; expected a positive number or null"))),
+            },
+        }
+    };
+    if !matches!(family, "gemma2" | "gemma3_text") {
+        return Ok(Softcap::NONE);
+    }
+    Ok(Softcap {
+        attention: on("attn_logit_softcapping")?,
+        logits: on("final_logit_softcapping")?,
     })
 }
 

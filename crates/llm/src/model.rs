@@ -61,6 +61,23 @@ impl Biases {
     };
 }
 
+/// Which logits a model caps with `c·tanh(x/c)` (VPU work over every score or logit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Softcap {
+    /// Attention's scores, before the softmax.
+    pub attention: bool,
+    /// The output logits.
+    pub logits: bool,
+}
+
+impl Softcap {
+    /// Neither.
+    pub const NONE: Softcap = Softcap {
+        attention: false,
+        logits: false,
+    };
+}
+
 /// Layers whose attention sees only the last `tokens` keys (Mistral's and
 /// Gemma 2's sliding window); the other layers attend to the whole context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -109,6 +126,9 @@ pub struct Model {
     pub post_norms: bool,
     /// An RMSNorm over each head of the queries and keys (Qwen3, Gemma 3).
     pub qk_norm: bool,
+    /// Logits capped by `c·tanh(x/c)`: attention's scores, and the output's (Gemma 2's
+    /// `attn_logit_softcapping` and `final_logit_softcapping`).
+    pub softcap: Softcap,
     /// The layers with a sliding window, if any.
     pub window: Option<SlidingWindow>,
     /// Learned position embeddings (GPT-2, BERT); 0 with rotary embeddings.
@@ -181,6 +201,7 @@ impl Model {
             fused_qkv: false,
             post_norms: false,
             qk_norm: false,
+            softcap: Softcap::NONE,
             window: None,
             positions: 0,
             token_types: 0,

@@ -331,6 +331,10 @@ fn attention(b: &mut Builder, span: AttentionSpan) {
     };
     b.gemm(&format!("scores{suffix}"), l, att, 0.0, cache);
     let scores = (w.batch * m.heads * w.new_tokens() * s) as f64;
+    if m.softcap.attention {
+        // c·tanh(x/c): a divide, a tanh and a multiply a score
+        b.vector(&format!("softcap{suffix}"), l, scores, 3.0, 1.0);
+    }
     b.vector(&format!("softmax{suffix}"), l, scores, 5.0, 1.0);
     let pv = Gemm {
         batch: w.batch * m.kv_heads,
@@ -461,4 +465,7 @@ fn head(b: &mut Builder) {
         (d * m.vocab) as f64 * w.weights.bytes(),
         0.0,
     );
+    if m.softcap.logits {
+        b.vector("softcap_logits", 1, (rows * m.vocab) as f64, 3.0, 1.0);
+    }
 }

@@ -2,7 +2,7 @@
 //! (`tests/params.rs` pins every one).
 
 use crate::error::{LlmError, Result};
-use crate::model::{Biases, Dims, Model, SlidingWindow};
+use crate::model::{Biases, Dims, Model, SlidingWindow, Softcap};
 
 fn llama(name: &str, d: Dims) -> Model {
     Model::decoder(name, "llama", d)
@@ -21,6 +21,10 @@ fn gemma2(name: &str, d: Dims) -> Model {
     Model {
         family: "gemma2".into(),
         post_norms: true,
+        softcap: Softcap {
+            attention: true,
+            logits: true,
+        },
         window: Some(SlidingWindow {
             tokens: 4096,
             layers: d.layers.div_ceil(2),

@@ -200,3 +200,28 @@ fn causal_window_flops_equal_a_naive_sum() {
         assert!((got / want - 1.0).abs() < 1e-6, "p={p}: {got} vs {want}");
     }
 }
+
+/// Gemma 2's soft-capping: `c·tanh(x/c)` over every attention score (beside each
+/// softmax, over as many elements) and over the output logits.
+#[test]
+fn soft_capping_runs_over_every_score_and_logit() {
+    let m = zoo::lookup("gemma-2-2b").unwrap();
+    let w = wl(Phase::Decode, 4, 0, 9000);
+    let all = ops(&m, &w).unwrap();
+    let named = |n: &str| all.iter().find(|o| o.name == n).unwrap();
+    for suffix in ["", "_window"] {
+        let cap = named(&format!("softcap{suffix}"));
+        let softmax = named(&format!("softmax{suffix}"));
+        assert_eq!(
+            (cap.count, cap.act_bytes_out),
+            (softmax.count, softmax.act_bytes_out)
+        );
+    }
+    let logits = named("softcap_logits");
+    assert_eq!(logits.act_bytes_out, (4 * m.vocab) as f64 * 2.0);
+    let plain = zoo::lookup("gemma-2b").unwrap();
+    assert!(ops(&plain, &w)
+        .unwrap()
+        .iter()
+        .all(|o| !o.name.starts_with("softcap")));
+}

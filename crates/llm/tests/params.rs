@@ -174,6 +174,10 @@ fn bad_configs_name_the_field() {
             r#"{"model_type":"mistral","hidden_size":64,"intermediate_size":64,"num_hidden_layers":1,"num_attention_heads":2,"vocab_size":10,"sliding_window":-1}"#,
             "'sliding_window' is -1",
         ),
+        (
+            r#"{"model_type":"gemma2","hidden_size":64,"intermediate_size":64,"num_hidden_layers":1,"num_attention_heads":2,"vocab_size":10,"attn_logit_softcapping":-50}"#,
+            "'attn_logit_softcapping' is -50",
+        ),
         ("[1,2]", "expected an object"),
         ("{", "not JSON"),
     ];
@@ -234,6 +238,20 @@ fn hugging_face_configs_match_transformers() {
         all.map(String::from).into(),
         "every family has a config"
     );
+}
+
+/// Soft-capping as the configs give it: Gemma 2's hub config caps both, Gemma 3's
+/// (null) neither, a Gemma 2 config without the keys takes transformers' defaults.
+#[test]
+fn soft_capping_from_configs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hf_configs");
+    let read = |f: &str| hf::from_json(&std::fs::read_to_string(dir.join(f)).unwrap(), f).unwrap();
+    let g2 = read("gemma-2-2b.json").softcap;
+    assert!(g2.attention && g2.logits);
+    let g3 = read("gemma-3-1b.json").softcap;
+    assert!(!g3.attention && !g3.logits);
+    let bare = read("random_gemma2_0.json").softcap;
+    assert!(bare.attention && bare.logits);
 }
 
 /// The built-ins that have a config here are the model that config describes.

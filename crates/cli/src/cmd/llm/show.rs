@@ -179,6 +179,16 @@ fn layer_variants(m: &Model) -> String {
     if m.post_norms {
         parts.push("norms after attention and MLP".to_string());
     }
+    let capped: Vec<&str> = [
+        (m.softcap.attention, "scores"),
+        (m.softcap.logits, "logits"),
+    ]
+    .into_iter()
+    .filter_map(|(on, what)| on.then_some(what))
+    .collect();
+    if !capped.is_empty() {
+        parts.push(format!("soft-capped {}", capped.join(" and ")));
+    }
     if let Some(w) = m.window {
         parts.push(format!(
             "sliding window of {} tokens on {} of {} layers",
