@@ -490,6 +490,11 @@ impl Model {
         self.layers * per_layer + head
     }
 
+    /// Layers with a sliding window (0 without one).
+    pub fn windowed_layers(&self) -> u64 {
+        self.window.map_or(0, |w| w.layers.min(self.layers))
+    }
+
     /// The layers by the keys a query attends to when `t` keys precede it (itself
     /// included): one span of all `L` layers seeing `t`, or, where a window caps
     /// it, the windowed layers apart (`capped`) from the others.
@@ -502,7 +507,7 @@ impl Model {
                 capped: false,
             }];
         };
-        let windowed = w.layers.min(self.layers);
+        let windowed = self.windowed_layers();
         let spans = [
             AttentionSpan {
                 layers: self.layers - windowed,
@@ -521,7 +526,7 @@ impl Model {
     /// Keys attended over all layers by a query with `t` keys before it: `L·t`
     /// without a window.
     fn keys_over_layers(&self, t: f64) -> f64 {
-        let windowed = self.window.map_or(0, |w| w.layers.min(self.layers)) as f64;
+        let windowed = self.windowed_layers() as f64;
         let seen = self.window.map_or(t, |w| t.min(w.tokens as f64));
         (self.layers as f64 - windowed) * t + windowed * seen
     }
@@ -536,7 +541,7 @@ impl Model {
     /// average over its tokens: `attention_flops_per_token(p / 2)` without a
     /// window; in a window of `w < p` a query sees on average `w − w²/2p` keys.
     pub fn causal_attention_flops_per_token(&self, p: f64) -> f64 {
-        let windowed = self.window.map_or(0, |w| w.layers.min(self.layers)) as f64;
+        let windowed = self.windowed_layers() as f64;
         let mean_in_window = match self.window {
             Some(w) if (w.tokens as f64) < p => {
                 let wt = w.tokens as f64;

@@ -665,21 +665,14 @@ fn matmul_traffic(
     let output_bytes = bytes_of(l.elements_out, out_bits);
     let attention = matches!(l.work, Work::Matmul { weight: false, .. }) && !l.heads_as_batch;
     let tensor = u.global_tensor_bytes_per_cycle;
-    if tensor <= 0.0 && attention {
-        let [input_cycles, output_cycles] = rows_each_way(l, bits, t);
-        return MatmulTraffic {
-            input_bytes,
-            input_cycles,
-            weight_bytes: 0,
-            weight_cycles: 0.0,
-            output_bytes,
-            output_cycles,
-        };
-    }
     if attention {
-        // flat at the tensor rate, but never under the matrix floor a row of each
-        // operand, as a softmax's
-        let [input_cycles, output_cycles] = attention_rows_floored(l, bits, t);
+        // a row at a time without a tensor rate; with one flat at it, but never under
+        // the matrix floor a row of each operand, as a softmax's
+        let [input_cycles, output_cycles] = if tensor <= 0.0 {
+            rows_each_way(l, bits, t)
+        } else {
+            attention_rows_floored(l, bits, t)
+        };
         return MatmulTraffic {
             input_bytes,
             input_cycles,

@@ -104,12 +104,7 @@ fn print_systolic(r: &TransformerReport, rows: &[GemmCycles]) {
     println!(
         "\nMXU cycles (systolic model, ws, double buffered) against the roofline's compute time"
     );
-    let w = rows
-        .iter()
-        .map(|g| g.gemm.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(12);
+    let w = column_width(rows.iter().map(|g| g.gemm.name.as_str()), 12);
     println!(
         "{:<w$} {:>6} {:>7} {:>7} {:>7} {:>12} {:>12} {:>6} {:>11} {:>11}",
         "gemm", "batch", "m", "k", "n", "cycles", "engine", "util", "systolic", "roofline"
@@ -202,13 +197,13 @@ pub(crate) fn print_totals(t: &Totals) {
     );
 }
 
+/// The width of a name column: its longest name, never under `min`.
+fn column_width<'a>(names: impl Iterator<Item = &'a str>, min: usize) -> usize {
+    names.map(str::len).max().unwrap_or(0).max(min)
+}
+
 pub(crate) fn print_ops(ops: &[OpTime]) {
-    let w = ops
-        .iter()
-        .map(|o| o.op.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(16);
+    let w = column_width(ops.iter().map(|o| o.op.name.as_str()), 16);
     println!(
         "\n{:<w$} {:>5} {:>4} {:>12} {:>14} {:>11} {:>11} {:>8}",
         "op", "count", "unit", "FLOP", "bytes", "compute", "memory", "bound"

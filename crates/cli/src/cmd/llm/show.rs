@@ -152,7 +152,7 @@ fn window_note(m: &Model, what: &str) -> String {
     m.window.map_or(String::new(), |w| {
         format!(
             " ({} of {} layers: {what} capped at {} tokens)",
-            w.layers.min(m.layers),
+            m.windowed_layers(),
             m.layers,
             w.tokens
         )
@@ -193,7 +193,7 @@ fn layer_variants(m: &Model) -> String {
         parts.push(format!(
             "sliding window of {} tokens on {} of {} layers",
             w.tokens,
-            w.layers.min(m.layers),
+            m.windowed_layers(),
             m.layers
         ));
     }
