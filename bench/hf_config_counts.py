@@ -40,6 +40,9 @@ def windowed_layers(cfg, model):
     window = getattr(cfg, "sliding_window", None)
     if window is None or "sliding_window" not in code:
         return 0, None
+    # SmolLM3 (and Qwen, whose layer_types already say so) window only when switched on
+    if getattr(cfg, "use_sliding_window", None) is False:
+        return 0, None
     types = getattr(cfg, "layer_types", None)
     if types is None:
         return cfg.num_hidden_layers, window

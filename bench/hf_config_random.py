@@ -18,6 +18,9 @@ OUT = os.path.join(HERE, "..", "crates", "llm", "tests", "data", "hf_configs")
 FAMILIES = ["llama", "mistral", "mixtral", "gemma", "gemma2", "gemma3_text", "qwen2",
             "qwen3", "qwen3_moe", "phi3", "gpt2", "bert"]
 PER_FAMILY = 2
+# added in the forty-fourth session, drawn from their own seed so the files above stay
+NEW_FAMILIES = ["granite", "smollm3", "olmo2", "olmo3", "gpt_oss"]
+NEW_PER_FAMILY = 3
 
 
 def decoder(rng, family):
@@ -63,6 +66,46 @@ def decoder(rng, family):
     return c
 
 
+def newer(rng, family):
+    """A config of the forty-fourth session's families, keys left out at random so that
+    transformers' defaults are exercised too."""
+    c = decoder(rng, "llama")
+    c["model_type"] = family
+    c.pop("mlp_bias", None)
+    if rng.random() < 0.4:
+        c.pop("tie_word_embeddings")
+    if family == "smollm3":
+        c["pad_token_id"] = 0
+    if family in ("granite", "smollm3", "olmo2", "olmo3", "gpt_oss"):
+        c["attention_bias"] = rng.random() < 0.5
+    if family in ("granite", "smollm3", "olmo2"):
+        c["mlp_bias"] = rng.random() < 0.5
+    layers = c["num_hidden_layers"]
+    window = rng.choice([None, 4, 16, 64])
+    if family == "smollm3":
+        c["use_sliding_window"] = rng.random() < 0.7
+        if window is not None:
+            c["sliding_window"] = window
+        if rng.random() < 0.4:
+            c["no_rope_layers"] = [rng.choice([0, 1]) for _ in range(layers)]
+        else:
+            c["no_rope_layer_interval"] = rng.choice([2, 3, 4])
+    if family in ("olmo3", "gpt_oss"):
+        if rng.random() < 0.7:
+            c["sliding_window"] = window
+        if rng.random() < 0.3:
+            c["layer_types"] = [rng.choice(["sliding_attention", "full_attention"])
+                                for _ in range(layers)]
+    if family == "gpt_oss":
+        experts = rng.choice([2, 4, 8])
+        c["num_local_experts"] = experts
+        c["num_experts_per_tok"] = rng.choice([k for k in (1, 2, 4) if k <= experts])
+        if rng.random() < 0.3:
+            c.pop("head_dim")
+            c["hidden_size"] = c["num_attention_heads"] * 16
+    return c
+
+
 def multi_head(rng, family):
     heads = rng.choice([1, 2, 4, 6])
     d = heads * rng.choice([8, 16, 32])
@@ -83,6 +126,13 @@ def main():
             path = os.path.join(OUT, f"random_{family}_{i}.json")
             with open(path, "w") as f:
                 json.dump(c, f)
+                f.write("\n")
+    rng = random.Random(44)
+    for family in NEW_FAMILIES:
+        for i in range(NEW_PER_FAMILY):
+            path = os.path.join(OUT, f"random_{family}_{i}.json")
+            with open(path, "w") as f:
+                json.dump(newer(rng, family), f)
                 f.write("\n")
 
 

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 tpusim=${TPUSIM:-../target/release/tpusim}
 c=corpus
-mkdir -p $c/{shape,npy,hlo,onnx,scalesim_config,topology,chip_toml,lmem_toml,tpumlir_cache,plan_json,sweep_toml,llm_model}
+mkdir -p $c/{shape,npy,hlo,onnx,scalesim_config,topology,chip_toml,lmem_toml,tpumlir_cache,plan_json,sweep_toml,llm_model,llm_measurements}
 i=0
 grep -v '^#' ../crates/layout/tests/data/xla_text_inputs.txt | while IFS= read -r l; do
   [ -n "$l" ] && printf '%s' "$l" > "$c/shape/seed_$(printf %03d $i)" && i=$((i + 1))
@@ -47,3 +47,11 @@ printf 'models = ["resnet18"]\nchips = ["v5e", "bm1684x"]\nbatches = [1, 4096]\n
 for f in ../crates/llm/tests/data/hf_configs/*.json ../crates/graph/tests/data/nd/hf_*.json; do
   cp "$f" "$c/llm_model/seed_$(basename "$f")"
 done
+# measurements for `llm validate --data`: every shipped row, one file a row
+for f in ../data/llm/*.jsonl; do
+  n=0
+  while IFS= read -r l; do
+    printf '%s\n' "$l" > "$c/llm_measurements/seed_$(basename "$f" .jsonl)_$n"; n=$((n + 1))
+  done < "$f"
+done
+cp ../crates/llm/tests/data/measurements_user.jsonl "$c/llm_measurements/seed_user_fields.jsonl"

@@ -190,6 +190,9 @@ struct ShowAsk {
 struct ValidateAsk {
     ideal: bool,
     calib: BTreeMap<String, f64>,
+    /// A user's measurements as JSON lines, and the name errors give them.
+    rows: Option<String>,
+    origin: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -283,7 +286,14 @@ fn run(verb: &str, ask: &str) -> Result<String, String> {
         "train" => train(parse(verb, ask)?),
         "validate" => {
             let a: ValidateAsk = parse(verb, ask)?;
-            to(&validate::validate(&efficiency(a.ideal, &a.calib)?).map_err(|e| e.to_string())?)
+            let eff = efficiency(a.ideal, &a.calib)?;
+            let cases = match &a.rows {
+                None => validate::validate(&eff),
+                Some(rows) => {
+                    validate::validate_rows(rows, a.origin.as_deref().unwrap_or("rows"), &eff)
+                }
+            };
+            to(&cases.map_err(|e| e.to_string())?)
         }
         "thresholds" => {
             let a: ThresholdAsk = parse(verb, ask)?;

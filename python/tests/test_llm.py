@@ -48,7 +48,7 @@ def test_train_equals_the_cli(cli):
 def test_validate_and_thresholds_equal_the_cli(cli):
     assert tpusim.llm.validate() == cli("llm", "validate")
     df = tpusim.llm.validate_df(ideal=True)
-    assert len(df) == 46 and set(df["split"]) == {"fit", "held_out", "held_out_v5p"}
+    assert len(df) == 50 and set(df["split"]) == {"fit", "held_out", "held_out_v5p", "held_out_v6e"}
     got = tpusim.llm.thresholds("v5p", model="llama-3-70b", batch_tokens=4 << 20, chips=8960)
     want = cli("llm", "thresholds", "v5p", "--model", "llama-3-70b", "--batch-tokens", "4Mi", "--chips", "8960")
     assert got.to_dict() == want
@@ -62,6 +62,23 @@ def test_a_calibrated_figure_set_by_name_equals_the_cli(cli):
     base = {r["case"]: r["predicted"] for r in tpusim.llm.validate()}
     moved = {r["case"] for r in got if r["predicted"] != base[r["case"]]}
     assert moved == {r["case"] for r in got if r["quantity"] == "train_step_s"}
+
+
+def test_validate_reads_measurements_as_rows_a_frame_or_a_file(tmp_path, cli, repo):
+    lines = (repo / "data/llm/llm-validation-jetstream-v5e.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines[:3]]
+    rows[1]["split"] = "lab"
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    want = cli("llm", "validate", "--data", str(path))
+    assert tpusim.llm.validate(data=path) == want
+    assert tpusim.llm.validate(data=rows) == want
+    df = tpusim.llm.validate_df(data=tpusim._record.frame(rows))
+    assert list(df["split"]) == ["user", "lab", "user"]
+    shipped = {r["case"]: r["predicted"] for r in tpusim.llm.validate()}
+    assert [shipped[r["id"]] for r in rows] == [w["predicted"] for w in want]
+    with pytest.raises(tpusim.BadInput, match="rows line 1: field 'chip' is missing"):
+        tpusim.llm.validate(data=[{"id": "x", "model": "llama-2-7b"}])
 
 
 def test_config_files(tmp_path, cli):
@@ -158,3 +175,12 @@ def test_train_with_2d_tensor_parallelism_equals_the_cli(cli):
     assert got.to_dict() == cli("llm", "train", "llama-2-70b", "--chip", "v5p", "--slice", "8x8x4", "--batch-tokens", "4Mi",
                                 "--seq", "4096", "--tp", "16", "--tp-d", "4", "--fsdp", "4")
     assert got.sharding["tp_d"] == 4
+
+
+def test_train_with_a_custom_remat_policy_equals_the_cli(cli):
+    policy = "custom:decoder_layer_input=offload,query_proj=offload,key_proj=offload,value_proj=offload"
+    got = tpusim.llm.train("llama-3.1-70b", chip="v6e", slice="16x16", batch_tokens=10 << 20, seq=8192,
+                           degrees={"fsdp": 256}, remat=policy)
+    assert got.to_dict() == cli("llm", "train", "llama-3.1-70b", "--chip", "v6e", "--slice", "16x16",
+                                "--batch-tokens", "10Mi", "--seq", "8192", "--fsdp", "256", "--remat", policy)
+    assert got.remat == policy and got.comms["host_s"] > 0

@@ -43,14 +43,15 @@ fn trim(s: String) -> String {
     }
 }
 
-/// Bytes, the CLI's one way to show them: a whole number of a binary unit as such
-/// (`256 KiB`, `16 GiB`), anything else in SI units with the exact count in brackets
-/// (`16.78 MB (16777216 B)`), and under a kilobyte as bytes (`320 B`).
+/// Bytes, the CLI's one way to show them: a whole number under 10,000 of a binary
+/// unit as such (`256 KiB`, `16 GiB`), anything else in SI units with the exact count
+/// in brackets (`16.78 MB (16777216 B)`, `32.00 GB (32000000000 B)`, not
+/// `31250000 KiB`), and under a kilobyte as bytes (`320 B`).
 pub fn bytes(b: f64) -> String {
     let binary = [(5, "PiB"), (4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")];
     for (power, unit) in binary {
         let m = 1024f64.powi(power);
-        if b >= m && (b / m).fract() == 0.0 {
+        if b >= m && (b / m).fract() == 0.0 && b / m < 10_000.0 {
             return format!("{} {unit}", b / m);
         }
     }
@@ -96,5 +97,8 @@ mod tests {
         assert_eq!(bytes(16_777_217.0), "16.78 MB (16777217 B)");
         assert_eq!(bytes(512.0), "512 B");
         assert_eq!(bytes(0.0), "0 B");
+        // a whole number of KiB too long to read is given in SI units
+        assert_eq!(bytes(32e9), "32.00 GB (32000000000 B)");
+        assert_eq!(bytes(9_999.0 * 1024.0), "9999 KiB");
     }
 }

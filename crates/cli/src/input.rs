@@ -30,6 +30,8 @@ pub enum InputKind {
     Hlo,
     /// A model file for `tpusim llm` (Hugging Face `config.json`).
     ModelJson,
+    /// Measurements for `tpusim llm validate --data` (JSON lines).
+    Measurements,
 }
 
 impl InputKind {
@@ -46,6 +48,7 @@ impl InputKind {
             InputKind::PlanJson => "a plan JSON",
             InputKind::Hlo => "an HLO dump",
             InputKind::ModelJson => "a model config JSON",
+            InputKind::Measurements => "measurements (JSON lines)",
         }
     }
 
@@ -62,6 +65,7 @@ impl InputKind {
             InputKind::PlanJson => "plan file",
             InputKind::Hlo => "HLO file",
             InputKind::ModelJson => "model file",
+            InputKind::Measurements => "measurements file",
         }
     }
 
@@ -74,7 +78,10 @@ impl InputKind {
             | InputKind::ChipToml
             | InputKind::SweepToml
             | InputKind::ModelJson => MIB,
-            InputKind::Topology | InputKind::ScaleSimLayout | InputKind::TpuMlirCache => 64 * MIB,
+            InputKind::Topology
+            | InputKind::ScaleSimLayout
+            | InputKind::TpuMlirCache
+            | InputKind::Measurements => 64 * MIB,
             InputKind::PlanJson => 256 * MIB,
             InputKind::Hlo => 1024 * MIB,
         }

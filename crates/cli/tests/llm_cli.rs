@@ -191,7 +191,7 @@ fn train_search_names_runners_up() {
 fn validate_lists_every_shipped_measurement() {
     let v = json(&["llm", "validate", "--json"]);
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 46);
+    assert_eq!(rows.len(), 50);
     for r in rows {
         let (m, p, e) = (f(r, "measured"), f(r, "predicted"), f(r, "error"));
         assert!(((p - m) / m - e).abs() < 1e-12);
@@ -1019,5 +1019,150 @@ fn cnn_options_are_refused_for_transformers() {
             "--no-fuse",
         ],
         "--no-fuse applies to CNNs",
+    );
+}
+
+/// Rows of a user's own measurements (`llm validate --data`), predicted as `llm serve`
+/// and `llm train` predict them with the same settings.
+#[test]
+fn validate_reads_a_users_measurements_as_serve_and_train_predict_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.jsonl");
+    let rows = [
+        r#"{"id":"serve-a","model":"llama-2-7b","chip":"v5e","chips":8,"precision":"bf16","batch":32,"cache_length":1024,"tp":4,"dp":2,"mean_prompt_tokens":500,"mean_output_tokens":200,"throughput_tokens_per_s":1000,"split":"lab"}"#,
+        "",
+        r#"{"id":"train-a","model":"llama-2-7b","chip":"v5e","slice":"4x4","slices":1,"batch_tokens":262144,"seq":2048,"remat":"full","weights":"fp32 params","attention":"flash, causal","ici_fsdp":8,"ici_tp":2,"step_s":5.0}"#,
+    ];
+    std::fs::write(&path, rows.join("\n")).unwrap();
+    let v = json(&[
+        "llm",
+        "validate",
+        "--data",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    let cases = v.as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    let s = json(&[
+        "llm",
+        "serve",
+        "llama-2-7b",
+        "--slice",
+        "8",
+        "--batch",
+        "32",
+        "--context",
+        "1024",
+        "--tp",
+        "4",
+        "--dp",
+        "2",
+        "--prefill-tokens",
+        "500",
+        "--json",
+    ]);
+    // a step of the 32 slots, plus each request's prefill spread over its 200 tokens
+    let want = 32.0 / (f(&s, "decode_step_s") + f(&s, "prefill_s") * 32.0 / (2.0 * 200.0));
+    assert!((f(&cases[0], "predicted") / want - 1.0).abs() < 1e-9);
+    assert_eq!(cases[0]["split"], "lab");
+    assert!((f(&cases[0], "error") - (want / 1000.0 - 1.0)).abs() < 1e-9);
+    let t = json(&[
+        "llm",
+        "train",
+        "llama-2-7b",
+        "--chip",
+        "v5e",
+        "--slice",
+        "4x4",
+        "--batch-tokens",
+        "262144",
+        "--seq",
+        "2048",
+        "--fsdp",
+        "8",
+        "--tp",
+        "2",
+        "--remat",
+        "full",
+        "--param-dtype",
+        "f32",
+        "--json",
+    ]);
+    assert!((f(&cases[1], "predicted") / f(&t, "step_s") - 1.0).abs() < 1e-9);
+    assert_eq!(cases[1]["split"], "user");
+}
+
+#[test]
+fn validate_names_the_line_and_field_of_a_bad_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let serve = r#""id":"x","model":"llama-2-7b","chip":"v5e","chips":8,"precision":"bf16","cache_length":2048,"throughput_tokens_per_s":100"#;
+    let neg = write(
+        "neg.jsonl",
+        &format!("{{{serve}}}\n\n{{{serve},\"batch\":-4}}\n"),
+    );
+    fails(
+        &["llm", "validate", "--data", &neg],
+        "neg.jsonl line 1: field 'batch' is missing",
+    );
+    let neg = write("neg2.jsonl", &format!("\n{{{serve},\"batch\":-4}}\n"));
+    fails(
+        &["llm", "validate", "--data", &neg],
+        "neg2.jsonl line 2: field 'batch' is -4; expected a positive whole number",
+    );
+    let array = write("array.jsonl", "[1,2]\n");
+    fails(
+        &["llm", "validate", "--data", &array],
+        "line 1: row '[1,2]': is not a JSON object",
+    );
+    let empty = write("empty.jsonl", "\n\n");
+    fails(&["llm", "validate", "--data", &empty], "holds no rows");
+    let model = write("model.jsonl", r#"{"id":"x","model":7}"#);
+    fails(
+        &["llm", "validate", "--data", &model],
+        "field 'model' is 7; expected a built-in model's name or a config.json object",
+    );
+}
+
+/// A MaxText `save_…` policy keeps more than `full` and reruns less: its step and its
+/// checkpoint memory fall between `full`'s and `minimal`'s.
+#[test]
+fn train_takes_maxtexts_save_policies() {
+    let run = |remat: &str| {
+        let v = json(&[
+            "llm",
+            "train",
+            "llama-2-70b",
+            "--chip",
+            "v5p",
+            "--slice",
+            "8x8x8",
+            "--batch-tokens",
+            "8Mi",
+            "--seq",
+            "4096",
+            "--fsdp",
+            "512",
+            "--remat",
+            remat,
+            "--json",
+        ]);
+        assert_eq!(v["remat"], remat);
+        (f(&v, "step_s"), f(&v["memory_per_chip"], "checkpoints"))
+    };
+    let (full, minimal) = (run("full"), run("minimal"));
+    let mlpwi = run("save_dot_except_mlpwi");
+    assert!(
+        full.0 > mlpwi.0 && mlpwi.0 > minimal.0,
+        "{full:?} {mlpwi:?} {minimal:?}"
+    );
+    assert!(full.1 < mlpwi.1 && mlpwi.1 < minimal.1);
+    fails(
+        &["llm", "train", "llama-2-7b", "--remat", "some"],
+        "save_dot_except_mlpwi",
     );
 }

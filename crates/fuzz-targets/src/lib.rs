@@ -9,6 +9,7 @@
 pub mod chip_toml;
 pub mod hlo;
 pub mod layout_tiles;
+pub mod llm_measurements;
 pub mod llm_model;
 pub mod lmem_toml;
 pub mod nd_onnx;
@@ -52,6 +53,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
         "chip_toml" => chip_toml::run(data),
         "lmem_toml" => lmem_toml::run(data),
         "llm_model" => llm_model::run(data),
+        "llm_measurements" => llm_measurements::run(data),
         "nd_onnx" => nd_onnx::run(data),
         "tpumlir_cache" => tpumlir_cache::run(data),
         "plan_json" => plan_json::run(data),
@@ -67,7 +69,7 @@ pub fn replay(name: &str, data: &[u8]) -> bool {
 }
 
 /// Every target's name.
-pub const TARGETS: [&str; 17] = [
+pub const TARGETS: [&str; 18] = [
     "shape",
     "hlo",
     "npy",
@@ -85,4 +87,5 @@ pub const TARGETS: [&str; 17] = [
     "layout_tiles",
     "llm_model",
     "nd_onnx",
+    "llm_measurements",
 ];

@@ -68,6 +68,22 @@ pub enum LlmError {
         /// Chips in a pod.
         pod_chips: u64,
     },
+    /// A field of a measurement row (`llm validate --data`) is missing or wrong.
+    #[error("field '{field}' {problem}")]
+    BadRowField {
+        /// The key at fault.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A measurement row (`llm validate --data`) that cannot be predicted.
+    #[error("{origin}: {problem}")]
+    InMeasurement {
+        /// The file and line.
+        origin: String,
+        /// What is wrong with the row.
+        problem: Box<LlmError>,
+    },
     /// An error of the chip model (slice, collective).
     #[error(transparent)]
     Chip(#[from] tpusim_chip::error::ChipError),

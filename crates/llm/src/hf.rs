@@ -1,5 +1,6 @@
 //! Models from a Hugging Face `config.json` (LLaMA, Mistral/Mixtral, Gemma,
-//! Gemma 2 and 3, Qwen2 and Qwen3 (dense and MoE), Phi-3, GPT-2 and BERT families),
+//! Gemma 2 and 3, Qwen2 and Qwen3 (dense and MoE), Phi-3, Granite, SmolLM3, OLMo 2
+//! and 3, GPT-OSS, GPT-2 and BERT families),
 //! or the same keys plus `mlp` (`gated` | `plain`) and `block` (`sequential` |
 //! `parallel`) for models outside those families.
 //!
@@ -12,6 +13,15 @@
 //!   five layers of six; with `use_bidirectional_attention` (EmbeddingGemma) an
 //!   encoder, whose window transformers makes `w/2 + 1`;
 //! - Phi-3: Q, K and V stored as one matrix;
+//! - Granite: LLaMA's layer (its multipliers scale, they add no weights);
+//! - SmolLM3: LLaMA's, tied by default, windowed (with `use_sliding_window`) on the
+//!   layers without rotary embeddings (`no_rope_layers`, else every fourth);
+//! - OLMo 2: norms after attention and the MLP instead of before (as many), an
+//!   RMSNorm over all the queries and one over all the keys, no MLP bias whatever
+//!   `mlp_bias` says; OLMo 3 also a 4,096-token window on three layers of four;
+//! - GPT-OSS: biased attention with a learned sink per head, experts with biases and
+//!   a biased router (128 experts, 4 active, heads of 64 by default), a 128-token
+//!   window on every other layer;
 //! - LLaMA's `attention_bias` (Q, K, V, O) and `mlp_bias`;
 //! - a `layer_types` list (`sliding_attention` | `full_attention`) names the
 //!   windowed layers in any family but LLaMA and Gemma (whose code has no window);
@@ -24,15 +34,16 @@
 //!   (`bench/hf_config_counts.py`, hub configs and random ones).
 
 use crate::error::{LlmError, Result};
-use crate::model::{Biases, Block, Dims, Mlp, Model, SlidingWindow, Softcap};
+use crate::model::{Biases, Block, Dims, Mlp, Model, QkNorm, SlidingWindow, Softcap};
 use serde_json::{Map, Value};
 
 /// The families this reader knows, by `model_type`.
 const FAMILIES: &str = "llama, mistral, mixtral, gemma, gemma2, gemma3_text, qwen2, qwen3, \
-     qwen3_moe, phi3, gpt2, bert (or no model_type with mlp/block keys)";
+     qwen3_moe, phi3, granite, smollm3, olmo2, olmo3, gpt_oss, gpt2, bert (or no model_type \
+     with mlp/block keys)";
 
 /// The `model_type`s read as LLaMA with the family's additions.
-const LLAMA_LIKE: [&str; 10] = [
+const LLAMA_LIKE: [&str; 15] = [
     "llama",
     "mistral",
     "mixtral",
@@ -43,6 +54,11 @@ const LLAMA_LIKE: [&str; 10] = [
     "qwen3",
     "qwen3_moe",
     "phi3",
+    "granite",
+    "smollm3",
+    "olmo2",
+    "olmo3",
+    "gpt_oss",
 ];
 
 /// Reads fields of one config object, naming the file and field in every error.
@@ -161,8 +177,10 @@ pub fn from_map(map: &Map<String, Value>, origin: &str) -> Result<Model> {
 fn llama_family(f: &Fields, family: &str) -> Result<Model> {
     let d = f.need(&["hidden_size"])?;
     let heads = f.need(&["num_attention_heads"])?;
+    let gpt_oss = family == "gpt_oss";
     let head_dim = match f.count(&["head_dim"])? {
         Some(h) => h,
+        None if gpt_oss => 64,
         None if d % heads == 0 => d / heads,
         None => {
             return Err(f.err(
@@ -173,7 +191,10 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
             ))
         }
     };
-    let experts = f.count(&["num_local_experts", "num_experts"])?.unwrap_or(1);
+    let default_experts = if gpt_oss { 128 } else { 1 };
+    let experts = f
+        .count(&["num_local_experts", "num_experts"])?
+        .unwrap_or(default_experts);
     let dims = Dims {
         layers: f.need(&["num_hidden_layers"])?,
         d_model: d,
@@ -183,20 +204,31 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
         head_dim,
         vocab: f.need(&["vocab_size"])?,
     };
-    let active = f.count(&["num_experts_per_tok"])?.unwrap_or(experts.min(2));
-    let attention_bias = f.flag("attention_bias")?.unwrap_or(false);
+    let default_active = if gpt_oss { 4 } else { 2 };
+    let active = f
+        .count(&["num_experts_per_tok"])?
+        .unwrap_or(experts.min(default_active));
+    let attention_bias = f.flag("attention_bias")?.unwrap_or(gpt_oss);
     let qwen2 = family == "qwen2";
-    let gemma = family.starts_with("gemma");
+    let olmo = matches!(family, "olmo2" | "olmo3");
+    let tied_by_default = family.starts_with("gemma") || family == "smollm3";
     let model = Model {
-        tied_embedding: f.flag("tie_word_embeddings")?.unwrap_or(gemma),
+        tied_embedding: f.flag("tie_word_embeddings")?.unwrap_or(tied_by_default),
         biases: Biases {
             qkv: attention_bias || qwen2,
             out: attention_bias,
-            mlp: f.flag("mlp_bias")?.unwrap_or(false),
+            // OLMo's MLP has none whatever the file says; GPT-OSS's experts always do
+            mlp: gpt_oss || (!olmo && f.flag("mlp_bias")?.unwrap_or(false)),
+            router: gpt_oss,
         },
         fused_qkv: family == "phi3",
         post_norms: matches!(family, "gemma2" | "gemma3_text"),
-        qk_norm: matches!(family, "qwen3" | "qwen3_moe" | "gemma3_text"),
+        qk_norm: match family {
+            "qwen3" | "qwen3_moe" | "gemma3_text" => QkNorm::PerHead,
+            "olmo2" | "olmo3" => QkNorm::Whole,
+            _ => QkNorm::None,
+        },
+        sinks: gpt_oss,
         softcap: softcap(f, family)?,
         experts,
         experts_active: if experts > 1 { active } else { 1 },
@@ -261,7 +293,10 @@ fn expert_width(f: &Fields, experts: u64) -> Result<u64> {
 /// `null` means none): transformers' default for the family.
 fn default_window(family: &str) -> Option<u64> {
     match family {
-        "mistral" | "gemma2" | "gemma3_text" | "qwen2" | "qwen3" | "qwen3_moe" => Some(4096),
+        "mistral" | "gemma2" | "gemma3_text" | "qwen2" | "qwen3" | "qwen3_moe" | "olmo3" => {
+            Some(4096)
+        }
+        "gpt_oss" => Some(128),
         _ => None,
     }
 }
@@ -269,12 +304,9 @@ fn default_window(family: &str) -> Option<u64> {
 /// The layers with a sliding window (see the module's notes), `None` when no
 /// layer has one.
 fn sliding_window(f: &Fields, family: &str, layers: u64) -> Result<Option<SlidingWindow>> {
-    let listed = match f.map.get("layer_types") {
-        Some(Value::Array(types)) => Some(windowed_layer_types(f, types, layers)?),
-        Some(v) if !v.is_null() => {
-            return Err(f.err("layer_types", format!("is {v}; expected a list")));
-        }
-        _ => None,
+    let listed = match per_layer(f, "layer_types", layers)? {
+        Some(types) => Some(windowed_layer_types(f, types)?),
+        None => None,
     };
     let tokens = match f.map.get("sliding_window") {
         None => default_window(family),
@@ -283,12 +315,12 @@ fn sliding_window(f: &Fields, family: &str, layers: u64) -> Result<Option<Slidin
     let Some(mut tokens) = tokens else {
         return Ok(None);
     };
-    if matches!(family, "llama" | "gemma") {
+    if matches!(family, "llama" | "gemma" | "granite" | "olmo2") {
         // their modelling code has no window, whatever the file says
         return Ok(None);
     }
-    let qwen = matches!(family, "qwen2" | "qwen3" | "qwen3_moe");
-    if qwen && f.flag("use_sliding_window")? != Some(true) {
+    let switched = matches!(family, "qwen2" | "qwen3" | "qwen3_moe" | "smollm3");
+    if switched && f.flag("use_sliding_window")? != Some(true) {
         return Ok(None);
     }
     if family == "gemma3_text" && f.flag("use_bidirectional_attention")? == Some(true) {
@@ -308,6 +340,11 @@ fn sliding_window(f: &Fields, family: &str, layers: u64) -> Result<Option<Slidin
                 let from = f.count(&["max_window_layers"])?.unwrap_or(28);
                 layers.saturating_sub(from)
             }
+            // every fourth layer full, the others windowed
+            "olmo3" => layers - layers / 4,
+            // the first of each pair windowed
+            "gpt_oss" => layers.div_ceil(2),
+            "smollm3" => smollm3_windowed(f, layers)?,
             _ => 0,
         },
     };
@@ -317,17 +354,34 @@ fn sliding_window(f: &Fields, family: &str, layers: u64) -> Result<Option<Slidin
     }))
 }
 
-/// Windowed layers by `layer_types`, which must name every layer.
-fn windowed_layer_types(f: &Fields, types: &[Value], layers: u64) -> Result<u64> {
-    if types.len() as u64 != layers {
-        return Err(f.err(
-            "layer_types",
+/// SmolLM3's windowed layers: those without rotary embeddings, by `no_rope_layers`
+/// (0 = none) or, without it, every `no_rope_layer_interval`-th (4 by default).
+fn smollm3_windowed(f: &Fields, layers: u64) -> Result<u64> {
+    match per_layer(f, "no_rope_layers", layers)? {
+        Some(flags) => Ok(flags.iter().filter(|v| v.as_u64() == Some(0)).count() as u64),
+        None => Ok(layers / f.count(&["no_rope_layer_interval"])?.unwrap_or(4)),
+    }
+}
+
+/// A list of one entry per layer under `key` (`layer_types`, `no_rope_layers`);
+/// `None` when the file has none.
+fn per_layer<'a>(f: &Fields<'a>, key: &str, layers: u64) -> Result<Option<&'a [Value]>> {
+    match f.map.get(key) {
+        Some(Value::Array(list)) if list.len() as u64 == layers => Ok(Some(list)),
+        Some(Value::Array(list)) => Err(f.err(
+            key,
             format!(
                 "lists {} layers but num_hidden_layers is {layers}",
-                types.len()
+                list.len()
             ),
-        ));
+        )),
+        Some(v) if !v.is_null() => Err(f.err(key, format!("is {v}; expected a list"))),
+        _ => Ok(None),
     }
+}
+
+/// Windowed layers by `layer_types`.
+fn windowed_layer_types(f: &Fields, types: &[Value]) -> Result<u64> {
     let mut windowed = 0;
     for t in types {
         match t.as_str() {

@@ -42,8 +42,22 @@ pub struct Biases {
     pub qkv: bool,
     /// The attention output (GPT-2, BERT, LLaMA's `attention_bias`; not Qwen2).
     pub out: bool,
-    /// The MLP's matrices (GPT-2, BERT, LLaMA's `mlp_bias`).
+    /// The MLP's matrices (GPT-2, BERT, LLaMA's `mlp_bias`; GPT-OSS's experts).
     pub mlp: bool,
+    /// The MoE router (GPT-OSS).
+    pub router: bool,
+}
+
+/// Where a model normalises its queries and keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QkNorm {
+    /// No norm.
+    None,
+    /// An RMSNorm of `H` weights over each head (Qwen3, Gemma 3).
+    PerHead,
+    /// One RMSNorm over all the heads' queries and one over the keys (OLMo 2 and 3).
+    Whole,
 }
 
 impl Biases {
@@ -52,12 +66,14 @@ impl Biases {
         qkv: false,
         out: false,
         mlp: false,
+        router: false,
     };
     /// Every linear layer (GPT-2, BERT).
     pub const ALL: Biases = Biases {
         qkv: true,
         out: true,
         mlp: true,
+        router: false,
     };
 }
 
@@ -124,8 +140,11 @@ pub struct Model {
     /// Norms after attention and after the MLP as well as before them (Gemma 2
     /// and 3: four per layer).
     pub post_norms: bool,
-    /// An RMSNorm over each head of the queries and keys (Qwen3, Gemma 3).
-    pub qk_norm: bool,
+    /// RMSNorms of the queries and keys: over each head (Qwen3, Gemma 3) or over
+    /// all of them (OLMo 2 and 3).
+    pub qk_norm: QkNorm,
+    /// A learned attention sink per head (GPT-OSS): a logit every softmax row adds.
+    pub sinks: bool,
     /// Logits capped by `c·tanh(x/c)`: attention's scores, and the output's (Gemma 2's
     /// `attn_logit_softcapping` and `final_logit_softcapping`).
     pub softcap: Softcap,
@@ -200,7 +219,8 @@ impl Model {
             biases: Biases::NONE,
             fused_qkv: false,
             post_norms: false,
-            qk_norm: false,
+            qk_norm: QkNorm::None,
+            sinks: false,
             softcap: Softcap::NONE,
             window: None,
             positions: 0,
@@ -308,9 +328,13 @@ impl Model {
             self.linear("attn.k", &[], (d, self.kv_heads * h), b.qkv, &mut t);
             self.linear("attn.v", &[], (d, self.kv_heads * h), b.qkv, &mut t);
         }
-        if self.qk_norm {
-            t.push(Tensor::new("attn.q_norm.g", &[h]));
-            t.push(Tensor::new("attn.k_norm.g", &[h]));
+        if self.qk_norm != QkNorm::None {
+            let (q, k) = self.qk_norm_sizes();
+            t.push(Tensor::new("attn.q_norm.g", &[q]));
+            t.push(Tensor::new("attn.k_norm.g", &[k]));
+        }
+        if self.sinks {
+            t.push(Tensor::new("attn.sinks", &[self.heads]));
         }
         self.linear("attn.o", &[], (self.heads * h, d), b.out, &mut t);
         if self.post_norms {
@@ -326,6 +350,9 @@ impl Model {
         };
         if self.experts > 1 {
             t.push(Tensor::new("mlp.router.w", &[d, self.experts]));
+            if b.router {
+                t.push(Tensor::new("mlp.router.b", &[self.experts]));
+            }
         }
         if self.mlp == Mlp::Gated {
             self.linear("mlp.gate", stack, (d, f), b.mlp, &mut t);
@@ -386,15 +413,27 @@ pub struct ParamCounts {
 }
 
 impl Model {
-    /// Q, K, V and O of one layer: `D·H·(2N + 2K)`, plus biases and the
-    /// per-head norms of Q and K (`2·H`).
+    /// Q, K, V and O of one layer: `D·H·(2N + 2K)`, plus biases, the norms of Q
+    /// and K and the sinks (`N`).
     pub fn attention_per_layer(&self) -> u64 {
         let (d, h) = (self.d_model, self.head_dim);
         let w = d * h * (2 * self.heads + 2 * self.kv_heads);
         let qkv_bias = u64::from(self.biases.qkv) * h * (self.heads + 2 * self.kv_heads);
         let out_bias = u64::from(self.biases.out) * d;
-        let qk_norm = u64::from(self.qk_norm) * 2 * h;
-        w + qkv_bias + out_bias + qk_norm
+        let (q, k) = self.qk_norm_sizes();
+        let sinks = u64::from(self.sinks) * self.heads;
+        w + qkv_bias + out_bias + q + k + sinks
+    }
+
+    /// Weights of the query norm and the key norm: `H` each over each head, `N·H`
+    /// and `K·H` over all heads, none without.
+    pub fn qk_norm_sizes(&self) -> (u64, u64) {
+        let h = self.head_dim;
+        match self.qk_norm {
+            QkNorm::None => (0, 0),
+            QkNorm::PerHead => (h, h),
+            QkNorm::Whole => (self.heads * h, self.kv_heads * h),
+        }
     }
 
     /// Matrices of one MLP (one expert): 3 gated, 2 plain.
@@ -417,13 +456,39 @@ impl Model {
         w + b
     }
 
-    /// The router of an MoE layer: `D·E` (none when dense).
+    /// The router of an MoE layer: `D·E`, plus `E` with a bias (none when dense).
     pub fn router_per_layer(&self) -> u64 {
         if self.experts > 1 {
-            self.d_model * self.experts
+            (self.d_model + u64::from(self.biases.router)) * self.experts
         } else {
             0
         }
+    }
+
+    /// Experts of one MoE layer that `tokens` tokens touch on average, each choosing
+    /// `experts_active` of the `experts` with uniform routing: `E·(1 − (1 − k/E)^t)`
+    /// (`k` for one token, all `E` once `t` is large); 1 for a dense MLP.
+    pub fn experts_touched(&self, tokens: f64) -> f64 {
+        if self.experts <= 1 {
+            return 1.0;
+        }
+        let (e, k) = (
+            self.experts as f64,
+            self.experts_active.min(self.experts) as f64,
+        );
+        e * (1.0 - (1.0 - k / e).powf(tokens.max(0.0)))
+    }
+
+    /// Parameters a step of `tokens` tokens reads: all of a dense model's; of an MoE
+    /// model's experts only those touched ([`Model::experts_touched`]).
+    pub fn params_read(&self, tokens: f64) -> f64 {
+        let untouched = self.experts as f64 - self.experts_touched(tokens);
+        let skipped = if self.experts > 1 {
+            self.layers as f64 * untouched * self.mlp_per_expert() as f64
+        } else {
+            0.0
+        };
+        self.params().params as f64 - skipped
     }
 
     /// Parameters of one norm.

@@ -5,7 +5,7 @@
 //! times for a transformer (`tpu::report`) and what `systolic` maps as GEMMs.
 
 use crate::error::{bad, Result};
-use crate::model::{AttentionSpan, Block, Mlp, Model};
+use crate::model::{AttentionSpan, Block, Mlp, Model, QkNorm};
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -267,7 +267,7 @@ fn layer(b: &mut Builder) {
             2.0,
         );
     }
-    if m.qk_norm {
+    if m.qk_norm != QkNorm::None {
         b.vector(
             "qk_norm",
             l,
@@ -386,8 +386,9 @@ fn mlp(b: &mut Builder, t: u64) {
             0.0,
         );
     }
-    // Each token visits k experts; the experts touched are read once each.
-    let touched = m.experts.min(t * k) as f64;
+    // Each token visits k experts; the experts touched (on average, with uniform
+    // routing) are read once each.
+    let touched = m.experts_touched(t as f64);
     let rows = t * k;
     let up_n = match m.mlp {
         Mlp::Gated => 2 * f,

@@ -668,15 +668,18 @@ fn compose(eff: &Efficiency, hbm_s: f64, math_s: f64, ici_s: f64, overhead_s: f6
 }
 
 /// One decode step of `batch` sequences: every chip reads its share of a replica's
-/// weights and of the caches; the math is `2·P` per token (plus attention over the
-/// cache in the calibrated model).
+/// weights (of an MoE model's experts, those its tokens touch) and of the caches;
+/// the math is `2·P` per token (plus attention over the cache in the calibrated
+/// model).
 fn decode(input: &ServeInput, plan: &Plan, batch: u64) -> Result<StepTerms> {
     let m = &input.model;
     let n = input.slice.chips() as f64;
     let b = batch as f64;
     let c = &input.slice.chip;
-    let bytes =
-        weights_bytes(input) / model_parallel(&plan.deg) as f64 + kv_bytes(input, batch) / n;
+    // a replica's tokens read the experts they touch, not all of them
+    let replica_tokens = b / plan.deg.dp as f64;
+    let weights_read = m.params_read(replica_tokens) * input.weights.bytes();
+    let bytes = weights_read / model_parallel(&plan.deg) as f64 + kv_bytes(input, batch) / n;
     let hbm_s = bytes / (c.hbm_bytes_per_s * input.eff.hbm);
     let mut flops = 2.0 * m.params().params_active as f64 * b;
     if input.attention_flops {

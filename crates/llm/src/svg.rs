@@ -352,6 +352,7 @@ pub fn train_pictures(r: &TrainReport, slice: &Slice) -> Result<String> {
         ("ICI: ep", c.ep_s),
         ("ICI: pp", c.pp_s),
         ("DCN", c.dcn_s),
+        ("PCIe: offload", c.host_s),
         ("step", r.step_s),
     ];
     let m = &r.memory_per_chip;

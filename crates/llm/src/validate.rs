@@ -7,11 +7,13 @@ use crate::axes::Degrees;
 use crate::calib::Efficiency;
 use crate::error::{bad, LlmError, Result};
 use crate::hf;
+use crate::model::Model;
 use crate::precision::Precision;
-use crate::remat::Remat;
+use crate::remat::{Remat, Saves, CUSTOM_NAMES};
 use crate::serve::{serve, ServeInput};
 use crate::slices;
 use crate::train::{evaluate, TrainInput};
+use crate::zoo;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -22,6 +24,10 @@ pub const JETSTREAM_V5E: &str =
     include_str!("../../../data/llm/llm-validation-jetstream-v5e.jsonl");
 /// MaxText's v5p table: another chip, never used in a fit (split `held_out_v5p`).
 pub const MAXTEXT_V5P_HELD_OUT: &str = include_str!("../../../data/llm/heldout-maxtext-v5p.jsonl");
+/// MaxText's tiering table (LLaMA-2 70B on v6e and v5p, LLaMA-3.1 8B and 70B on
+/// v6e), never used in a fit; each row names its split (`held_out_v6e`, `held_out_v5p`).
+pub const MAXTEXT_TIERING_HELD_OUT: &str =
+    include_str!("../../../data/llm/heldout-maxtext-tiering.jsonl");
 
 /// Mean prompt tokens of a ShareGPT request (the vLLM paper, SOSP 2023, fig. 11:
 /// 161 in, 338 out); JetStream's filter (prompt ≤ 1024, total ≤ 2048) trims little.
@@ -45,8 +51,9 @@ pub struct Case {
     pub predicted: f64,
     /// `(predicted − measured) / measured`.
     pub error: f64,
-    /// `fit`, `held_out` (models kept out of the fit) or `held_out_v5p` (another chip).
-    pub split: &'static str,
+    /// `fit`, `held_out` (models kept out of the fit), `held_out_v5p` or
+    /// `held_out_v6e` (other chips); a user's rows their own `split`, else `user`.
+    pub split: String,
 }
 
 /// Error summary of a set of cases.
@@ -76,55 +83,201 @@ pub fn summary<'a>(cases: impl Iterator<Item = &'a Case>) -> Summary {
     }
 }
 
+/// Where a set's rows take their split from.
+enum SplitFrom {
+    /// The model: `held_out` for [`HELD_OUT`]'s, else `fit`.
+    Model,
+    /// One split for the whole set.
+    Set(&'static str),
+    /// Each row's own `split`.
+    Row,
+}
+
 /// Every shipped row, predicted with `eff`.
 pub fn validate(eff: &Efficiency) -> Result<Vec<Case>> {
-    let mut out = Vec::new();
     let sets = [
-        (MAXTEXT_V5E, "maxtext"),
-        (JETSTREAM_V5E, "jetstream"),
-        (MAXTEXT_V5P_HELD_OUT, "maxtext-v5p"),
+        (MAXTEXT_V5E, "maxtext", SplitFrom::Model),
+        (JETSTREAM_V5E, "jetstream", SplitFrom::Model),
+        (
+            MAXTEXT_V5P_HELD_OUT,
+            "maxtext-v5p",
+            SplitFrom::Set("held_out_v5p"),
+        ),
+        (MAXTEXT_TIERING_HELD_OUT, "maxtext-tiering", SplitFrom::Row),
     ];
-    for (text, origin) in sets {
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let row: Map<String, Value> =
-                serde_json::from_str(line).map_err(|e| LlmError::NotJson {
-                    origin: origin.into(),
-                    message: e.to_string(),
-                })?;
-            let mut case = predict(&row, eff)?;
-            if origin == "maxtext-v5p" {
-                case.split = "held_out_v5p";
-            }
-            out.push(case);
-        }
+    let mut out = Vec::new();
+    for (text, origin, split) in sets {
+        out.extend(cases(text, origin, eff, split)?);
     }
     Ok(out)
 }
 
-fn field<'a>(row: &'a Map<String, Value>, name: &str) -> Result<&'a Value> {
-    row.get(name)
-        .ok_or_else(|| bad("validation row", name, "is missing"))
+/// The rows of `text`, predicted, with their splits.
+fn cases(text: &str, origin: &str, eff: &Efficiency, split: SplitFrom) -> Result<Vec<Case>> {
+    let mut out = Vec::new();
+    for row in rows(text, origin) {
+        let (line, row) = row?;
+        let case = predict(&row, eff).and_then(|mut case| {
+            match split {
+                SplitFrom::Model => {}
+                SplitFrom::Set(s) => case.split = s.to_string(),
+                SplitFrom::Row => case.split = row_split(&row)?,
+            }
+            Ok(case)
+        });
+        out.push(case.map_err(|e| in_row(origin, line, e))?);
+    }
+    Ok(out)
 }
 
+/// A user's measurements: JSON lines in the shipped rows' schema (see
+/// [`predict`]), each predicted with `eff`. A row's `split` names its group in the
+/// summaries (`user` when it has none). `origin` (the file) names every error with
+/// the line at fault.
+pub fn validate_rows(text: &str, origin: &str, eff: &Efficiency) -> Result<Vec<Case>> {
+    let out = cases(text, origin, eff, SplitFrom::Row)?;
+    if out.is_empty() {
+        return Err(bad(
+            "measurements",
+            origin,
+            "holds no rows (one JSON object a line, in the shipped rows' schema)",
+        ));
+    }
+    Ok(out)
+}
+
+/// The split of a user's row that names none.
+pub const USER_SPLIT: &str = "user";
+
+/// A row's `split`, [`USER_SPLIT`] when it has none.
+fn row_split(row: &Map<String, Value>) -> Result<String> {
+    match row.get("split") {
+        None | Some(Value::Null) => Ok(USER_SPLIT.to_string()),
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(v) => Err(row_err(
+            "split",
+            format!("is {v}; expected a non-empty string"),
+        )),
+    }
+}
+
+/// The non-blank lines of a JSON-lines text as objects, with their 1-based line numbers.
+fn rows<'a>(
+    text: &'a str,
+    origin: &'a str,
+) -> impl Iterator<Item = Result<(usize, Map<String, Value>)>> + 'a {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(move |(i, l)| {
+            let start: String = l.chars().take(40).collect();
+            match serde_json::from_str::<Value>(l) {
+                Ok(Value::Object(row)) => Ok((i + 1, row)),
+                Ok(_) => Err(in_row(
+                    origin,
+                    i + 1,
+                    bad("row", start, "is not a JSON object"),
+                )),
+                Err(e) => Err(in_row(
+                    origin,
+                    i + 1,
+                    bad("row", start, format!("not JSON: {e}")),
+                )),
+            }
+        })
+}
+
+fn in_row(origin: &str, line: usize, source: LlmError) -> LlmError {
+    LlmError::InMeasurement {
+        origin: format!("{origin} line {line}"),
+        problem: Box::new(source),
+    }
+}
+
+fn row_err(field: &str, problem: impl ToString) -> LlmError {
+    LlmError::BadRowField {
+        field: field.to_string(),
+        problem: problem.to_string(),
+    }
+}
+
+fn field<'a>(row: &'a Map<String, Value>, name: &str) -> Result<&'a Value> {
+    row.get(name)
+        .filter(|v| !v.is_null())
+        .ok_or_else(|| row_err(name, "is missing"))
+}
+
+/// A positive finite number.
 fn num(row: &Map<String, Value>, name: &str) -> Result<f64> {
-    field(row, name)?
-        .as_f64()
-        .ok_or_else(|| bad("validation row", name, "is not a number"))
+    let v = field(row, name)?;
+    v.as_f64()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| row_err(name, format!("is {v}; expected a positive number")))
+}
+
+/// A positive whole number below 2⁴⁰.
+fn count(row: &Map<String, Value>, name: &str) -> Result<u64> {
+    let v = field(row, name)?;
+    v.as_u64()
+        .filter(|&x| x > 0 && x < 1 << 40)
+        .ok_or_else(|| row_err(name, format!("is {v}; expected a positive whole number")))
+}
+
+/// [`count`] when the field is there, else `default`.
+fn count_or(row: &Map<String, Value>, name: &str, default: u64) -> Result<u64> {
+    match row.get(name) {
+        None | Some(Value::Null) => Ok(default),
+        Some(_) => count(row, name),
+    }
 }
 
 fn text<'a>(row: &'a Map<String, Value>, name: &str) -> Result<&'a str> {
-    field(row, name)?
-        .as_str()
-        .ok_or_else(|| bad("validation row", name, "is not a string"))
+    let v = field(row, name)?;
+    v.as_str()
+        .ok_or_else(|| row_err(name, format!("is {v}; expected a string")))
 }
 
-/// Predict one row.
+/// The row's remat policy; `custom` takes MaxText's tensor names from the row's own
+/// keys (`"query_proj": "offload"`, as MaxText's tuning parameters give them).
+fn row_remat(row: &Map<String, Value>) -> Result<Remat> {
+    let policy = text(row, "remat")?;
+    if !policy.trim().eq_ignore_ascii_case("custom") {
+        return Remat::parse(policy);
+    }
+    let mut names = Vec::new();
+    for name in CUSTOM_NAMES {
+        if row.contains_key(name) {
+            names.push((name, text(row, name)?));
+        }
+    }
+    Ok(Remat::Saves(Saves::custom(names)?))
+}
+
+/// The row's model: a built-in name or a config object.
+fn row_model(row: &Map<String, Value>, id: &str) -> Result<Model> {
+    match field(row, "model")? {
+        Value::Object(model) => hf::from_map(model, id),
+        Value::String(name) => zoo::lookup(name),
+        v => Err(row_err(
+            "model",
+            format!("is {v}; expected a built-in model's name or a config.json object"),
+        )),
+    }
+}
+
+/// Predict one row. Training rows (those with `step_s`) read `chip`, `slice`,
+/// `slices`, `batch_tokens`, `seq`, `remat`, `weights` (`fp32…` or bf16 parameters),
+/// `attention` (`causal=False` in it: full attention), `ici_fsdp`, `ici_tp` and,
+/// when given, `ici_dp`, `ici_pp`, `ici_ep`, `ici_sp`. Serving rows read `chip`,
+/// `chips`, `precision` (weights and KV cache), `batch`, `cache_length` and
+/// `throughput_tokens_per_s` (output tokens), and when given `tp` and `dp` (else
+/// data parallel when the row's `note` says `--shard_on_batch`, as JetStream's
+/// Gemma 2B rows do, model parallel over every chip otherwise),
+/// `mean_prompt_tokens` and `mean_output_tokens` (else ShareGPT's). Both read
+/// `id` and `model` (a built-in name or a config object).
 pub fn predict(row: &Map<String, Value>, eff: &Efficiency) -> Result<Case> {
     let id = text(row, "id")?.to_string();
-    let Value::Object(model) = field(row, "model")? else {
-        return Err(bad("validation row", "model", "is not an object"));
-    };
-    let model = hf::from_map(model, &id)?;
+    let model = row_model(row, &id)?;
     let chip = tpusim_chip::lookup(text(row, "chip")?)?;
     let label = row
         .get("model_label")
@@ -137,16 +290,16 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency) -> Result<Case> {
         "fit"
     };
     let (quantity, measured, predicted) = if row.contains_key("step_s") {
-        let slices = num(row, "slices")? as u64;
+        let slices = count(row, "slices")?;
         let input = TrainInput {
             model,
             slice: slices::parse(&chip, text(row, "slice")?)?,
             slices,
-            batch_tokens: num(row, "batch_tokens")? as u64,
-            seq: num(row, "seq")? as u64,
+            batch_tokens: count(row, "batch_tokens")?,
+            seq: count(row, "seq")?,
             tokens: None,
             degrees: None,
-            remat: Remat::parse(text(row, "remat")?)?,
+            remat: row_remat(row)?,
             params: if text(row, "weights")?.starts_with("fp32") {
                 Precision::F32
             } else {
@@ -160,37 +313,54 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency) -> Result<Case> {
             microbatches: None,
         };
         let deg = Degrees {
-            fsdp: num(row, "ici_fsdp")? as u64,
-            tp: num(row, "ici_tp")? as u64,
+            fsdp: count(row, "ici_fsdp")?,
+            tp: count(row, "ici_tp")?,
+            dp: count_or(row, "ici_dp", 1)?,
+            pp: count_or(row, "ici_pp", 1)?,
+            ep: count_or(row, "ici_ep", 1)?,
+            sp: count_or(row, "ici_sp", 1)?,
             dcn_dp: slices,
             ..Degrees::default()
         };
         let r = evaluate(&input, deg)?;
         ("train_step_s", num(row, "step_s")?, r.step_s)
     } else {
-        let chips = num(row, "chips")? as u64;
+        let chips = count(row, "chips")?;
         let precision = Precision::parse("precision", text(row, "precision")?)?;
-        let batch = num(row, "batch")? as u64;
-        let data_parallel = label.contains("Gemma 2B") && chips > 1;
+        let batch = count(row, "batch")?;
+        let shard_on_batch = row
+            .get("note")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n.contains("shard_on_batch"));
+        let (tp, dp) = if shard_on_batch && chips > 1 {
+            (1, chips)
+        } else {
+            (chips, 1)
+        };
+        let prompt = count_or(row, "mean_prompt_tokens", SHAREGPT_MEAN_PROMPT)?;
+        let output = match row.get("mean_output_tokens") {
+            None | Some(Value::Null) => SHAREGPT_MEAN_OUTPUT,
+            Some(_) => num(row, "mean_output_tokens")?,
+        };
         let input = ServeInput {
             model,
             slice: slices::parse(&chip, &chips.to_string())?,
             batch,
-            context: num(row, "cache_length")? as u64,
+            context: count(row, "cache_length")?,
             weights: precision,
             kv: precision,
-            prefill_tokens: Some(SHAREGPT_MEAN_PROMPT),
+            prefill_tokens: Some(prompt),
             eff: *eff,
             mfu: None,
             attention_flops: true,
-            tp: Some(if data_parallel { 1 } else { chips }),
-            dp: Some(if data_parallel { chips } else { 1 }),
+            tp: Some(count_or(row, "tp", tp)?),
+            dp: Some(count_or(row, "dp", dp)?),
             tp_d: None,
             slices: 1,
         };
         let r = serve(&input)?;
         let dp = r.sharding.dp as f64;
-        let prefill = r.prefill_s.unwrap_or(0.0) * batch as f64 / (dp * SHAREGPT_MEAN_OUTPUT);
+        let prefill = r.prefill_s.unwrap_or(0.0) * batch as f64 / (dp * output);
         let tokens_per_s = batch as f64 / (r.decode_step_s + prefill);
         (
             "serve_tokens_per_s",
@@ -204,6 +374,6 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency) -> Result<Case> {
         measured,
         predicted,
         error: (predicted - measured) / measured,
-        split,
+        split: split.to_string(),
     })
 }

@@ -2,7 +2,7 @@
 //! (`tests/params.rs` pins every one).
 
 use crate::error::{LlmError, Result};
-use crate::model::{Biases, Dims, Model, SlidingWindow, Softcap};
+use crate::model::{Biases, Dims, Model, QkNorm, SlidingWindow, Softcap};
 
 fn llama(name: &str, d: Dims) -> Model {
     Model::decoder(name, "llama", d)
@@ -30,6 +30,33 @@ fn gemma2(name: &str, d: Dims) -> Model {
             layers: d.layers.div_ceil(2),
         }),
         ..gemma(name, d)
+    }
+}
+
+/// GPT-OSS: experts of 2,880 with biases, a biased router picking 4, biased
+/// attention of 64 heads of 64 with a learned sink each, and a 128-token window on
+/// every other layer (the first, third, …).
+fn gpt_oss(name: &str, layers: u64, experts: u64) -> Model {
+    let d = Dims {
+        head_dim: 64,
+        ..dims(layers, 2880, 2880, 64, 8, 201088)
+    };
+    Model {
+        family: "gpt_oss".into(),
+        biases: Biases {
+            qkv: true,
+            out: true,
+            mlp: true,
+            router: true,
+        },
+        sinks: true,
+        experts,
+        experts_active: 4,
+        window: Some(SlidingWindow {
+            tokens: 128,
+            layers: layers.div_ceil(2),
+        }),
+        ..llama(name, d)
     }
 }
 
@@ -135,9 +162,16 @@ pub fn builtin() -> Vec<Model> {
         },
         Model {
             family: "qwen3".into(),
-            qk_norm: true,
+            qk_norm: QkNorm::PerHead,
             ..llama("qwen3-8b", dims(36, 4096, 12288, 32, 8, 151936))
         },
+        Model {
+            family: "olmo2".into(),
+            qk_norm: QkNorm::Whole,
+            ..llama("olmo-2-7b", dims(32, 4096, 11008, 32, 32, 100352))
+        },
+        gpt_oss("gpt-oss-20b", 24, 32),
+        gpt_oss("gpt-oss-120b", 36, 128),
     ]
 }
 
@@ -163,6 +197,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("gemma2-27b", "gemma-2-27b"),
     ("qwen2.5-7b-instruct", "qwen2.5-7b"),
     ("qwen3-8b-base", "qwen3-8b"),
+    ("olmo-2-1124-7b", "olmo-2-7b"),
+    ("olmo2-7b", "olmo-2-7b"),
 ];
 
 /// Normalise a name as users write it: case, an organisation prefix

@@ -28,6 +28,11 @@ const PUBLISHED: &[(&str, u64)] = &[
     ("gemma-2-27b", 27_227_128_320),
     ("qwen2.5-7b", 7_615_616_512),
     ("qwen3-8b", 8_190_735_360),
+    // transformers 5.6.2's count of the hub configs (OLMo's 7.30B, OpenAI's 20.91B and
+    // 116.83B)
+    ("olmo-2-7b", 7_298_617_344),
+    ("gpt-oss-20b", 20_914_757_184),
+    ("gpt-oss-120b", 116_829_156_672),
 ];
 
 #[test]
@@ -232,6 +237,11 @@ fn hugging_face_configs_match_transformers() {
         "qwen2",
         "qwen3",
         "qwen3_moe",
+        "granite",
+        "smollm3",
+        "olmo2",
+        "olmo3",
+        "gpt_oss",
     ];
     assert_eq!(
         families,
@@ -268,6 +278,9 @@ fn builtins_equal_their_configs() {
         ("mixtral-8x7b", "mixtral-8x7b.json"),
         ("gemma-2b", "gemma-2b.json"),
         ("gpt2", "gpt2.json"),
+        ("olmo-2-7b", "olmo-2-1124-7b.json"),
+        ("gpt-oss-20b", "gpt-oss-20b.json"),
+        ("gpt-oss-120b", "gpt-oss-120b.json"),
     ];
     for (name, file) in pairs {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
@@ -279,4 +292,30 @@ fn builtins_equal_their_configs() {
         };
         assert_eq!(same, builtin, "{name}");
     }
+}
+
+/// A per-layer list must name every layer, whichever family reads it.
+#[test]
+fn per_layer_lists_of_the_wrong_length_are_refused() {
+    let base = r#""hidden_size":64,"intermediate_size":96,"num_hidden_layers":4,"num_attention_heads":4,"vocab_size":100"#;
+    let smol = format!(
+        r#"{{"model_type":"smollm3",{base},"use_sliding_window":true,"sliding_window":16,"no_rope_layers":[1,1,0]}}"#
+    );
+    let e = hf::from_json(&smol, "smol.json").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "model file smol.json: field 'no_rope_layers' lists 3 layers but num_hidden_layers is 4"
+    );
+    let oss = format!(r#"{{"model_type":"gpt_oss",{base},"layer_types":"sliding_attention"}}"#);
+    let e = hf::from_json(&oss, "oss.json").unwrap_err().to_string();
+    assert!(
+        e.contains("field 'layer_types' is \"sliding_attention\"; expected a list"),
+        "{e}"
+    );
+    // without the switch SmolLM3 has no window, whatever the lists say
+    let off = smol.replace(
+        r#""use_sliding_window":true"#,
+        r#""use_sliding_window":false"#,
+    );
+    assert_eq!(hf::from_json(&off, "off.json").unwrap().window, None);
 }

@@ -191,15 +191,54 @@ def train(
     )
 
 
-def validate(ideal: bool = False, calib: Optional[Mapping[str, float]] = None) -> list[dict[str, Any]]:
+Measurements = Union[str, "os.PathLike[str]", Any]
+
+
+def validate(
+    ideal: bool = False,
+    calib: Optional[Mapping[str, float]] = None,
+    data: Optional[Measurements] = None,
+) -> list[dict[str, Any]]:
     """Every shipped measurement beside its prediction: case, quantity, measured,
-    predicted, error, split."""
-    return list(_ask("validate", ideal=bool(ideal), calib=dict(calib or {})))
+    predicted, error, split. With ``data``, your own measurements instead (``tpusim llm
+    validate --data``): a JSON-lines file, a list of row dicts or a DataFrame of rows, in
+    the shipped rows' schema; a row's ``split`` names its group (default ``user``)."""
+    ask: dict[str, Any] = dict(ideal=bool(ideal), calib=dict(calib or {}))
+    if data is not None:
+        ask["rows"], ask["origin"] = _measurement_lines(data)
+    return list(_ask("validate", **ask))
 
 
-def validate_df(ideal: bool = False, calib: Optional[Mapping[str, float]] = None) -> Any:
+def _measurement_lines(data: Measurements) -> tuple[str, str]:
+    """JSON lines of ``data`` and the name its errors give."""
+    if isinstance(data, (str, os.PathLike)):
+        with open(data, encoding="utf-8") as f:
+            return f.read(), os.fspath(data)
+    if hasattr(data, "to_dict"):  # a pandas DataFrame
+        data = data.to_dict("records")
+    lines = []
+    for row in data:
+        if not isinstance(row, Mapping):
+            raise TypeError(f"a measurement row must be a dict, not {type(row).__name__}")
+        clean = {k: v for k, v in row.items() if not (isinstance(v, float) and v != v)}
+        lines.append(json.dumps(clean, default=_plain))
+    return "\n".join(lines), "rows"
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars (from a DataFrame) as Python numbers."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def validate_df(
+    ideal: bool = False,
+    calib: Optional[Mapping[str, float]] = None,
+    data: Optional[Measurements] = None,
+) -> Any:
     """:func:`validate` as a DataFrame."""
-    return frame(validate(ideal, calib))
+    return frame(validate(ideal, calib, data))
 
 
 def thresholds(

@@ -58,10 +58,12 @@ pub enum LlmCmd {
     ///
     /// Example: `tpusim llm report llama-3-8b --chip v5e --phase decode --batch 8 --context 4096`
     Report(report::ReportArgs),
-    /// Every shipped measurement (MaxText training and JetStream serving on v5e)
-    /// beside the prediction and the error, with fit and held-out summaries.
+    /// Every shipped measurement (MaxText training and JetStream serving on v5e,
+    /// MaxText training on v5p) beside the prediction and the error, with fit and
+    /// held-out summaries; or your own measurements in the same schema (`--data`).
     ///
-    /// Example: `tpusim llm validate --json`
+    /// Examples: `tpusim llm validate --json`
+    /// `tpusim llm validate --data my-runs.jsonl`
     Validate(validate::ValidateArgs),
     /// The book's thresholds for a chip: per-chip batch for DP/FSDP per number of
     /// axes, the critical decode batch, the DCN batch; with --model the TP limit and

@@ -8,8 +8,9 @@ use crate::comm;
 use crate::error::{bad, Result};
 use crate::model::Model;
 use crate::precision::Precision;
-use crate::remat::Remat;
+use crate::remat::{Recomputed, Remat};
 use serde::Serialize;
+use tpusim_chip::transfer::host_to_chip;
 use tpusim_chip::{Collective, RateClass, Slice};
 
 /// What to train, where, and how.
@@ -115,10 +116,13 @@ pub struct CommTimes {
     pub pp_s: f64,
     /// Across slices: AllReduce of gradient shards over DCN.
     pub dcn_s: f64,
+    /// To and from the host over PCIe: the activations a remat policy offloads,
+    /// written in the forward pass and read back in the backward.
+    pub host_s: f64,
 }
 
 impl CommTimes {
-    fn named(&self) -> [(&'static str, f64); 7] {
+    fn named(&self) -> [(&'static str, f64); 8] {
         [
             ("fsdp", self.fsdp_s),
             ("dp", self.dp_s),
@@ -127,6 +131,7 @@ impl CommTimes {
             ("ep", self.ep_s),
             ("pp", self.pp_s),
             ("dcn", self.dcn_s),
+            ("host", self.host_s),
         ]
     }
 
@@ -244,9 +249,13 @@ pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     let totals = totals(input);
     let hbm = input.slice.chip.hbm_bytes as f64;
     let flops = model_flops_per_step(input);
-    let executed = flops * recompute(input);
+    let again = recomputed(input);
+    let forward_attention = attention_flops_per_step(input) / 3.0;
+    let attention = attention_flops_per_step(input) + again.attention_forwards * forward_attention;
+    let executed = flops
+        + again.matmul_flops * input.batch_tokens as f64
+        + again.attention_forwards * forward_attention;
     let peak = input.slice.chip.peak(RateClass::Bf16).ops_per_s;
-    let attention = attention_flops_per_step(input) * recompute(input);
     let plain = compute_seconds(input, executed, attention, chips as f64 * peak);
     let micro = input.microbatches.unwrap_or(sequences / replicas).max(1) as f64;
     let bubble_s = plain * (deg.pp - 1) as f64 / micro;
@@ -402,11 +411,14 @@ fn compute_seconds(input: &TrainInput, executed: f64, attention: f64, rate: f64)
 
 /// Recomputation counts only in the calibrated model without a fixed MFU (an MFU
 /// is model FLOPs over peak by definition).
-fn recompute(input: &TrainInput) -> f64 {
+fn recomputed(input: &TrainInput) -> Recomputed {
     if input.mfu.is_some() || !input.attention_flops {
-        1.0
+        Recomputed {
+            matmul_flops: 0.0,
+            attention_forwards: 0.0,
+        }
     } else {
-        input.remat.recompute_factor(&input.model)
+        input.remat.recomputed(&input.model)
     }
 }
 
@@ -420,7 +432,8 @@ fn comms(input: &TrainInput, deg: &Degrees, placed: &[Placed]) -> Result<CommTim
     let act = replica_tokens * m.d_model as f64 * 2.0;
     let layers = m.layers as f64;
     let mut c = CommTimes::default();
-    let remat_gathers = if input.remat.recompute_factor(m) > 1.0 && input.attention_flops {
+    // the weights are gathered once more for the matmuls the backward pass reruns
+    let remat_gathers = if input.attention_flops && input.remat.recomputed(m).matmul_flops > 0.0 {
         3.0
     } else {
         2.0
@@ -453,7 +466,21 @@ fn comms(input: &TrainInput, deg: &Degrees, placed: &[Placed]) -> Result<CommTim
         let dcn = input.slice.chip.dcn_bytes_per_s * eff.dcn;
         c.dcn_s = 2.0 * (k - 1.0) / k * shard / dcn + eff.dcn_sync_s * k.log2();
     }
+    c.host_s = offload_seconds(input)?;
     Ok(c)
+}
+
+/// The activations a remat policy offloads, each chip's share, out to the host in
+/// the forward pass and back in the backward, over the chip's PCIe link.
+fn offload_seconds(input: &TrainInput) -> Result<f64> {
+    let m = &input.model;
+    let vectors = input.remat.offloaded(m);
+    if vectors == 0.0 {
+        return Ok(0.0);
+    }
+    let total = 2.0 * input.batch_tokens as f64 * m.d_model as f64 * vectors * m.layers as f64;
+    let per_chip = total / (input.slice.chips() * input.slices) as f64;
+    Ok(2.0 * host_to_chip(per_chip, input.slice.chip.pcie_bytes_per_s)?)
 }
 
 /// Tensor-parallel collectives of a step, forward and backward (the backward's are
@@ -495,7 +522,11 @@ fn bound(compute_s: f64, comms: &CommTimes) -> (&'static str, String) {
             format!("compute {compute_s:.4} s ≥ collectives {total:.4} s"),
         );
     }
-    let kind = if name == "dcn" { "dcn" } else { "ici" };
+    let kind = match name {
+        "dcn" => "dcn",
+        "host" => "pcie",
+        _ => "ici",
+    };
     (
         kind,
         format!("collectives {total:.4} s (most: {name} {worst:.4} s) > compute {compute_s:.4} s"),

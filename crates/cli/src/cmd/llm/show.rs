@@ -6,6 +6,7 @@ use crate::fmt::{bytes, sci, table};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;
+use tpusim_llm::model::QkNorm;
 use tpusim_llm::{thresholds::thresholds as book_thresholds, zoo, Model, Precision};
 
 /// `tpusim llm models`.
@@ -162,10 +163,15 @@ fn window_note(m: &Model, what: &str) -> String {
 /// What a layer has beyond LLaMA's (biases, extra norms, a sliding window).
 fn layer_variants(m: &Model) -> String {
     let b = m.biases;
-    let biased: Vec<&str> = [(b.qkv, "Q, K, V"), (b.out, "O"), (b.mlp, "MLP")]
-        .into_iter()
-        .filter_map(|(on, what)| on.then_some(what))
-        .collect();
+    let biased: Vec<&str> = [
+        (b.qkv, "Q, K, V"),
+        (b.out, "O"),
+        (b.mlp, "MLP"),
+        (b.router, "router"),
+    ]
+    .into_iter()
+    .filter_map(|(on, what)| on.then_some(what))
+    .collect();
     let mut parts = Vec::new();
     if !biased.is_empty() {
         parts.push(format!("biases on {}", biased.join(", ")));
@@ -173,8 +179,13 @@ fn layer_variants(m: &Model) -> String {
     if m.fused_qkv {
         parts.push("fused QKV".to_string());
     }
-    if m.qk_norm {
-        parts.push("Q/K norms".to_string());
+    match m.qk_norm {
+        QkNorm::None => {}
+        QkNorm::PerHead => parts.push("Q/K norms per head".to_string()),
+        QkNorm::Whole => parts.push("Q/K norms over all heads".to_string()),
+    }
+    if m.sinks {
+        parts.push("attention sinks".to_string());
     }
     if m.post_norms {
         parts.push("norms after attention and MLP".to_string());

@@ -52,7 +52,15 @@ pub struct TrainArgs {
     /// Sequence (context) parallel degree.
     #[arg(long)]
     pub sp: Option<u64>,
-    /// Remat policy: none, minimal or full (MaxText's names).
+    /// Remat policy, by MaxText's names: none, minimal (every matmul output kept,
+    /// attention's forward rerun), full (each layer's input kept, its forward rerun), a
+    /// preset (save_dot_except_mlpwi, save_dot_except_mlp,
+    /// save_dot_with_context_except_mlp, save_qkv_proj, save_out_proj,
+    /// minimal_with_context, qkv_proj_offloaded, minimal_offloaded) or
+    /// custom:NAME=remat|device|offload,… over MaxText's tensor names
+    /// (decoder_layer_input, query_proj, key_proj, value_proj, context, out_proj, mlpwi,
+    /// mlpwo): kept outputs are not rerun, offloaded ones cross PCIe twice. Example:
+    /// `--remat custom:decoder_layer_input=offload,query_proj=offload,key_proj=offload`
     #[arg(long, default_value = "full", conflicts_with = "checkpoints_per_layer")]
     pub remat: String,
     /// Checkpoints per layer, `D`-wide vectors per token (the book's c), instead of a policy.
@@ -218,14 +226,15 @@ fn print_table(out: &TrainOutput) {
         (
             "collectives",
             format!(
-                "fsdp {}, dp {}, tp {}, sp {}, ep {}, pp {}, dcn {}",
+                "fsdp {}, dp {}, tp {}, sp {}, ep {}, pp {}, dcn {}, host (offloaded activations) {}",
                 time(c.fsdp_s),
                 time(c.dp_s),
                 time(c.tp_s),
                 time(c.sp_s),
                 time(c.ep_s),
                 time(c.pp_s),
-                time(c.dcn_s)
+                time(c.dcn_s),
+                time(c.host_s)
             ),
         ),
         ("mfu", format!("{:.1}%", r.mfu * 100.0)),

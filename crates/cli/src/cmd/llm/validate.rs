@@ -1,16 +1,30 @@
 //! `tpusim llm validate`.
 
 use super::args::Mode;
+use crate::input::{read_input, InputKind};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;
-use tpusim_llm::validate::{summary, validate, SHAREGPT_MEAN_OUTPUT, SHAREGPT_MEAN_PROMPT};
+use std::path::PathBuf;
+use tpusim_llm::validate::{
+    summary, validate, validate_rows, Case, SHAREGPT_MEAN_OUTPUT, SHAREGPT_MEAN_PROMPT,
+};
 
 /// `tpusim llm validate`.
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     #[command(flatten)]
     pub mode: Mode,
+    /// Your own measurements instead of the shipped ones (repeatable): JSON lines in the
+    /// shipped rows' schema (`data/llm/*.jsonl`). A row with `step_s` is a training
+    /// step: id, model (a built-in name or a config.json object), chip, slice, slices,
+    /// batch_tokens, seq, remat, weights, attention, ici_fsdp, ici_tp (and ici_dp,
+    /// ici_pp, ici_ep, ici_sp when used). Otherwise it is serving: id, model, chip,
+    /// chips, precision, batch, cache_length, throughput_tokens_per_s (output tokens),
+    /// and optionally tp, dp, mean_prompt_tokens, mean_output_tokens. A row's `split`
+    /// names its group in the summary (default `user`).
+    #[arg(long, value_name = "FILE")]
+    pub data: Vec<PathBuf>,
     /// One JSON document: a list of {case, quantity, measured, predicted, error, split}.
     #[arg(long)]
     pub json: bool,
@@ -18,17 +32,42 @@ pub struct ValidateArgs {
 
 /// Run `tpusim llm validate`.
 pub fn run(a: ValidateArgs) -> Result<()> {
-    let cases = validate(&a.mode.efficiency()?)?;
+    let eff = a.mode.efficiency()?;
+    let cases = if a.data.is_empty() {
+        validate(&eff)?
+    } else {
+        let mut cases = Vec::new();
+        for path in &a.data {
+            let text = read_input(path, InputKind::Measurements)?;
+            cases.extend(validate_rows(&text, &path.display().to_string(), &eff)?);
+        }
+        cases
+    };
     if a.json {
         return print_json(&cases);
     }
+    print_cases(&cases);
+    print_summaries(&cases);
     println!(
-        "{:<62} {:>12} {:>12} {:>8}  split",
+        "serving assumes ShareGPT requests of {SHAREGPT_MEAN_PROMPT} prompt and {SHAREGPT_MEAN_OUTPUT} output tokens on average unless a row gives its own, attention over the whole cache"
+    );
+    Ok(())
+}
+
+fn print_cases(cases: &[Case]) {
+    let width = cases
+        .iter()
+        .map(|c| c.case.len())
+        .max()
+        .unwrap_or(0)
+        .max(62);
+    println!(
+        "{:<width$} {:>12} {:>12} {:>8}  split",
         "case", "measured", "predicted", "error"
     );
-    for c in &cases {
+    for c in cases {
         println!(
-            "{:<62} {:>12.4} {:>12.4} {:>7.1}%  {}",
+            "{:<width$} {:>12.4} {:>12.4} {:>7.1}%  {}",
             c.case,
             c.measured,
             c.predicted,
@@ -36,11 +75,21 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             c.split
         );
     }
-    for (label, split) in [
-        ("fit", "fit"),
-        ("held out", "held_out"),
-        ("v5p", "held_out_v5p"),
-    ] {
+}
+
+/// One line per split (in order of first appearance) and quantity.
+fn print_summaries(cases: &[Case]) {
+    let mut splits: Vec<&str> = Vec::new();
+    for c in cases {
+        if !splits.contains(&c.split.as_str()) {
+            splits.push(&c.split);
+        }
+    }
+    for split in splits {
+        let label = match split {
+            "held_out" => "held out",
+            other => other.strip_prefix("held_out_").unwrap_or(other),
+        };
         for q in ["train_step_s", "serve_tokens_per_s"] {
             let s = summary(cases.iter().filter(|c| c.split == split && c.quantity == q));
             if s.cases == 0 {
@@ -54,8 +103,4 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             );
         }
     }
-    println!(
-        "serving assumes ShareGPT requests of {SHAREGPT_MEAN_PROMPT} prompt and {SHAREGPT_MEAN_OUTPUT} output tokens on average, attention over the whole cache"
-    );
-    Ok(())
 }

@@ -1,0 +1,50 @@
+//! A user's own measurements (`llm validate --data`) are predicted as the shipped
+//! rows are: the same row gives the same prediction whichever way it names its model
+//! and sharding.
+
+use std::collections::HashMap;
+use tpusim_llm::validate::{validate, validate_rows, JETSTREAM_V5E, USER_SPLIT};
+use tpusim_llm::Efficiency;
+
+#[test]
+fn a_users_rows_predict_as_the_shipped_rows_do() {
+    let eff = Efficiency::calibrated();
+    let shipped: HashMap<String, f64> = validate(&eff)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.case, c.predicted))
+        .collect();
+    let text = include_str!("data/measurements_user.jsonl");
+    let got: HashMap<String, (f64, String)> = validate_rows(text, "mine.jsonl", &eff)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.case, (c.predicted, c.split)))
+        .collect();
+    let gemma = "jetstream-pt-Gemma2B-bfloat16-b512-c2048-2024-05-14-v5e-8";
+    let llama = "jetstream-pt-Llama27B-bfloat16-b96-c2048-2024-03-28-v5e-8";
+    let maxtext = "maxtext-v5e-16B-1x-v5e-256";
+    for id in [gemma, llama, maxtext] {
+        assert_eq!(got[id], (shipped[id], USER_SPLIT.to_string()), "{id}");
+    }
+    // tp=1, dp=8 written out instead of the note's --shard_on_batch, in its own split
+    assert_eq!(got["g2-explicit"], (shipped[gemma], "mine".to_string()));
+    // the built-in model by name instead of its config
+    assert_eq!(got["l2-builtin"].0, shipped[llama]);
+    assert_eq!(got["t-copy"].0, shipped[maxtext]);
+    // requests of 100 output tokens, not 338: each prefill spread over fewer tokens
+    assert!(got["l2-short"].0 < 0.95 * shipped[llama]);
+}
+
+#[test]
+fn a_row_that_is_wrong_is_named_by_its_line() {
+    let eff = Efficiency::calibrated();
+    let e = validate_rows("\n{\"id\":\"x\"}\n", "mine.jsonl", &eff).unwrap_err();
+    assert_eq!(e.to_string(), "mine.jsonl line 2: field 'model' is missing");
+    let row = JETSTREAM_V5E.lines().next().unwrap();
+    let labelled = format!("{},\"split\":3}}", row.trim_end().trim_end_matches('}'));
+    let e = validate_rows(&labelled, "m", &eff).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "m line 1: field 'split' is 3; expected a non-empty string"
+    );
+}
