@@ -6,6 +6,44 @@
 
 use crate::error::{bad, Result};
 use serde::Serialize;
+use std::sync::OnceLock;
+use tpusim_chip::{Chip, RateClass};
+
+/// XLA:TPU's own bf16 matmul rate per chip, from its cost model
+/// (`bench/xla_mxu_rates.py`: one large matmul compiled for each generation).
+const XLA_MXU_RATES: &str = include_str!("../../../data/llm/xla-mxu-rates.json");
+
+/// The share of a chip's published bf16 peak that XLA:TPU's cost model assumes its
+/// MXUs sustain on a large matmul, to four places: v5p 0.8584 (394 of 459 TFLOP/s, a 1.5 GHz clock for
+/// the 1.75 GHz the peak is counted at), about 1 for v4, v5e and v6e, v3 0.877 of the
+/// book's 140 TFLOP/s; 1 for a chip it was not asked about. The calibrated model's
+/// MXU fractions (fitted on v5e, where this is 1) are fractions of this rate.
+pub fn xla_mxu_fraction(chip: &Chip) -> f64 {
+    static RATES: OnceLock<Vec<(String, f64)>> = OnceLock::new();
+    let rates = RATES.get_or_init(|| {
+        let doc: serde_json::Value =
+            serde_json::from_str(XLA_MXU_RATES).expect("the shipped XLA rates are JSON");
+        doc["rates"]
+            .as_array()
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|r| {
+                        Some((
+                            r["chip"].as_str()?.to_string(),
+                            r["chip_flops_per_s"].as_f64()?,
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    let peak = chip.peak(RateClass::Bf16).ops_per_s;
+    rates
+        .iter()
+        .find(|(name, _)| *name == chip.name)
+        // to four places: the cost model's figures carry float noise (v5e 197.0000003e12)
+        .map_or(1.0, |(_, rate)| (rate / peak * 1e4).round() / 1e4)
+}
 
 /// Named efficiency figures (every one 1, or 0 for the overheads, in the ideal model).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

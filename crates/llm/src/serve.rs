@@ -3,7 +3,7 @@
 //! parallelism (whole replicas) across the rest of the slice.
 
 use crate::axes::{place, Degrees, Placed};
-use crate::calib::Efficiency;
+use crate::calib::{xla_mxu_fraction, Efficiency};
 use crate::comm;
 use crate::error::{bad, LlmError, Result};
 use crate::model::Model;
@@ -609,8 +609,14 @@ fn critical_batch(input: &ServeInput) -> f64 {
     )
 }
 
+/// The MXU fraction of peak: a fixed `--mfu`, else `mxu_serve`, of the rate XLA's
+/// cost model gives the chip in the calibrated model.
 fn eta(input: &ServeInput) -> f64 {
-    input.mfu.unwrap_or(input.eff.mxu_serve)
+    match input.mfu {
+        Some(mfu) => mfu,
+        None if input.attention_flops => input.eff.mxu_serve * xla_mxu_fraction(&input.slice.chip),
+        None => input.eff.mxu_serve,
+    }
 }
 
 fn peak(input: &ServeInput) -> f64 {

@@ -79,3 +79,35 @@ fn attention_train_is_a_fraction() {
     assert_eq!(eff.attention_train, 0.7);
     assert_eq!(Efficiency::ideal().attention_train, 1.0);
 }
+
+/// The calibrated model runs the MXUs at its fractions of the rate XLA:TPU's cost model
+/// gives each chip (`data/llm/xla-mxu-rates.json`): v5p's 394 of its 459 TFLOP/s, v5e's
+/// whole peak; a fixed MFU and the ideal model keep the published peak.
+#[test]
+fn the_calibrated_model_runs_at_xlas_rate_for_the_chip() {
+    use tpusim_llm::calib::xla_mxu_fraction;
+    let chip = |n: &str| tpusim_chip::lookup(n).unwrap();
+    assert_eq!(xla_mxu_fraction(&chip("v5p")), 0.8584); // 394 / 459
+    assert_eq!(xla_mxu_fraction(&chip("v5e")), 1.0);
+    assert_eq!(xla_mxu_fraction(&chip("h100")), 1.0);
+    let on = |name: &str, ideal: bool, mfu: Option<f64>| {
+        let c = chip(name);
+        let mut i = TrainInput::new(
+            zoo::lookup("llama-2-7b").unwrap(),
+            slices::parse(&c, "1").unwrap(),
+            ideal,
+        );
+        i.batch_tokens = 4 * 2048;
+        i.seq = 2048;
+        i.remat = Remat::None;
+        i.degrees = Some(Degrees::default());
+        i.mfu = mfu;
+        let peak = c.peak(RateClass::Bf16).ops_per_s;
+        train(&i).unwrap().compute_s * peak
+    };
+    // the same work, in peak-seconds: v5p's takes 459/394 as long in the calibrated model
+    let ratio = on("v5p", false, None) / on("v5e", false, None);
+    assert!((ratio - 1.0 / 0.8584).abs() < 1e-9, "{ratio}");
+    assert!((on("v5p", true, None) / on("v5e", true, None) - 1.0).abs() < 1e-9);
+    assert!((on("v5p", false, Some(0.5)) / on("v5e", false, Some(0.5)) - 1.0).abs() < 1e-9);
+}

@@ -3,7 +3,7 @@
 //! it holds.
 
 use crate::axes::{place, Degrees, Placed};
-use crate::calib::Efficiency;
+use crate::calib::{xla_mxu_fraction, Efficiency};
 use crate::comm;
 use crate::error::{bad, Result};
 use crate::model::Model;
@@ -402,7 +402,13 @@ fn compute_seconds(input: &TrainInput, executed: f64, attention: f64, rate: f64)
     match input.mfu {
         Some(mfu) => executed / (rate * mfu),
         None => {
-            let eta = input.eff.mxu_train;
+            // of the rate XLA's cost model gives the chip, in the calibrated model
+            let sustained = if input.attention_flops {
+                xla_mxu_fraction(&input.slice.chip)
+            } else {
+                1.0
+            };
+            let eta = input.eff.mxu_train * sustained;
             (executed - attention) / (rate * eta)
                 + attention / (rate * eta * input.eff.attention_train)
         }
