@@ -184,3 +184,16 @@ def test_train_with_a_custom_remat_policy_equals_the_cli(cli):
     assert got.to_dict() == cli("llm", "train", "llama-3.1-70b", "--chip", "v6e", "--slice", "16x16",
                                 "--batch-tokens", "10Mi", "--seq", "8192", "--fsdp", "256", "--remat", policy)
     assert got.remat == policy and got.comms["host_s"] > 0
+
+
+def test_validate_reads_a_rows_config_file_as_the_cli_does(tmp_path, cli):
+    config = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000}
+    (tmp_path / "l2.json").write_text(json.dumps(config))
+    row = {"id": "r", "model": "l2.json", "chip": "v5e", "chips": 8, "precision": "bf16",
+           "batch": 32, "cache_length": 1024, "throughput_tokens_per_s": 1000}
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    want = cli("llm", "validate", "--data", str(path))
+    assert tpusim.llm.validate(data=path) == want
+    assert tpusim.llm.validate(data=[{**row, "model": config}]) == want

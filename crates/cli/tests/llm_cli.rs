@@ -1166,3 +1166,42 @@ fn train_takes_maxtexts_save_policies() {
         "save_dot_except_mlpwi",
     );
 }
+
+/// A row may name its model by a config file beside the measurements.
+#[test]
+fn validate_reads_a_rows_model_from_a_config_file_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"{"model_type":"llama","hidden_size":4096,"intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,"vocab_size":32000}"#;
+    std::fs::create_dir(dir.path().join("configs")).unwrap();
+    std::fs::write(dir.path().join("configs/l2.json"), config).unwrap();
+    let row = |model: &str| {
+        format!(
+            r#"{{"id":"r","model":{model},"chip":"v5e","chips":8,"precision":"bf16","batch":32,"cache_length":1024,"throughput_tokens_per_s":1000}}"#
+        )
+    };
+    let by_file = dir.path().join("by_file.jsonl");
+    std::fs::write(&by_file, row(r#""configs/l2.json""#)).unwrap();
+    let inline = dir.path().join("inline.jsonl");
+    std::fs::write(&inline, row(config)).unwrap();
+    let a = json(&[
+        "llm",
+        "validate",
+        "--data",
+        by_file.to_str().unwrap(),
+        "--json",
+    ]);
+    let b = json(&[
+        "llm",
+        "validate",
+        "--data",
+        inline.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(a[0]["predicted"], b[0]["predicted"]);
+    let missing = dir.path().join("missing.jsonl");
+    std::fs::write(&missing, row(r#""configs/none.json""#)).unwrap();
+    fails(
+        &["llm", "validate", "--data", missing.to_str().unwrap()],
+        "missing.jsonl line 1: model 'configs/none.json': cannot read model file",
+    );
+}

@@ -107,17 +107,23 @@ pub fn validate(eff: &Efficiency) -> Result<Vec<Case>> {
     ];
     let mut out = Vec::new();
     for (text, origin, split) in sets {
-        out.extend(cases(text, origin, eff, split)?);
+        out.extend(cases(text, origin, eff, split, &zoo::lookup)?);
     }
     Ok(out)
 }
 
 /// The rows of `text`, predicted, with their splits.
-fn cases(text: &str, origin: &str, eff: &Efficiency, split: SplitFrom) -> Result<Vec<Case>> {
+fn cases(
+    text: &str,
+    origin: &str,
+    eff: &Efficiency,
+    split: SplitFrom,
+    models: Models,
+) -> Result<Vec<Case>> {
     let mut out = Vec::new();
     for row in rows(text, origin) {
         let (line, row) = row?;
-        let case = predict(&row, eff).and_then(|mut case| {
+        let case = predict_with(&row, eff, models).and_then(|mut case| {
             match split {
                 SplitFrom::Model => {}
                 SplitFrom::Set(s) => case.split = s.to_string(),
@@ -135,7 +141,21 @@ fn cases(text: &str, origin: &str, eff: &Efficiency, split: SplitFrom) -> Result
 /// summaries (`user` when it has none). `origin` (the file) names every error with
 /// the line at fault.
 pub fn validate_rows(text: &str, origin: &str, eff: &Efficiency) -> Result<Vec<Case>> {
-    let out = cases(text, origin, eff, SplitFrom::Row)?;
+    validate_rows_with(text, origin, eff, &zoo::lookup)
+}
+
+/// Finds the model a row names by a string: [`zoo::lookup`] for built-in names; the
+/// CLI's also reads `….json` files beside the measurements.
+pub type Models<'a> = &'a dyn Fn(&str) -> Result<Model>;
+
+/// [`validate_rows`] with the rows' model names found by `models`.
+pub fn validate_rows_with(
+    text: &str,
+    origin: &str,
+    eff: &Efficiency,
+    models: Models,
+) -> Result<Vec<Case>> {
+    let out = cases(text, origin, eff, SplitFrom::Row, models)?;
     if out.is_empty() {
         return Err(bad(
             "measurements",
@@ -253,11 +273,11 @@ fn row_remat(row: &Map<String, Value>) -> Result<Remat> {
     Ok(Remat::Saves(Saves::custom(names)?))
 }
 
-/// The row's model: a built-in name or a config object.
-fn row_model(row: &Map<String, Value>, id: &str) -> Result<Model> {
+/// The row's model: a config object, or a name `models` finds.
+fn row_model(row: &Map<String, Value>, id: &str, models: Models) -> Result<Model> {
     match field(row, "model")? {
         Value::Object(model) => hf::from_map(model, id),
-        Value::String(name) => zoo::lookup(name),
+        Value::String(name) => models(name),
         v => Err(row_err(
             "model",
             format!("is {v}; expected a built-in model's name or a config.json object"),
@@ -276,8 +296,13 @@ fn row_model(row: &Map<String, Value>, id: &str) -> Result<Model> {
 /// `mean_prompt_tokens` and `mean_output_tokens` (else ShareGPT's). Both read
 /// `id` and `model` (a built-in name or a config object).
 pub fn predict(row: &Map<String, Value>, eff: &Efficiency) -> Result<Case> {
+    predict_with(row, eff, &zoo::lookup)
+}
+
+/// [`predict`] with a model named by a string found by `models`.
+pub fn predict_with(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Result<Case> {
     let id = text(row, "id")?.to_string();
-    let model = row_model(row, &id)?;
+    let model = row_model(row, &id, models)?;
     let chip = tpusim_chip::lookup(text(row, "chip")?)?;
     let label = row
         .get("model_label")

@@ -8,17 +8,23 @@ use tpusim_llm::{slices, zoo, Degrees, Efficiency, Remat};
 
 /// LLaMA-2 7B on one v5e: no collectives, no recomputation, causal attention.
 fn one_chip(eff: Efficiency) -> TrainInput {
-    let v5e = tpusim_chip::lookup("v5e").unwrap();
+    let mut i = one_of("v5e", false);
+    i.eff = eff;
+    i
+}
+
+/// The same on one chip `name`, calibrated or `ideal`.
+fn one_of(name: &str, ideal: bool) -> TrainInput {
+    let chip = tpusim_chip::lookup(name).unwrap();
     let mut i = TrainInput::new(
         zoo::lookup("llama-2-7b").unwrap(),
-        slices::parse(&v5e, "1").unwrap(),
-        false,
+        slices::parse(&chip, "1").unwrap(),
+        ideal,
     );
     i.batch_tokens = 4 * 2048;
     i.seq = 2048;
     i.remat = Remat::None;
     i.degrees = Some(Degrees::default());
-    i.eff = eff;
     i
 }
 
@@ -91,18 +97,9 @@ fn the_calibrated_model_runs_at_xlas_rate_for_the_chip() {
     assert_eq!(xla_mxu_fraction(&chip("v5e")), 1.0);
     assert_eq!(xla_mxu_fraction(&chip("h100")), 1.0);
     let on = |name: &str, ideal: bool, mfu: Option<f64>| {
-        let c = chip(name);
-        let mut i = TrainInput::new(
-            zoo::lookup("llama-2-7b").unwrap(),
-            slices::parse(&c, "1").unwrap(),
-            ideal,
-        );
-        i.batch_tokens = 4 * 2048;
-        i.seq = 2048;
-        i.remat = Remat::None;
-        i.degrees = Some(Degrees::default());
+        let mut i = one_of(name, ideal);
         i.mfu = mfu;
-        let peak = c.peak(RateClass::Bf16).ops_per_s;
+        let peak = chip(name).peak(RateClass::Bf16).ops_per_s;
         train(&i).unwrap().compute_s * peak
     };
     // the same work, in peak-seconds: v5p's takes 459/394 as long in the calibrated model

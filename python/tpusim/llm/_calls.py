@@ -210,10 +210,14 @@ def validate(
 
 
 def _measurement_lines(data: Measurements) -> tuple[str, str]:
-    """JSON lines of ``data`` and the name its errors give."""
+    """JSON lines of ``data`` and the name its errors give; a row's ``model`` naming a
+    ``….json`` file (beside a measurements file, else from the working folder) is
+    replaced by the config it holds, as the CLI reads it."""
     if isinstance(data, (str, os.PathLike)):
         with open(data, encoding="utf-8") as f:
-            return f.read(), os.fspath(data)
+            lines = f.read().splitlines()
+        folder = os.path.dirname(os.fspath(data))
+        return "\n".join(_line_with_config(line, folder) for line in lines), os.fspath(data)
     if hasattr(data, "to_dict"):  # a pandas DataFrame
         data = data.to_dict("records")
     lines = []
@@ -221,8 +225,31 @@ def _measurement_lines(data: Measurements) -> tuple[str, str]:
         if not isinstance(row, Mapping):
             raise TypeError(f"a measurement row must be a dict, not {type(row).__name__}")
         clean = {k: v for k, v in row.items() if not (isinstance(v, float) and v != v)}
-        lines.append(json.dumps(clean, default=_plain))
+        lines.append(_with_config(clean, ""))
     return "\n".join(lines), "rows"
+
+
+def _line_with_config(line: str, folder: str) -> str:
+    """One line of a measurements file, its model file read in; a line that is not a
+    JSON object stays as it is, for the reader to say what is wrong with it."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return line
+    return _with_config(row, folder) if isinstance(row, dict) else line
+
+
+def _dump(row: Any) -> str:
+    return json.dumps(row, default=_plain)
+
+
+def _with_config(row: Any, folder: str) -> str:
+    """``row`` as JSON, its ``model`` file (if it names one) read in."""
+    model = row.get("model") if isinstance(row, dict) else None
+    if isinstance(model, str) and model.endswith(".json"):
+        with open(os.path.join(folder, model), encoding="utf-8") as f:
+            row = {**row, "model": json.load(f)}
+    return _dump(row)
 
 
 def _plain(value: Any) -> Any:

@@ -5,10 +5,11 @@ use crate::input::{read_input, InputKind};
 use crate::util::print_json;
 use anyhow::Result;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tpusim_llm::validate::{
-    summary, validate, validate_rows, Case, SHAREGPT_MEAN_OUTPUT, SHAREGPT_MEAN_PROMPT,
+    summary, validate, validate_rows_with, Case, SHAREGPT_MEAN_OUTPUT, SHAREGPT_MEAN_PROMPT,
 };
+use tpusim_llm::{hf, zoo, LlmError, Model};
 
 /// `tpusim llm validate`.
 #[derive(Args, Debug)]
@@ -17,7 +18,8 @@ pub struct ValidateArgs {
     pub mode: Mode,
     /// Your own measurements instead of the shipped ones (repeatable): JSON lines in the
     /// shipped rows' schema (`data/llm/*.jsonl`). A row with `step_s` is a training
-    /// step: id, model (a built-in name or a config.json object), chip, slice, slices,
+    /// step: id, model (a built-in name, a config.json object, or a `….json` file
+    /// beside the measurements), chip, slice, slices,
     /// batch_tokens, seq, remat, weights, attention, ici_fsdp, ici_tp (and ici_dp,
     /// ici_pp, ici_ep, ici_sp when used). Otherwise it is serving: id, model, chip,
     /// chips, precision, batch, cache_length, throughput_tokens_per_s (output tokens),
@@ -39,7 +41,10 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         let mut cases = Vec::new();
         for path in &a.data {
             let text = read_input(path, InputKind::Measurements)?;
-            cases.extend(validate_rows(&text, &path.display().to_string(), &eff)?);
+            let beside = path.parent().unwrap_or(Path::new("."));
+            let models = |name: &str| model_beside(beside, name);
+            let origin = path.display().to_string();
+            cases.extend(validate_rows_with(&text, &origin, &eff, &models)?);
         }
         cases
     };
@@ -52,6 +57,21 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         "serving assumes ShareGPT requests of {SHAREGPT_MEAN_PROMPT} prompt and {SHAREGPT_MEAN_OUTPUT} output tokens on average unless a row gives its own, attention over the whole cache"
     );
     Ok(())
+}
+
+/// A row's model by name: a `….json` config file, relative to the measurements
+/// file's folder, or a built-in name.
+fn model_beside(folder: &Path, name: &str) -> tpusim_llm::Result<Model> {
+    if !name.ends_with(".json") {
+        return zoo::lookup(name);
+    }
+    let path = folder.join(name);
+    let body = read_input(&path, InputKind::ModelJson).map_err(|e| LlmError::BadValue {
+        what: "model".into(),
+        given: name.into(),
+        problem: format!("{e:#}"),
+    })?;
+    hf::from_json(&body, &path.display().to_string())
 }
 
 fn print_cases(cases: &[Case]) {
