@@ -19,7 +19,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(HERE, "..", "crates", "llm", "tests", "data", "hf_configs")
 MODELS = [("gemma-2-2b", "gemma-2-2b.json"), ("qwen2.5-7b", "qwen2.5-7b.json"),
-          ("qwen3-8b", "qwen3-8b.json"), ("phi-3-mini", "phi-3-mini-4k.json")]
+          ("qwen3-8b", "qwen3-8b.json"), ("phi-3-mini", "phi-3-mini-4k.json"),
+          # forty-fourth session
+          ("olmo-2-7b", "olmo-2-1124-7b.json"), ("gpt-oss-20b", "gpt-oss-20b.json"),
+          ("smollm3-3b", "smollm3-3b.json"), ("granite-3.3-8b", "granite-3.3-8b.json")]
 CHIPS = [("v5e", "v5e:1x1"), ("v6e", "v6e:1x1"), ("v5p", "v5p:1x1x1")]
 
 

@@ -12,15 +12,15 @@
 //!   a sliding window on every other layer (the first, third, …); Gemma 3 also Q/K norms and the window on
 //!   five layers of six; with `use_bidirectional_attention` (EmbeddingGemma) an
 //!   encoder, whose window transformers makes `w/2 + 1`;
-//! - Phi-3: Q, K and V stored as one matrix;
+//! - Phi-3: Q, K and V stored as one matrix, and the gate and up projections;
 //! - Granite: LLaMA's layer (its multipliers scale, they add no weights);
 //! - SmolLM3: LLaMA's, tied by default, windowed (with `use_sliding_window`) on the
 //!   layers without rotary embeddings (`no_rope_layers`, else every fourth);
 //! - OLMo 2: norms after attention and the MLP instead of before (as many), an
 //!   RMSNorm over all the queries and one over all the keys, no MLP bias whatever
 //!   `mlp_bias` says; OLMo 3 also a 4,096-token window on three layers of four;
-//! - GPT-OSS: biased attention with a learned sink per head, experts with biases and
-//!   a biased router (128 experts, 4 active, heads of 64 by default), a 128-token
+//! - GPT-OSS: biased attention with a learned sink per head, experts with biases (gate
+//!   and up stored as one matrix) and a biased router (128 experts, 4 active, heads of 64 by default), a 128-token
 //!   window on every other layer;
 //! - LLaMA's `attention_bias` (Q, K, V, O) and `mlp_bias`;
 //! - a `layer_types` list (`sliding_attention` | `full_attention`) names the
@@ -222,6 +222,7 @@ fn llama_family(f: &Fields, family: &str) -> Result<Model> {
             router: gpt_oss,
         },
         fused_qkv: family == "phi3",
+        fused_gate_up: matches!(family, "phi3" | "gpt_oss"),
         post_norms: matches!(family, "gemma2" | "gemma3_text"),
         qk_norm: match family {
             "qwen3" | "qwen3_moe" | "gemma3_text" => QkNorm::PerHead,

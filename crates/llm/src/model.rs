@@ -137,6 +137,9 @@ pub struct Model {
     pub biases: Biases,
     /// Q, K and V stored as one matrix (GPT-2's `c_attn`).
     pub fused_qkv: bool,
+    /// The gate and up projections stored as one matrix (Phi-3's `gate_up_proj`,
+    /// GPT-OSS's experts).
+    pub fused_gate_up: bool,
     /// Norms after attention and after the MLP as well as before them (Gemma 2
     /// and 3: four per layer).
     pub post_norms: bool,
@@ -218,6 +221,7 @@ impl Model {
             norm: Norm::Rms,
             biases: Biases::NONE,
             fused_qkv: false,
+            fused_gate_up: false,
             post_norms: false,
             qk_norm: QkNorm::None,
             sinks: false,
@@ -354,10 +358,16 @@ impl Model {
                 t.push(Tensor::new("mlp.router.b", &[self.experts]));
             }
         }
-        if self.mlp == Mlp::Gated {
-            self.linear("mlp.gate", stack, (d, f), b.mlp, &mut t);
+        match self.mlp {
+            Mlp::Gated if self.fused_gate_up => {
+                self.linear("mlp.gate_up", stack, (d, 2 * f), b.mlp, &mut t)
+            }
+            Mlp::Gated => {
+                self.linear("mlp.gate", stack, (d, f), b.mlp, &mut t);
+                self.linear("mlp.up", stack, (d, f), b.mlp, &mut t);
+            }
+            Mlp::Plain => self.linear("mlp.up", stack, (d, f), b.mlp, &mut t),
         }
-        self.linear("mlp.up", stack, (d, f), b.mlp, &mut t);
         self.linear("mlp.down", stack, (f, d), b.mlp, &mut t);
         if self.post_norms {
             self.norm_tensors("ln_mlp_post", &mut t);

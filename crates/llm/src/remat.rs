@@ -40,6 +40,15 @@ impl Keep {
     fn kept(self) -> bool {
         self != Keep::Remat
     }
+
+    /// MaxText's word for it.
+    fn word(self) -> &'static str {
+        match self {
+            Keep::Remat => "remat",
+            Keep::Device => "device",
+            Keep::Offload => "offload",
+        }
+    }
 }
 
 /// A layer's named outputs (MaxText's checkpoint names) and where a policy keeps
@@ -140,7 +149,14 @@ impl Saves {
         }
         match (wi0, wi1) {
             (Some(a), Some(b)) if a != b => {
-                return Err(bad("mlpwi_0", format!("{a:?}"), format!("differs from mlpwi_1 ({b:?}): a gate and an up projection kept apart are not modelled")))
+                return Err(bad(
+                    "mlpwi_0",
+                    a.word(),
+                    format!(
+                        "differs from mlpwi_1 ({}): a gate and an up projection kept apart are not modelled",
+                        b.word()
+                    ),
+                ))
             }
             (Some(k), _) | (_, Some(k)) => s.mlpwi = k,
             (None, None) => {}
@@ -354,7 +370,7 @@ impl Saves {
         let set: Vec<String> = named
             .iter()
             .filter(|(_, keep, default)| keep != default)
-            .map(|(n, keep, _)| format!("{n}={}", format!("{keep:?}").to_ascii_lowercase()))
+            .map(|(n, keep, _)| format!("{n}={}", keep.word()))
             .collect();
         if set.is_empty() {
             "custom".into()

@@ -50,6 +50,7 @@ fn gpt_oss(name: &str, layers: u64, experts: u64) -> Model {
             router: true,
         },
         sinks: true,
+        fused_gate_up: true,
         experts,
         experts_active: 4,
         window: Some(SlidingWindow {

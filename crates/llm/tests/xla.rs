@@ -124,6 +124,10 @@ fn newer_families_layer_bytes_equal_xla() {
         ("qwen2.5-7b", "qwen2.5-7b.json"),
         ("qwen3-8b", "qwen3-8b.json"),
         ("phi-3-mini", "phi-3-mini-4k.json"),
+        ("olmo-2-7b", "olmo-2-1124-7b.json"),
+        ("gpt-oss-20b", "gpt-oss-20b.json"),
+        ("smollm3-3b", "smollm3-3b.json"),
+        ("granite-3.3-8b", "granite-3.3-8b.json"),
     ];
     for (name, file) in models {
         let m = hf::from_json(&std::fs::read_to_string(dir.join(file)).unwrap(), file).unwrap();
