@@ -59,8 +59,9 @@ pub enum LlmCmd {
     /// Example: `tpusim llm report llama-3-8b --chip v5e --phase decode --batch 8 --context 4096`
     Report(report::ReportArgs),
     /// Every shipped measurement (MaxText training and JetStream serving on v5e,
-    /// MaxText training on v5p) beside the prediction and the error, with fit and
-    /// held-out summaries; or your own measurements in the same schema (`--data`).
+    /// MaxText training on v5p and v6e, never fitted) beside the prediction and the
+    /// error, with fit and held-out summaries; or your own measurements in the same
+    /// schema (`--data`).
     ///
     /// Examples: `tpusim llm validate --json`
     /// `tpusim llm validate --data my-runs.jsonl`

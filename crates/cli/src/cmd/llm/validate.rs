@@ -20,8 +20,9 @@ pub struct ValidateArgs {
     /// shipped rows' schema (`data/llm/*.jsonl`). A row with `step_s` is a training
     /// step: id, model (a built-in name, a config.json object, or a `….json` file
     /// beside the measurements), chip, slice, slices,
-    /// batch_tokens, seq, remat, weights, attention, ici_fsdp, ici_tp (and ici_dp,
-    /// ici_pp, ici_ep, ici_sp when used). Otherwise it is serving: id, model, chip,
+    /// batch_tokens, seq, remat (MaxText's names; with `custom`, its tensor names as
+    /// keys: "query_proj": "offload", …), weights, attention, ici_fsdp, ici_tp (and
+    /// ici_dp, ici_pp, ici_ep, ici_sp when used). Otherwise it is serving: id, model, chip,
     /// chips, precision, batch, cache_length, throughput_tokens_per_s (output tokens),
     /// and optionally tp, dp, mean_prompt_tokens, mean_output_tokens. A row's `split`
     /// names its group in the summary (default `user`).
