@@ -7,7 +7,7 @@ run a transformer layer. `--no-attention` leaves attention's scores out.
 
     /tmp/jaxvenv/bin/python bench/xla_layer_ratio.py 4096 [--no-attention]
 """
-import jax, jax.numpy as jnp, json, sys
+import jax, jax.numpy as jnp, json, os, sys
 from jax.experimental import topologies
 from jax.sharding import SingleDeviceSharding
 T = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 4096
@@ -38,7 +38,11 @@ def layer(p, x):
 def loss(p, x): return jnp.sum(layer(p, x).astype(jnp.float32))
 g = jax.grad(loss)
 shapes = [(D, H*HD), (D, K*HD), (D, K*HD), (H*HD, D), (D, F), (D, F), (F, D), (D,), (D,)]
-for chip, topo, peak in [("v5e", "v5e:1x1", 197e12), ("v6e", "v6e:1x1", 918e12), ("v5p", "v5p:1x1x1", 394e12)]:
+# the sustained rate of each chip, as bench/xla_mxu_rates.py recorded it
+RATES = {r["chip"]: r for r in json.load(open(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "data", "llm", "xla-mxu-rates.json")))["rates"]}
+for chip in ["v5e", "v6e", "v5p"]:
+    topo, peak = RATES[chip]["topology"], RATES[chip]["chip_flops_per_s"]
     d = topologies.get_topology_desc(topo, platform="tpu", chips_per_host_bounds=(1,1,1)).devices[0]
     s = SingleDeviceSharding(d)
     p = [jax.ShapeDtypeStruct(sh, jnp.bfloat16, sharding=s) for sh in shapes]

@@ -1022,6 +1022,17 @@ fn cnn_options_are_refused_for_transformers() {
     );
 }
 
+/// `llm validate --data PATH --json`.
+fn validate_data(path: &std::path::Path) -> Value {
+    json(&[
+        "llm",
+        "validate",
+        "--data",
+        path.to_str().unwrap(),
+        "--json",
+    ])
+}
+
 /// Rows of a user's own measurements (`llm validate --data`), predicted as `llm serve`
 /// and `llm train` predict them with the same settings.
 #[test]
@@ -1034,13 +1045,7 @@ fn validate_reads_a_users_measurements_as_serve_and_train_predict_them() {
         r#"{"id":"train-a","model":"llama-2-7b","chip":"v5e","slice":"4x4","slices":1,"batch_tokens":262144,"seq":2048,"remat":"full","weights":"fp32 params","attention":"flash, causal","ici_fsdp":8,"ici_tp":2,"step_s":5.0}"#,
     ];
     std::fs::write(&path, rows.join("\n")).unwrap();
-    let v = json(&[
-        "llm",
-        "validate",
-        "--data",
-        path.to_str().unwrap(),
-        "--json",
-    ]);
+    let v = validate_data(&path);
     let cases = v.as_array().unwrap();
     assert_eq!(cases.len(), 2);
     let s = json(&[
@@ -1183,20 +1188,8 @@ fn validate_reads_a_rows_model_from_a_config_file_beside_it() {
     std::fs::write(&by_file, row(r#""configs/l2.json""#)).unwrap();
     let inline = dir.path().join("inline.jsonl");
     std::fs::write(&inline, row(config)).unwrap();
-    let a = json(&[
-        "llm",
-        "validate",
-        "--data",
-        by_file.to_str().unwrap(),
-        "--json",
-    ]);
-    let b = json(&[
-        "llm",
-        "validate",
-        "--data",
-        inline.to_str().unwrap(),
-        "--json",
-    ]);
+    let a = validate_data(&by_file);
+    let b = validate_data(&inline);
     assert_eq!(a[0]["predicted"], b[0]["predicted"]);
     let missing = dir.path().join("missing.jsonl");
     std::fs::write(&missing, row(r#""configs/none.json""#)).unwrap();

@@ -123,7 +123,7 @@ fn cases(
     let mut out = Vec::new();
     for row in rows(text, origin) {
         let (line, row) = row?;
-        let case = predict_with(&row, eff, models).and_then(|mut case| {
+        let case = predict(&row, eff, models).and_then(|mut case| {
             match split {
                 SplitFrom::Model => {}
                 SplitFrom::Set(s) => case.split = s.to_string(),
@@ -294,13 +294,8 @@ fn row_model(row: &Map<String, Value>, id: &str, models: Models) -> Result<Model
 /// data parallel when the row's `note` says `--shard_on_batch`, as JetStream's
 /// Gemma 2B rows do, model parallel over every chip otherwise),
 /// `mean_prompt_tokens` and `mean_output_tokens` (else ShareGPT's). Both read
-/// `id` and `model` (a built-in name or a config object).
-pub fn predict(row: &Map<String, Value>, eff: &Efficiency) -> Result<Case> {
-    predict_with(row, eff, &zoo::lookup)
-}
-
-/// [`predict`] with a model named by a string found by `models`.
-pub fn predict_with(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Result<Case> {
+/// `id` and `model` (a config object, or a name `models` finds).
+pub fn predict(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Result<Case> {
     let id = text(row, "id")?.to_string();
     let model = row_model(row, &id, models)?;
     let chip = tpusim_chip::lookup(text(row, "chip")?)?;

@@ -250,8 +250,9 @@ pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     let hbm = input.slice.chip.hbm_bytes as f64;
     let flops = model_flops_per_step(input);
     let again = recomputed(input);
-    let forward_attention = attention_flops_per_step(input) / 3.0;
-    let attention = attention_flops_per_step(input) + again.attention_forwards * forward_attention;
+    let counted_attention = attention_flops_per_step(input);
+    let forward_attention = counted_attention / 3.0;
+    let attention = counted_attention + again.attention_forwards * forward_attention;
     let executed = flops
         + again.matmul_flops * input.batch_tokens as f64
         + again.attention_forwards * forward_attention;
