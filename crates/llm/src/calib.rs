@@ -19,30 +19,58 @@ const XLA_MXU_RATES: &str = include_str!("../../../data/llm/xla-mxu-rates.json")
 /// book's 140 TFLOP/s; 1 for a chip it was not asked about. The calibrated model's
 /// MXU fractions (fitted on v5e, where this is 1) are fractions of this rate.
 pub fn xla_mxu_fraction(chip: &Chip) -> f64 {
-    static RATES: OnceLock<Vec<(String, f64)>> = OnceLock::new();
-    let rates = RATES.get_or_init(|| {
-        let doc: serde_json::Value =
-            serde_json::from_str(XLA_MXU_RATES).expect("the shipped XLA rates are JSON");
-        doc["rates"]
-            .as_array()
-            .map(|rows| {
-                rows.iter()
-                    .filter_map(|r| {
-                        Some((
-                            r["chip"].as_str()?.to_string(),
-                            r["chip_flops_per_s"].as_f64()?,
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    });
+    static RATES: OnceLock<Vec<ChipFigure>> = OnceLock::new();
+    let rates = RATES.get_or_init(|| chip_figures(XLA_MXU_RATES, "rates", "chip_flops_per_s"));
     let peak = chip.peak(RateClass::Bf16).ops_per_s;
-    rates
-        .iter()
-        .find(|(name, _)| *name == chip.name)
-        // to four places: the cost model's figures carry float noise (v5e 197.0000003e12)
-        .map_or(1.0, |(_, rate)| (rate / peak * 1e4).round() / 1e4)
+    // to four places: the cost model's figures carry float noise (v5e 197.0000003e12)
+    figure_of(rates, chip).map_or(1.0, |rate| (rate / peak * 1e4).round() / 1e4)
+}
+
+/// One chip's figure in a shipped per-chip table.
+struct ChipFigure {
+    chip: String,
+    value: f64,
+}
+
+/// The `(chip, value_key)` pairs of the list `list_key` of a shipped JSON document.
+fn chip_figures(doc: &str, list_key: &str, value_key: &str) -> Vec<ChipFigure> {
+    let doc: serde_json::Value = serde_json::from_str(doc).expect("the shipped tables are JSON");
+    doc[list_key]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| {
+                    Some(ChipFigure {
+                        chip: r["chip"].as_str()?.to_string(),
+                        value: r[value_key].as_f64()?,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `chip`'s figure in `table`, if it has one.
+fn figure_of(table: &[ChipFigure], chip: &Chip) -> Option<f64> {
+    table.iter().find(|f| f.chip == chip.name).map(|f| f.value)
+}
+
+/// The share of the v5e-fitted training MXU rate each chip sustains in MaxText
+/// training, where measured (`bench/llm-fit-chip.py`, fitted on that chip's fit rows).
+const CHIP_TRAIN_FRACTIONS: &str = include_str!("../../../data/llm/chip-train-fractions.json");
+
+/// The share of the calibrated training MXU rate (`mxu_train` of XLA's rate, fitted on
+/// v5e) that `chip` sustains in MaxText's training steps, as measured on that chip:
+/// v6e 0.695 (its MaxText runs reach 44–50 % MFU where v5e's reach 55–61 %; fitted on
+/// its LLaMA-3.1 8B rows, checked on four other models). Training only: no shipped
+/// measurement shows whether serving on the chip sees it too. 1 for a chip without
+/// measurements of its own (v5e, where the figures were fitted, and v5p, which XLA's
+/// rate already brings within 8 %).
+pub fn chip_train_fraction(chip: &Chip) -> f64 {
+    static FRACTIONS: OnceLock<Vec<ChipFigure>> = OnceLock::new();
+    let fractions =
+        FRACTIONS.get_or_init(|| chip_figures(CHIP_TRAIN_FRACTIONS, "fractions", "fraction"));
+    figure_of(fractions, chip).unwrap_or(1.0)
 }
 
 /// Named efficiency figures (every one 1, or 0 for the overheads, in the ideal model).
@@ -50,6 +78,10 @@ pub fn xla_mxu_fraction(chip: &Chip) -> f64 {
 pub struct Efficiency {
     /// Fraction of peak MXU FLOP/s that training matmuls reach.
     pub mxu_train: f64,
+    /// The share of `mxu_train` the chip sustains in training; `None`: the chip's own
+    /// measured figure ([`chip_train_fraction`]). `--calib chip_train=F` sets it for
+    /// whichever chip is asked about.
+    pub chip_train: Option<f64>,
     /// Fraction of `mxu_train` that training's attention (scores, softmax, values: the
     /// FLOPs that grow with the sequence) reaches.
     pub attention_train: f64,
@@ -77,6 +109,7 @@ pub struct Efficiency {
 /// Names users pass to `--calib NAME=VALUE`.
 pub const NAMES: &[&str] = &[
     "mxu_train",
+    "chip_train",
     "attention_train",
     "mxu_serve",
     "hbm",
@@ -94,6 +127,7 @@ impl Efficiency {
     pub fn ideal() -> Efficiency {
         Efficiency {
             mxu_train: 1.0,
+            chip_train: Some(1.0),
             attention_train: 1.0,
             mxu_serve: 1.0,
             hbm: 1.0,
@@ -114,6 +148,8 @@ impl Efficiency {
             // 18 MaxText v5e rows (16B, 64B, 128B; 1-32 slices): step times. The
             // first three searched jointly (twenty-sixth session; 0.80, -, 0.9 before).
             mxu_train: 0.88,
+            // per chip, measured where a chip has rows of its own (chip_train_fraction)
+            chip_train: None,
             attention_train: 0.6,
             overlap: 0.8,
             dcn: 0.3,
@@ -141,6 +177,17 @@ impl Efficiency {
             }
             _ => fraction(value),
         };
+        if name == "chip_train" {
+            if !fraction(value) {
+                return Err(bad(
+                    "--calib",
+                    format!("{name}={value}"),
+                    "fractions lie in (0, 1]",
+                ));
+            }
+            self.chip_train = Some(value);
+            return Ok(());
+        }
         let slot = match name {
             "mxu_train" => &mut self.mxu_train,
             "attention_train" => &mut self.attention_train,

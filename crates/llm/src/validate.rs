@@ -25,9 +25,17 @@ pub const JETSTREAM_V5E: &str =
 /// MaxText's v5p table: another chip, never used in a fit (split `held_out_v5p`).
 pub const MAXTEXT_V5P_HELD_OUT: &str = include_str!("../../../data/llm/heldout-maxtext-v5p.jsonl");
 /// MaxText's tiering table (LLaMA-2 70B on v6e and v5p, LLaMA-3.1 8B and 70B on
-/// v6e), never used in a fit; each row names its split (`held_out_v6e`, `held_out_v5p`).
+/// v6e); each row names its split (`held_out_v6e`, `held_out_v5p`; the LLaMA-3.1 8B
+/// row `fit_v6e`, as every LLaMA-3.1 8B v6e row is).
 pub const MAXTEXT_TIERING_HELD_OUT: &str =
     include_str!("../../../data/llm/heldout-maxtext-tiering.jsonl");
+
+/// MaxText's recipes in AI-Hypercomputer/tpu-recipes (the step-time log line each
+/// shows, with the configuration it names): LLaMA-3.1 8B on 8–128 v6e chips (split
+/// `fit_v6e`, the rows v6e's training fraction is fitted on); LLaMA-3.1 70B, Mistral 7B,
+/// Gemma 3 12B (1, 2 and 4 slices) and GPT-3 175B on v6e (`held_out_v6e`); LLaMA-3.1
+/// 405B on 512 v5p chips (`held_out_v5p`).
+pub const MAXTEXT_TPU_RECIPES: &str = include_str!("../../../data/llm/maxtext-tpu-recipes.jsonl");
 
 /// Mean prompt tokens of a ShareGPT request (the vLLM paper, SOSP 2023, fig. 11:
 /// 161 in, 338 out); JetStream's filter (prompt ≤ 1024, total ≤ 2048) trims little.
@@ -52,7 +60,8 @@ pub struct Case {
     /// `(predicted − measured) / measured`.
     pub error: f64,
     /// `fit`, `held_out` (models kept out of the fit), `held_out_v5p` or
-    /// `held_out_v6e` (other chips); a user's rows their own `split`, else `user`.
+    /// `held_out_v6e` (other chips), `fit_v6e` (the rows v6e's training fraction is
+    /// fitted on); a user's rows their own `split`, else `user`.
     pub split: String,
 }
 
@@ -104,6 +113,7 @@ pub fn validate(eff: &Efficiency) -> Result<Vec<Case>> {
             SplitFrom::Set("held_out_v5p"),
         ),
         (MAXTEXT_TIERING_HELD_OUT, "maxtext-tiering", SplitFrom::Row),
+        (MAXTEXT_TPU_RECIPES, "maxtext-tpu-recipes", SplitFrom::Row),
     ];
     let mut out = Vec::new();
     for (text, origin, split) in sets {

@@ -108,3 +108,43 @@ fn the_calibrated_model_runs_at_xlas_rate_for_the_chip() {
     assert!((on("v5p", true, None) / on("v5e", true, None) - 1.0).abs() < 1e-9);
     assert!((on("v5p", false, Some(0.5)) / on("v5e", false, Some(0.5)) - 1.0).abs() < 1e-9);
 }
+
+/// A chip with training measurements of its own runs at its measured share of the
+/// calibrated rate (`data/llm/chip-train-fractions.json`: v6e's, fitted on its
+/// LLaMA-3.1 8B rows); the others at the whole of it. `--calib chip_train=F` sets the
+/// share for any chip; the ideal model and a fixed MFU never see it.
+#[test]
+fn a_chips_measured_training_share_scales_its_compute_and_only_that() {
+    use tpusim_llm::calib::chip_train_fraction;
+    let chip = |n: &str| tpusim_chip::lookup(n).unwrap();
+    let shipped: serde_json::Value =
+        serde_json::from_str(include_str!("../../../data/llm/chip-train-fractions.json")).unwrap();
+    let v6e = shipped["fractions"][0]["fraction"].as_f64().unwrap();
+    assert_eq!(shipped["fractions"][0]["chip"], "v6e");
+    assert_eq!(chip_train_fraction(&chip("v6e")), v6e);
+    for other in ["v5e", "v5p", "v4p", "h100"] {
+        assert_eq!(chip_train_fraction(&chip(other)), 1.0, "{other}");
+    }
+    let compute = |ideal: bool, share: Option<f64>, mfu: Option<f64>| {
+        let mut i = one_of("v6e", ideal);
+        if let Some(f) = share {
+            i.eff.set("chip_train", f).unwrap();
+        }
+        i.mfu = mfu;
+        train(&i).unwrap().compute_s
+    };
+    let ratio = compute(false, None, None) / compute(false, Some(1.0), None);
+    assert!((ratio - 1.0 / v6e).abs() < 1e-9, "{ratio}");
+    let half = compute(false, Some(0.5), None) / compute(false, Some(1.0), None);
+    assert!((half - 2.0).abs() < 1e-9, "{half}");
+    assert_eq!(compute(true, None, None), compute(true, Some(0.5), None));
+    assert_eq!(
+        compute(false, None, Some(0.4)),
+        compute(false, Some(0.5), Some(0.4))
+    );
+    let mut eff = Efficiency::calibrated();
+    for bad in [0.0, 1.5, f64::NAN] {
+        let err = eff.set("chip_train", bad).unwrap_err().to_string();
+        assert!(err.contains("chip_train"), "{err}");
+    }
+}

@@ -48,3 +48,35 @@ fn a_row_that_is_wrong_is_named_by_its_line() {
         "m line 1: field 'split' is 3; expected a non-empty string"
     );
 }
+
+/// The rows read off MaxText's recipes hold together: each step's tokens are the chips
+/// times the per-device batch and sequence, and the logged tokens/s/device times the
+/// logged step time give a device's share of them.
+#[test]
+fn the_recipe_rows_agree_with_their_own_logs() {
+    use tpusim_llm::validate::MAXTEXT_TPU_RECIPES;
+    let mut splits = std::collections::BTreeMap::<String, usize>::new();
+    for line in MAXTEXT_TPU_RECIPES.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let n = |k: &str| r[k].as_f64().unwrap();
+        let chips: f64 = r["slice"]
+            .as_str()
+            .unwrap()
+            .split('x')
+            .map(|d| d.parse::<f64>().unwrap())
+            .product();
+        let per_device = n("per_device_batch") * n("seq");
+        assert_eq!(n("batch_tokens"), chips * n("slices") * per_device, "{r}");
+        let logged = n("measured_tokens_per_s_per_device") * n("step_s");
+        assert!(
+            (logged / per_device - 1.0).abs() < 0.002,
+            "{}: {logged}",
+            r["id"]
+        );
+        *splits
+            .entry(r["split"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    let want = [("fit_v6e", 5), ("held_out_v5p", 1), ("held_out_v6e", 8)];
+    assert_eq!(splits, want.map(|(s, n)| (s.to_string(), n)).into());
+}

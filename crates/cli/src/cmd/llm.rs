@@ -58,10 +58,11 @@ pub enum LlmCmd {
     ///
     /// Example: `tpusim llm report llama-3-8b --chip v5e --phase decode --batch 8 --context 4096`
     Report(report::ReportArgs),
-    /// Every shipped measurement (MaxText training and JetStream serving on v5e,
-    /// MaxText training on v5p and v6e, never fitted) beside the prediction and the
-    /// error, with fit and held-out summaries; or your own measurements in the same
-    /// schema (`--data`).
+    /// Every shipped measurement (MaxText training and JetStream serving on v5e;
+    /// MaxText training on v5p, never fitted, and on v6e, whose LLaMA-3.1 8B rows fit
+    /// the chip's training share, `fit_v6e`, and whose other models are held out)
+    /// beside the prediction and the error, with a summary per split; or your own
+    /// measurements in the same schema (`--data`).
     ///
     /// Examples: `tpusim llm validate --json`
     /// `tpusim llm validate --data my-runs.jsonl`

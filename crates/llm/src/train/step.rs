@@ -3,7 +3,7 @@
 //! it holds.
 
 use crate::axes::{place, Degrees, Placed};
-use crate::calib::{xla_mxu_fraction, Efficiency};
+use crate::calib::{chip_train_fraction, xla_mxu_fraction, Efficiency};
 use crate::comm;
 use crate::error::{bad, Result};
 use crate::model::Model;
@@ -403,9 +403,15 @@ fn compute_seconds(input: &TrainInput, executed: f64, attention: f64, rate: f64)
     match input.mfu {
         Some(mfu) => executed / (rate * mfu),
         None => {
-            // of the rate XLA's cost model gives the chip, in the calibrated model
+            // of the rate XLA's cost model gives the chip, in the calibrated model, and
+            // of that the share the chip sustains in training where it was measured
             let sustained = if input.attention_flops {
-                xla_mxu_fraction(&input.slice.chip)
+                let chip = &input.slice.chip;
+                xla_mxu_fraction(chip)
+                    * input
+                        .eff
+                        .chip_train
+                        .unwrap_or_else(|| chip_train_fraction(chip))
             } else {
                 1.0
             };

@@ -53,7 +53,8 @@ pub struct Mode {
     #[arg(long)]
     pub ideal: bool,
     /// Override one efficiency figure, `NAME=VALUE` (repeatable): mxu_train,
-    /// attention_train, mxu_serve, hbm, ici, hop_latency, dcn, dcn_sync_s, overlap,
+    /// chip_train (the share of it the chip sustains; default the chip's measured figure,
+    /// v6e 0.695), attention_train, mxu_serve, hbm, ici, hop_latency, dcn, dcn_sync_s, overlap,
     /// decode_step_overhead_s, decode_token_overhead_s.
     #[arg(long, value_name = "NAME=VALUE")]
     pub calib: Vec<String>,
