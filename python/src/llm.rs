@@ -118,6 +118,7 @@ struct TrainAsk {
     optimizer_bytes: f64,
     microbatches: Option<u64>,
     full_attention: bool,
+    capacity_factor: Option<f64>,
     mfu: Option<f64>,
     ideal: bool,
     calib: BTreeMap<String, f64>,
@@ -172,6 +173,7 @@ fn train(ask: TrainAsk) -> Result<String, String> {
     i.optimizer_bytes_per_param = ask.optimizer_bytes;
     i.microbatches = ask.microbatches;
     i.full_attention = ask.full_attention;
+    i.capacity_factor = ask.capacity_factor;
     i.mfu = ask.mfu;
     i.eff = efficiency(ask.ideal, &ask.calib)?;
     to(&train_answer(&i).map_err(|e| e.to_string())?)

@@ -16,6 +16,16 @@ fn f(v: &Value, k: &str) -> f64 {
         .unwrap_or_else(|| panic!("{k} missing in {v}"))
 }
 
+/// `tpusim ARGS EXTRA… --json`'s document, `args` split at spaces.
+fn json_with(args: &str, extra: &[&str]) -> Value {
+    let all: Vec<&str> = args
+        .split_whitespace()
+        .chain(extra.iter().copied())
+        .chain(["--json"])
+        .collect();
+    json(&all)
+}
+
 #[test]
 fn show_prints_the_spec_fields() {
     let v = json(&["llm", "show", "llama-3-8b", "--json"]);
@@ -191,7 +201,7 @@ fn train_search_names_runners_up() {
 fn validate_lists_every_shipped_measurement() {
     let v = json(&["llm", "validate", "--json"]);
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 64);
+    assert_eq!(rows.len(), 66);
     for r in rows {
         let (m, p, e) = (f(r, "measured"), f(r, "predicted"), f(r, "error"));
         assert!(((p - m) / m - e).abs() < 1e-12);
@@ -576,29 +586,12 @@ fn serve_on_several_slices() {
 
 #[test]
 fn serve_takes_2d_tensor_parallelism() {
-    let args = |extra: &[&'static str]| {
-        let mut a = vec![
-            "llm",
-            "serve",
-            "llama-2-70b",
-            "--chip",
-            "v5p",
-            "--slice",
-            "8x8x4",
-            "--batch",
-            "8192",
-            "--context",
-            "128",
-            "--ideal",
-            "--json",
-        ];
-        a.extend_from_slice(extra);
-        a
-    };
-    let two_d = json(&args(&["--tp", "32", "--tp-d", "8"]));
+    const ARGS: &str =
+        "llm serve llama-2-70b --chip v5p --slice 8x8x4 --batch 8192 --context 128 --ideal";
+    let two_d = json_with(ARGS, &["--tp", "32", "--tp-d", "8"]);
     assert_eq!(two_d["sharding"]["tp_d"], 8);
     assert_eq!(two_d["sharding"]["tp"], 32);
-    let one_d = json(&args(&["--tp", "256"]));
+    let one_d = json_with(ARGS, &["--tp", "256"]);
     assert_eq!(one_d["sharding"]["tp_d"], 1);
     // the same weights per chip, a third of the ICI time (256 chips, past the book's 63;
     // 8192 sequences, so that the collectives are bandwidth bound)
@@ -607,45 +600,21 @@ fn serve_takes_2d_tensor_parallelism() {
         f(&one_d["memory_per_chip"], "weights")
     );
     assert!(f(&two_d["decode"], "ici_s") < 0.5 * f(&one_d["decode"], "ici_s"));
-    fails(
-        &[
-            "llm",
-            "serve",
-            "llama-2-70b",
-            "--chip",
-            "v5p",
-            "--slice",
-            "8x8x4",
-            "--tp-d",
-            "3",
-        ],
-        "--tp-d",
-    );
+    let bad: Vec<&str> = ARGS
+        .split_whitespace()
+        .take(7)
+        .chain(["--tp-d", "3"])
+        .collect();
+    fails(&bad, "--tp-d");
 }
 
 #[test]
 fn train_takes_2d_tensor_parallelism() {
-    let args = |extra: &[&'static str]| {
-        let mut a = vec![
-            "llm",
-            "train",
-            "llama-2-70b",
-            "--chip",
-            "v5p",
-            "--slice",
-            "8x8x4",
-            "--batch-tokens",
-            "4Mi",
-            "--seq",
-            "4096",
-            "--json",
-        ];
-        a.extend_from_slice(extra);
-        a
-    };
-    let two_d = json(&args(&["--tp", "16", "--tp-d", "4", "--fsdp", "4"]));
+    const ARGS: &str =
+        "llm train llama-2-70b --chip v5p --slice 8x8x4 --batch-tokens 4Mi --seq 4096";
+    let two_d = json_with(ARGS, &["--tp", "16", "--tp-d", "4", "--fsdp", "4"]);
     assert_eq!(two_d["sharding"]["tp_d"], 4);
-    let one_d = json(&args(&["--tp", "64", "--fsdp", "4"]));
+    let one_d = json_with(ARGS, &["--tp", "64", "--fsdp", "4"]);
     // the same model split per chip; 2-D moves fewer bytes over ICI on 64 chips of model
     // parallelism (past the book's 63 for F/D = 3.5)
     assert_eq!(
@@ -653,7 +622,11 @@ fn train_takes_2d_tensor_parallelism() {
         f(&one_d["memory_per_chip"], "weights")
     );
     assert!(f(&two_d["comms"], "tp_s") < f(&one_d["comms"], "tp_s"));
-    fails(&args(&["--tp", "16", "--tp-d", "5", "--fsdp", "4"]), "tp_d");
+    let bad: Vec<&str> = ARGS
+        .split_whitespace()
+        .chain(["--tp", "16", "--tp-d", "5", "--fsdp", "4"])
+        .collect();
+    fails(&bad, "tp_d");
 }
 
 #[test]
@@ -1196,5 +1169,55 @@ fn validate_reads_a_rows_model_from_a_config_file_beside_it() {
     fails(
         &["llm", "validate", "--data", missing.to_str().unwrap()],
         "missing.jsonl line 1: model 'configs/none.json': cannot read model file",
+    );
+}
+
+/// `--capacity-factor` runs an MoE model's experts as MaxText's dropping MoE: the
+/// executed FLOPs grow by the library's count of its empty slots and one-hot einsums,
+/// the model FLOPs (and so the MFU's numerator) do not; a dense model refuses it.
+#[test]
+fn the_dropping_moe_adds_executed_work_only() {
+    const ARGS: &str =
+        "llm train mixtral-8x7b --chip v6e --slice 16x16 --batch-tokens 12Mi --seq 4096 --fsdp 256";
+    let dropless = json_with(ARGS, &[]);
+    let dropping = json_with(ARGS, &["--capacity-factor", "1.25"]);
+    let m = tpusim_llm::zoo::lookup("mixtral-8x7b").unwrap();
+    let extra =
+        tpusim_llm::train::capacity::extra_flops_per_token(&m, 4096, 1.25, tpusim_llm::Remat::Full)
+            * (12u64 << 20) as f64;
+    let grown = f(&dropping, "flops_executed_per_step") - f(&dropless, "flops_executed_per_step");
+    assert!((grown / extra - 1.0).abs() < 1e-9, "{grown} {extra}");
+    assert_eq!(
+        f(&dropping, "flops_per_step"),
+        f(&dropless, "flops_per_step")
+    );
+    assert!(f(&dropping, "step_s") > f(&dropless, "step_s"));
+    fails(
+        &[
+            "llm",
+            "train",
+            "llama-3-8b",
+            "--chip",
+            "v6e",
+            "--slice",
+            "16x16",
+            "--capacity-factor",
+            "1.25",
+        ],
+        "--capacity-factor",
+    );
+    fails(
+        &[
+            "llm",
+            "train",
+            "mixtral-8x7b",
+            "--chip",
+            "v6e",
+            "--slice",
+            "16x16",
+            "--capacity-factor",
+            "-1",
+        ],
+        "--capacity-factor",
     );
 }

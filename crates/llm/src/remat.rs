@@ -75,6 +75,17 @@ pub struct Saves {
     pub mlpwo: Keep,
 }
 
+/// What of an MLP's forward pass a remat policy reruns in the backward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MlpRerun {
+    /// Nothing: its outputs are kept.
+    Nothing,
+    /// Its input projections (`mlpwi`), which the activation's gradient needs.
+    Inputs,
+    /// The whole layer's forward pass.
+    Whole,
+}
+
 impl Saves {
     /// Nothing but the layer input kept: MaxText's default for every name.
     const REMAT: Saves = Saves {
@@ -327,6 +338,20 @@ impl Remat {
                     attention_forwards: if s.context.kept() { 0.0 } else { 1.0 },
                 }
             }
+        }
+    }
+
+    /// What of an MLP's forward pass the backward pass reruns: the whole layer's
+    /// (`full`, and checkpoints below `minimal`'s), its input projections (a policy
+    /// that does not keep `mlpwi`), or nothing.
+    pub fn mlp_rerun(self, m: &Model) -> MlpRerun {
+        match self {
+            Remat::Full => MlpRerun::Whole,
+            Remat::Checkpoints(_) if self.checkpoints(m) < Remat::Minimal.checkpoints(m) => {
+                MlpRerun::Whole
+            }
+            Remat::Saves(s) if !s.mlpwi.kept() => MlpRerun::Inputs,
+            _ => MlpRerun::Nothing,
         }
     }
 

@@ -33,8 +33,9 @@ pub const MAXTEXT_TIERING_HELD_OUT: &str =
 /// MaxText's recipes in AI-Hypercomputer/tpu-recipes (the step-time log line each
 /// shows, with the configuration it names): LLaMA-3.1 8B on 8–128 v6e chips (split
 /// `fit_v6e`, the rows v6e's training fraction is fitted on); LLaMA-3.1 70B, Mistral 7B,
-/// Gemma 3 12B (1, 2 and 4 slices) and GPT-3 175B on v6e (`held_out_v6e`); LLaMA-3.1
-/// 405B on 512 v5p chips (`held_out_v5p`).
+/// Gemma 3 12B (1, 2 and 4 slices), GPT-3 175B and Mixtral 8x7B (MaxText's dropping
+/// MoE) on v6e (`held_out_v6e`); LLaMA-3.1 405B on 512 v5p chips and Mixtral 8x7B
+/// (dropless) on 128, the latter from MaxText's tiering table (`held_out_v5p`).
 pub const MAXTEXT_TPU_RECIPES: &str = include_str!("../../../data/llm/maxtext-tpu-recipes.jsonl");
 
 /// Mean prompt tokens of a ShareGPT request (the vLLM paper, SOSP 2023, fig. 11:
@@ -284,6 +285,28 @@ fn row_remat(row: &Map<String, Value>) -> Result<Remat> {
 }
 
 /// The row's model: a config object, or a name `models` finds.
+/// MaxText's dropping MoE: `capacity_factor` > 0 with `"sparse_matmul": false`;
+/// `None` otherwise (MaxText's default, dropless grouped matmuls).
+fn row_capacity_factor(row: &Map<String, Value>) -> Result<Option<f64>> {
+    let sparse = match row.get("sparse_matmul") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            return Err(row_err(
+                "sparse_matmul",
+                format!("is {v}; expected true or false"),
+            ))
+        }
+    };
+    match row.get("capacity_factor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => {
+            let cf = num(row, "capacity_factor")?;
+            Ok((!sparse && cf > 0.0).then_some(cf))
+        }
+    }
+}
+
 fn row_model(row: &Map<String, Value>, id: &str, models: Models) -> Result<Model> {
     match field(row, "model")? {
         Value::Object(model) => hf::from_map(model, id),
@@ -298,7 +321,8 @@ fn row_model(row: &Map<String, Value>, id: &str, models: Models) -> Result<Model
 /// Predict one row. Training rows (those with `step_s`) read `chip`, `slice`,
 /// `slices`, `batch_tokens`, `seq`, `remat`, `weights` (`fp32…` or bf16 parameters),
 /// `attention` (`causal=False` in it: full attention), `ici_fsdp`, `ici_tp` and,
-/// when given, `ici_dp`, `ici_pp`, `ici_ep`, `ici_sp`. Serving rows read `chip`,
+/// when given, `ici_dp`, `ici_pp`, `ici_ep`, `ici_sp`, and `capacity_factor` with
+/// `"sparse_matmul": false` (MaxText's dropping MoE). Serving rows read `chip`,
 /// `chips`, `precision` (weights and KV cache), `batch`, `cache_length` and
 /// `throughput_tokens_per_s` (output tokens), and when given `tp` and `dp` (else
 /// data parallel when the row's `note` says `--shard_on_batch`, as JetStream's
@@ -341,6 +365,7 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Re
             attention_flops: true,
             full_attention: text(row, "attention")?.contains("causal=False"),
             microbatches: None,
+            capacity_factor: row_capacity_factor(row)?,
         };
         let deg = Degrees {
             fsdp: count(row, "ici_fsdp")?,

@@ -135,6 +135,7 @@ fn train_input(batch_tokens: u64) -> TrainInput {
         attention_flops: false,
         full_attention: false,
         microbatches: None,
+        capacity_factor: None,
     }
 }
 

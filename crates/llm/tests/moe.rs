@@ -76,3 +76,68 @@ fn serving_one_sequence_of_an_moe_model_reads_its_active_experts() {
         r.decode.hbm_s
     );
 }
+
+/// FLOPs of an einsum from its operand shapes: twice the product of every distinct
+/// dimension it names (each output element a sum of products over the contracted ones).
+fn einsum_flops(dims: &[(char, f64)], spec: &str) -> f64 {
+    let mut seen = String::new();
+    for c in spec.chars().filter(char::is_ascii_alphabetic) {
+        if !seen.contains(c) {
+            seen.push(c);
+        }
+    }
+    2.0 * seen
+        .chars()
+        .map(|c| dims.iter().find(|(n, _)| *n == c).unwrap().1)
+        .product::<f64>()
+}
+
+/// MaxText's dropping MoE (`layers/moe.py`, `dense_matmul` with a capacity factor), one
+/// layer's forward pass written out from its einsums and shapes: dispatch
+/// `BSM,BSEC->EBCM`, gate and up `EBCM,EMH->EBCH`, down `EBCH,EHM->EBCM`, combine
+/// `EBCM,BSEC->BSM`, with MaxText's capacity `int(max(ceil(S·k/E)·CF, CF))`. Beyond the
+/// routed tokens' `k` experts a token, that is the work the model adds: three times
+/// over without recomputation, and the forward once more under `full` remat.
+#[test]
+fn the_dropping_moe_adds_its_einsums_and_empty_slots() {
+    use tpusim_llm::remat::Remat;
+    use tpusim_llm::train::capacity::{expert_capacity, extra_flops_per_token};
+    let m = zoo::lookup("mixtral-8x7b").unwrap();
+    for (seq, cf) in [
+        (4096u64, 1.25),
+        (4096, 1.0),
+        (2048, 2.0),
+        (1000, 1.3),
+        (3, 1.25),
+    ] {
+        let (e, k) = (m.experts as f64, m.experts_active as f64);
+        let c = ((seq as f64 * k / e).ceil() * cf).max(cf).floor();
+        assert_eq!(expert_capacity(&m, seq, cf), c, "{seq} {cf}");
+        let dims = [
+            ('B', 1.0),
+            ('S', seq as f64),
+            ('M', m.d_model as f64),
+            ('E', e),
+            ('C', c),
+            ('H', m.d_ff as f64),
+        ];
+        let layer = einsum_flops(&dims, "BSM,BSEC->EBCM")
+            + 2.0 * einsum_flops(&dims, "EBCM,EMH->EBCH")
+            + einsum_flops(&dims, "EBCH,EHM->EBCM")
+            + einsum_flops(&dims, "EBCM,BSEC->BSM");
+        let routed = k * 3.0 * 2.0 * (m.d_model * m.d_ff) as f64 * seq as f64;
+        let forward = (layer - routed) / seq as f64 * m.layers as f64;
+        let none = extra_flops_per_token(&m, seq, cf, Remat::None);
+        assert!(
+            (none / (3.0 * forward) - 1.0).abs() < 1e-12,
+            "{seq} {cf}: {none} {forward}"
+        );
+        let full = extra_flops_per_token(&m, seq, cf, Remat::Full);
+        assert!((full / (4.0 * forward) - 1.0).abs() < 1e-12, "{seq} {cf}");
+        let minimal = extra_flops_per_token(&m, seq, cf, Remat::Minimal);
+        assert_eq!(minimal, none);
+    }
+    // a dense model has no experts to dispatch to
+    let dense = zoo::lookup("llama-3-8b").unwrap();
+    assert_eq!(extra_flops_per_token(&dense, 4096, 1.25, Remat::Full), 0.0);
+}

@@ -160,13 +160,15 @@ def train(
     optimizer_bytes: float = 8.0,
     microbatches: Optional[int] = None,
     full_attention: bool = False,
+    capacity_factor: Optional[float] = None,
     mfu: Optional[float] = None,
     ideal: bool = False,
     calib: Optional[Mapping[str, float]] = None,
 ) -> Train:
     """``tpusim llm train``: memory per chip by part, step time, MFU and tokens/s;
     ``degrees`` such as ``{"fsdp": 64, "tp": 4}`` (keys dp, fsdp, tp, tp_d, pp, ep, sp;
-    ``None`` to search)."""
+    ``None`` to search); ``capacity_factor`` runs an MoE model's experts as MaxText's
+    dropping MoE (``--capacity-factor``)."""
     return Train(
         _ask(
             "train",
@@ -183,6 +185,7 @@ def train(
             optimizer_bytes=float(optimizer_bytes),
             microbatches=microbatches,
             full_attention=bool(full_attention),
+            capacity_factor=None if capacity_factor is None else float(capacity_factor),
             mfu=mfu,
             ideal=bool(ideal),
             calib=dict(calib or {}),

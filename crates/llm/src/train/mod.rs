@@ -2,6 +2,7 @@
 //! searches every one that places on the slice ([`search`]); [`answer`] adds the
 //! book's thresholds. One sharding's memory and step are in `step.rs`.
 
+pub mod capacity;
 pub mod search;
 mod step;
 

@@ -2,6 +2,7 @@
 //! part, and a step of compute overlapped with each strategy's collectives on the axes
 //! it holds.
 
+use super::capacity;
 use crate::axes::{place, Degrees, Placed};
 use crate::calib::{chip_train_fraction, xla_mxu_fraction, Efficiency};
 use crate::comm;
@@ -46,6 +47,10 @@ pub struct TrainInput {
     pub full_attention: bool,
     /// Microbatches per step for pipelining; `None`: one per sequence of a replica.
     pub microbatches: Option<u64>,
+    /// An MoE model's experts run as MaxText's dropping MoE at this capacity factor
+    /// (`sparse_matmul: False`; see `capacity.rs`); `None`: dropless, only the routed
+    /// tokens' work.
+    pub capacity_factor: Option<f64>,
 }
 
 impl TrainInput {
@@ -74,6 +79,7 @@ impl TrainInput {
             attention_flops: !ideal,
             full_attention: false,
             microbatches: None,
+            capacity_factor: None,
         }
     }
 }
@@ -254,7 +260,7 @@ pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     let forward_attention = counted_attention / 3.0;
     let attention = counted_attention + again.attention_forwards * forward_attention;
     let executed = flops
-        + again.matmul_flops * input.batch_tokens as f64
+        + (again.matmul_flops + capacity_flops_per_token(input)) * input.batch_tokens as f64
         + again.attention_forwards * forward_attention;
     let peak = input.slice.chip.peak(RateClass::Bf16).ops_per_s;
     let plain = compute_seconds(input, executed, attention, chips as f64 * peak);
@@ -332,6 +338,25 @@ pub(super) fn check(input: &TrainInput) -> Result<()> {
     if let Remat::Checkpoints(c) = input.remat {
         if !(c.is_finite() && c > 0.0 && c <= 1e4) {
             return Err(bad("--checkpoints-per-layer", c, "a positive count"));
+        }
+    }
+    if let Some(cf) = input.capacity_factor {
+        if input.model.experts <= 1 {
+            return Err(bad(
+                "--capacity-factor",
+                cf,
+                format!(
+                    "applies to mixture-of-experts models; {} has no experts",
+                    input.model.name
+                ),
+            ));
+        }
+        if !(cf.is_finite() && cf > 0.0 && cf <= 1e3) {
+            return Err(bad(
+                "--capacity-factor",
+                cf,
+                "a positive factor (MaxText's capacity_factor; 1.25 is common)",
+            ));
         }
     }
     Ok(())
@@ -422,6 +447,18 @@ fn compute_seconds(input: &TrainInput, executed: f64, attention: f64, rate: f64)
     }
 }
 
+/// The dropping MoE's empty slots and one-hot einsums, per token
+/// ([`capacity::extra_flops_per_token`]); like recomputation, executed work the
+/// calibrated model counts and a fixed MFU or the ideal model does not.
+fn capacity_flops_per_token(input: &TrainInput) -> f64 {
+    match input.capacity_factor {
+        Some(cf) if input.mfu.is_none() && input.attention_flops => {
+            capacity::extra_flops_per_token(&input.model, input.seq, cf, input.remat)
+        }
+        _ => 0.0,
+    }
+}
+
 /// Recomputation counts only in the calibrated model without a fixed MFU (an MFU
 /// is model FLOPs over peak by definition).
 fn recomputed(input: &TrainInput) -> Recomputed {
@@ -466,7 +503,12 @@ fn comms(input: &TrainInput, deg: &Degrees, placed: &[Placed]) -> Result<CommTim
         c.sp_s = 2.0 * layers * comm::time(s, Collective::AllGather, kv, eff)?;
     }
     if let Some(e) = comm::find(placed, "ep") {
-        let routed = act * m.experts_active as f64;
+        // the routed tokens, or every slot of the dropping MoE's capacity
+        let slots = match input.capacity_factor {
+            Some(cf) => capacity::slots_per_token(m, input.seq, cf),
+            None => m.experts_active as f64,
+        };
+        let routed = act * slots;
         c.ep_s = 4.0 * layers * comm::time(e, Collective::AllToAll, routed, eff)?;
     }
     if deg.pp > 1 {

@@ -78,6 +78,12 @@ pub struct TrainArgs {
     /// Attention computed over the full T×T (a non-causal kernel) instead of half.
     #[arg(long)]
     pub full_attention: bool,
+    /// Run an MoE model's experts as MaxText's dropping MoE (`sparse_matmul: False`,
+    /// `capacity_factor: CF`): each expert computes ⌊⌈seq·k/E⌉·CF⌋ token slots a
+    /// sequence, filled and emptied by one-hot einsums. Default: dropless, only the
+    /// routed tokens' work. Example: `--capacity-factor 1.25`
+    #[arg(long, value_name = "CF")]
+    pub capacity_factor: Option<f64>,
     /// A fixed MFU (model FLOPs over peak) for compute, as the book assumes (0.4).
     #[arg(long)]
     pub mfu: Option<f64>,
@@ -152,6 +158,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     input.eff = a.mode.efficiency()?;
     input.full_attention = a.full_attention;
     input.microbatches = a.microbatches;
+    input.capacity_factor = a.capacity_factor;
     let out = answer(&input)?;
     super::write_pictures(
         a.svg.as_deref(),
