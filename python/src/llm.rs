@@ -119,6 +119,7 @@ struct TrainAsk {
     microbatches: Option<u64>,
     full_attention: bool,
     capacity_factor: Option<f64>,
+    dcn_fsdp: u64,
     mfu: Option<f64>,
     ideal: bool,
     calib: BTreeMap<String, f64>,
@@ -174,6 +175,7 @@ fn train(ask: TrainAsk) -> Result<String, String> {
     i.microbatches = ask.microbatches;
     i.full_attention = ask.full_attention;
     i.capacity_factor = ask.capacity_factor;
+    i.dcn_fsdp = ask.dcn_fsdp;
     i.mfu = ask.mfu;
     i.eff = efficiency(ask.ideal, &ask.calib)?;
     to(&train_answer(&i).map_err(|e| e.to_string())?)

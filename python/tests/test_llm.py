@@ -48,7 +48,7 @@ def test_train_equals_the_cli(cli):
 def test_validate_and_thresholds_equal_the_cli(cli):
     assert tpusim.llm.validate() == cli("llm", "validate")
     df = tpusim.llm.validate_df(ideal=True)
-    assert len(df) == 66 and set(df["split"]) == {"fit", "held_out", "held_out_v5p", "held_out_v6e", "fit_v6e"}
+    assert len(df) == 68 and set(df["split"]) == {"fit", "held_out", "held_out_v5p", "held_out_v6e", "fit_v6e"}
     got = tpusim.llm.thresholds("v5p", model="llama-3-70b", batch_tokens=4 << 20, chips=8960)
     want = cli("llm", "thresholds", "v5p", "--model", "llama-3-70b", "--batch-tokens", "4Mi", "--chips", "8960")
     assert got.to_dict() == want
@@ -195,6 +195,14 @@ def test_train_with_maxtexts_dropping_moe_equals_the_cli(cli):
                                 degrees={"fsdp": 256})
     assert got.flops_executed_per_step > dropless.flops_executed_per_step
     assert got.flops_per_step == dropless.flops_per_step
+
+
+def test_train_with_fsdp_across_slices_equals_the_cli(cli):
+    got = tpusim.llm.train("llama-3.1-70b", chip="v6e", slice="16x16", slices=2, dcn_fsdp=2,
+                           batch_tokens=4 << 20, seq=8192, degrees={"fsdp": 256})
+    assert got.to_dict() == cli("llm", "train", "llama-3.1-70b", "--chip", "v6e", "--slice", "16x16", "--slices", "2",
+                                "--dcn-fsdp", "2", "--batch-tokens", "4Mi", "--seq", "8192", "--fsdp", "256")
+    assert got.sharding["dcn_fsdp"] == 2 and got.sharding["dcn_dp"] == 1
 
 
 def test_validate_reads_a_rows_config_file_as_the_cli_does(tmp_path, cli):

@@ -27,7 +27,7 @@ DEFAULT_SRAM_KB = (64, 64, 32)  # IFMAP, FILTER, OFMAP KiB of mode="scalesim", a
 LLM_KEYS = {
     "serve": ("model", "chip", "slice", "batch", "context", "weights", "kv_dtype", "prefill_tokens", "mfu", "tp", "dp", "tp_d", "slices", "ideal", "calib"),
     "train": ("model", "chip", "slice", "slices", "batch_tokens", "seq", "tokens", "degrees", "remat", "checkpoints_per_layer",
-              "param_dtype", "optimizer_bytes", "microbatches", "full_attention", "capacity_factor", "mfu", "ideal", "calib"),
+              "param_dtype", "optimizer_bytes", "microbatches", "full_attention", "capacity_factor", "dcn_fsdp", "mfu", "ideal", "calib"),
 }
 # what a serve or train row reports: (column, field of the --json document); the first is total_time_s
 LLM_COLUMNS = {

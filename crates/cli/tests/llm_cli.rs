@@ -201,7 +201,7 @@ fn train_search_names_runners_up() {
 fn validate_lists_every_shipped_measurement() {
     let v = json(&["llm", "validate", "--json"]);
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 66);
+    assert_eq!(rows.len(), 68);
     for r in rows {
         let (m, p, e) = (f(r, "measured"), f(r, "predicted"), f(r, "error"));
         assert!(((p - m) / m - e).abs() < 1e-12);
@@ -1220,4 +1220,22 @@ fn the_dropping_moe_adds_executed_work_only() {
         ],
         "--capacity-factor",
     );
+}
+
+/// `--dcn-fsdp` shards the model state over slices too: the sharding says so, each
+/// chip holds half the state on two slices, and a degree that does not divide the
+/// slices is refused naming the flag.
+#[test]
+fn fsdp_across_slices_halves_the_state_a_chip_holds() {
+    const ARGS: &str = "llm train llama-3.1-70b --chip v6e --slice 16x16 --slices 2 --batch-tokens 4Mi --seq 8192 --fsdp 256 --remat full";
+    let dp = json_with(ARGS, &[]);
+    let fsdp = json_with(ARGS, &["--dcn-fsdp", "2"]);
+    assert_eq!(fsdp["sharding"]["dcn_fsdp"], 2);
+    assert_eq!(fsdp["sharding"]["dcn_dp"], 1);
+    assert_eq!(dp["sharding"]["dcn_dp"], 2);
+    let weights = |v: &Value| f(&v["memory_per_chip"], "weights");
+    assert!((weights(&dp) / weights(&fsdp) - 2.0).abs() < 1e-12);
+    assert!(f(&fsdp["comms"], "dcn_s") > f(&dp["comms"], "dcn_s"));
+    let bad: Vec<&str> = ARGS.split_whitespace().chain(["--dcn-fsdp", "3"]).collect();
+    fails(&bad, "--dcn-fsdp");
 }

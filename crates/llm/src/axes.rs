@@ -29,6 +29,9 @@ pub struct Degrees {
     pub sp: u64,
     /// Data parallel across slices over DCN.
     pub dcn_dp: u64,
+    /// Fully sharded data parallel across slices over DCN (MaxText's
+    /// `dcn_fsdp_parallelism`): the model state sharded over the slices too.
+    pub dcn_fsdp: u64,
 }
 
 impl Default for Degrees {
@@ -42,6 +45,7 @@ impl Default for Degrees {
             ep: 1,
             sp: 1,
             dcn_dp: 1,
+            dcn_fsdp: 1,
         }
     }
 }
@@ -68,7 +72,7 @@ impl Degrees {
     }
 
     /// (name, degree) of every strategy, in placement order, then DCN.
-    pub fn named(&self) -> [(&'static str, u64); 8] {
+    pub fn named(&self) -> [(&'static str, u64); 9] {
         [
             ("tp", self.tp),
             ("tp_d", self.tp_d),
@@ -78,6 +82,7 @@ impl Degrees {
             ("dp", self.dp),
             ("pp", self.pp),
             ("dcn_dp", self.dcn_dp),
+            ("dcn_fsdp", self.dcn_fsdp),
         ]
     }
 }

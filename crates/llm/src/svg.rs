@@ -268,10 +268,11 @@ fn slice_panel(report: &TrainReport, slice: &Slice) -> Result<Panel> {
     if report.slices > 1 {
         let _ = writeln!(
             b,
-            r#"<text x="{tx:.1}" y="{}" font-size="{FONT}">{} slices over DCN: dcn_dp {}</text>"#,
+            r#"<text x="{tx:.1}" y="{}" font-size="{FONT}">{} slices over DCN: dcn_dp {}, dcn_fsdp {}</text>"#,
             56.0 + slice.dims.len() as f64 * 18.0,
             report.slices,
-            report.sharding.dcn_dp
+            report.sharding.dcn_dp,
+            report.sharding.dcn_fsdp
         );
     }
     Ok(Panel {

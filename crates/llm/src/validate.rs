@@ -321,7 +321,8 @@ fn row_model(row: &Map<String, Value>, id: &str, models: Models) -> Result<Model
 /// Predict one row. Training rows (those with `step_s`) read `chip`, `slice`,
 /// `slices`, `batch_tokens`, `seq`, `remat`, `weights` (`fp32…` or bf16 parameters),
 /// `attention` (`causal=False` in it: full attention), `ici_fsdp`, `ici_tp` and,
-/// when given, `ici_dp`, `ici_pp`, `ici_ep`, `ici_sp`, and `capacity_factor` with
+/// when given, `ici_dp`, `ici_pp`, `ici_ep`, `ici_sp`, `dcn_fsdp` (slices the model
+/// state is sharded over; the rest data parallel), and `capacity_factor` with
 /// `"sparse_matmul": false` (MaxText's dropping MoE). Serving rows read `chip`,
 /// `chips`, `precision` (weights and KV cache), `batch`, `cache_length` and
 /// `throughput_tokens_per_s` (output tokens), and when given `tp` and `dp` (else
@@ -345,10 +346,12 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Re
     };
     let (quantity, measured, predicted) = if row.contains_key("step_s") {
         let slices = count(row, "slices")?;
+        let dcn_fsdp = count_or(row, "dcn_fsdp", 1)?;
         let input = TrainInput {
             model,
             slice: slices::parse(&chip, text(row, "slice")?)?,
             slices,
+            dcn_fsdp,
             batch_tokens: count(row, "batch_tokens")?,
             seq: count(row, "seq")?,
             tokens: None,
@@ -374,7 +377,8 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Re
             pp: count_or(row, "ici_pp", 1)?,
             ep: count_or(row, "ici_ep", 1)?,
             sp: count_or(row, "ici_sp", 1)?,
-            dcn_dp: slices,
+            dcn_dp: slices / dcn_fsdp.max(1),
+            dcn_fsdp,
             ..Degrees::default()
         };
         let r = evaluate(&input, deg)?;

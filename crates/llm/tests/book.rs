@@ -123,6 +123,7 @@ fn train_input(batch_tokens: u64) -> TrainInput {
         model: zoo::lookup("llama-3-70b").unwrap(),
         slice: slices::parse(&v5p, "16x20x28").unwrap(),
         slices: 1,
+        dcn_fsdp: 1,
         batch_tokens,
         seq: 8192,
         tokens: Some(15e12),

@@ -161,6 +161,7 @@ def train(
     microbatches: Optional[int] = None,
     full_attention: bool = False,
     capacity_factor: Optional[float] = None,
+    dcn_fsdp: int = 1,
     mfu: Optional[float] = None,
     ideal: bool = False,
     calib: Optional[Mapping[str, float]] = None,
@@ -168,7 +169,8 @@ def train(
     """``tpusim llm train``: memory per chip by part, step time, MFU and tokens/s;
     ``degrees`` such as ``{"fsdp": 64, "tp": 4}`` (keys dp, fsdp, tp, tp_d, pp, ep, sp;
     ``None`` to search); ``capacity_factor`` runs an MoE model's experts as MaxText's
-    dropping MoE (``--capacity-factor``)."""
+    dropping MoE (``--capacity-factor``); ``dcn_fsdp`` shards the model state over that
+    many of the ``slices`` (``--dcn-fsdp``)."""
     return Train(
         _ask(
             "train",
@@ -186,6 +188,7 @@ def train(
             microbatches=microbatches,
             full_attention=bool(full_attention),
             capacity_factor=None if capacity_factor is None else float(capacity_factor),
+            dcn_fsdp=int(dcn_fsdp),
             mfu=mfu,
             ideal=bool(ideal),
             calib=dict(calib or {}),

@@ -60,7 +60,8 @@ pub fn train(input: &TrainInput) -> Result<TrainReport> {
         return evaluate(
             input,
             Degrees {
-                dcn_dp: input.slices,
+                dcn_dp: input.slices / input.dcn_fsdp,
+                dcn_fsdp: input.dcn_fsdp,
                 ..d
             },
         );

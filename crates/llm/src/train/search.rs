@@ -42,7 +42,8 @@ pub fn candidates(input: &TrainInput) -> Vec<Degrees> {
                             fsdp,
                             dp: r3 / fsdp,
                             sp: 1,
-                            dcn_dp: input.slices,
+                            dcn_dp: input.slices / input.dcn_fsdp,
+                            dcn_fsdp: input.dcn_fsdp,
                         };
                         if place(&input.slice, &deg).is_ok() {
                             out.push(deg);
@@ -95,7 +96,8 @@ pub fn best(input: &TrainInput) -> Result<TrainReport> {
         // Say why the plainest sharding fails (usually too few sequences).
         let fsdp = Degrees {
             fsdp: input.slice.chips(),
-            dcn_dp: input.slices,
+            dcn_dp: input.slices / input.dcn_fsdp,
+            dcn_fsdp: input.dcn_fsdp,
             ..Degrees::default()
         };
         evaluate(input, fsdp)?;

@@ -21,8 +21,11 @@ pub struct TrainInput {
     pub model: Model,
     /// One slice.
     pub slice: Slice,
-    /// Slices joined by DCN (data parallel across them).
+    /// Slices joined by DCN (data parallel across them, or FSDP over `dcn_fsdp` of them).
     pub slices: u64,
+    /// Slices the model state is sharded over (MaxText's `dcn_fsdp_parallelism`); the
+    /// slices are data parallel in groups of this many. 1: plain data parallelism.
+    pub dcn_fsdp: u64,
     /// Global batch, tokens per step.
     pub batch_tokens: u64,
     /// Sequence length.
@@ -63,6 +66,7 @@ impl TrainInput {
             model,
             slice,
             slices: 1,
+            dcn_fsdp: 1,
             batch_tokens: 1 << 20,
             seq: 4096,
             tokens: None,
@@ -120,7 +124,8 @@ pub struct CommTimes {
     pub ep_s: f64,
     /// Pipeline: activations between stages.
     pub pp_s: f64,
-    /// Across slices: AllReduce of gradient shards over DCN.
+    /// Across slices: AllReduce of gradient shards over DCN among data-parallel
+    /// slices; with FSDP across slices, each gather's and the reduce-scatter's DCN leg.
     pub dcn_s: f64,
     /// To and from the host over PCIe: the activations a remat policy offloads,
     /// written in the forward pass and read back in the backward.
@@ -232,7 +237,7 @@ pub struct TrainReport {
     pub runners_up: Vec<TrainAlternative>,
 }
 
-/// Evaluate one sharding (`deg.dcn_dp` must equal `input.slices`).
+/// Evaluate one sharding (`deg.dcn_dp · deg.dcn_fsdp` must equal `input.slices`).
 pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     check(input)?;
     let placed = place(&input.slice, &deg)?;
@@ -325,6 +330,16 @@ pub(super) fn check(input: &TrainInput) -> Result<()> {
     if input.slices == 0 || input.slices > 1 << 16 {
         return Err(bad("--slices", input.slices, "between 1 and 65536"));
     }
+    if input.dcn_fsdp == 0 || input.slices % input.dcn_fsdp != 0 {
+        return Err(bad(
+            "--dcn-fsdp",
+            input.dcn_fsdp,
+            format!(
+                "divides the {} slices (the rest of them are data parallel)",
+                input.slices
+            ),
+        ));
+    }
     if let Some(t) = input.tokens {
         if !(t.is_finite() && t > 0.0) {
             return Err(bad("--tokens", t, "a positive token budget"));
@@ -378,8 +393,9 @@ pub(super) fn totals(input: &TrainInput) -> TrainMemory {
     }
 }
 
-/// Per chip: model state sharded over FSDP, TP, PP (and EP for the experts),
-/// replicated over DP and slices; checkpoints spread over every chip.
+/// Per chip: model state sharded over FSDP (within and across slices), TP, PP (and
+/// EP for the experts), replicated over DP and DP slices; checkpoints spread over every
+/// chip.
 fn memory(input: &TrainInput, deg: &Degrees, chips: u64) -> TrainMemory {
     let t = totals(input);
     let counts = input.model.params();
@@ -388,7 +404,7 @@ fn memory(input: &TrainInput, deg: &Degrees, chips: u64) -> TrainMemory {
     } else {
         0.0
     };
-    let model_shard = (deg.fsdp * deg.tp * deg.tp_d * deg.pp) as f64;
+    let model_shard = (deg.fsdp * deg.dcn_fsdp * deg.tp * deg.tp_d * deg.pp) as f64;
     let split = (1.0 - expert_share) / model_shard + expert_share / (model_shard * deg.ep as f64);
     TrainMemory {
         weights: t.weights * split,
@@ -516,10 +532,18 @@ fn comms(input: &TrainInput, deg: &Degrees, placed: &[Placed]) -> Result<CommTim
         c.pp_s = 2.0 * act / link;
     }
     if input.slices > 1 {
-        let k = input.slices as f64;
-        let shard = pbytes / input.slice.chips() as f64;
+        // the gradients each chip holds, all-reduced over the data-parallel slices
+        let k = deg.dcn_dp as f64;
+        let g = deg.dcn_fsdp as f64;
+        let shard = pbytes / (input.slice.chips() as f64 * g);
         let dcn = input.slice.chip.dcn_bytes_per_s * eff.dcn;
-        c.dcn_s = 2.0 * (k - 1.0) / k * shard / dcn + eff.dcn_sync_s * k.log2();
+        // FSDP across slices: each gather (and the gradients' reduce-scatter) first
+        // moves a chip's own shard between its peers in the other slices, then over ICI
+        let gathered = pbytes / (model_split * deg.fsdp as f64);
+        let dcn_fsdp = (remat_gathers + 1.0) * (g - 1.0) / g * gathered / dcn;
+        c.dcn_s = 2.0 * (k - 1.0) / k * shard / dcn
+            + dcn_fsdp
+            + eff.dcn_sync_s * (input.slices as f64).log2();
     }
     c.host_s = offload_seconds(input)?;
     Ok(c)

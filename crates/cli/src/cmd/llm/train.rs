@@ -75,6 +75,12 @@ pub struct TrainArgs {
     /// Pipeline microbatches per step (default: one per sequence of a replica).
     #[arg(long)]
     pub microbatches: Option<u64>,
+    /// Shard the model state over this many of the slices too (MaxText's
+    /// `dcn_fsdp_parallelism`): each FSDP gather and reduce-scatter also crosses DCN;
+    /// the slices are data parallel in groups of this many. Default 1 (plain data
+    /// parallelism across slices). Example: `--slices 2 --dcn-fsdp 2`
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub dcn_fsdp: u64,
     /// Attention computed over the full T×T (a non-causal kernel) instead of half.
     #[arg(long)]
     pub full_attention: bool,
@@ -117,7 +123,8 @@ impl TrainArgs {
             pp: self.pp.unwrap_or(1),
             ep: self.ep.unwrap_or(1),
             sp: self.sp.unwrap_or(1),
-            dcn_dp: self.slices,
+            // the DCN degrees are the input's (`--slices`, `--dcn-fsdp`)
+            ..Degrees::default()
         })
     }
 }
@@ -143,6 +150,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let m = model(&a.model)?;
     let mut input = TrainInput::new(m, slice, a.mode.ideal);
     input.slices = a.slices;
+    input.dcn_fsdp = a.dcn_fsdp;
     input.batch_tokens = count("--batch-tokens", &a.batch_tokens)?;
     input.seq = count("--seq", &a.seq)?;
     input.tokens = a
