@@ -1192,33 +1192,15 @@ fn the_dropping_moe_adds_executed_work_only() {
         f(&dropless, "flops_per_step")
     );
     assert!(f(&dropping, "step_s") > f(&dropless, "step_s"));
+    let dense = "llm train llama-3-8b --chip v6e --slice 16x16 --capacity-factor 1.25";
     fails(
-        &[
-            "llm",
-            "train",
-            "llama-3-8b",
-            "--chip",
-            "v6e",
-            "--slice",
-            "16x16",
-            "--capacity-factor",
-            "1.25",
-        ],
+        &dense.split_whitespace().collect::<Vec<_>>(),
         "--capacity-factor",
     );
+    let zero = "llm train mixtral-8x7b --chip v6e --slice 16x16 --capacity-factor 0";
     fails(
-        &[
-            "llm",
-            "train",
-            "mixtral-8x7b",
-            "--chip",
-            "v6e",
-            "--slice",
-            "16x16",
-            "--capacity-factor",
-            "-1",
-        ],
-        "--capacity-factor",
+        &zero.split_whitespace().collect::<Vec<_>>(),
+        "a positive factor",
     );
 }
 

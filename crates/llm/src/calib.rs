@@ -62,7 +62,7 @@ const CHIP_TRAIN_FRACTIONS: &str = include_str!("../../../data/llm/chip-train-fr
 /// The share of the calibrated training MXU rate (`mxu_train` of XLA's rate, fitted on
 /// v5e) that `chip` sustains in MaxText's training steps, as measured on that chip:
 /// v6e 0.695 (its MaxText runs reach 44–50 % MFU where v5e's reach 55–61 %; fitted on
-/// its LLaMA-3.1 8B rows, checked on four other models). Training only: no shipped
+/// its LLaMA-3.1 8B rows, checked on its rows of the other models). Training only: no shipped
 /// measurement shows whether serving on the chip sees it too. 1 for a chip without
 /// measurements of its own (v5e, where the figures were fitted, and v5p, which XLA's
 /// rate already brings within 8 %).

@@ -87,3 +87,18 @@ fn the_fsdp_slices_divide_the_slices() {
     let r = train(&i).unwrap();
     assert_eq!((r.sharding.dcn_dp, r.sharding.dcn_fsdp), (1, 2));
 }
+
+#[test]
+fn dcn_degrees_that_do_not_make_the_slices_are_refused() {
+    use tpusim_llm::train::evaluate;
+    let deg = Degrees {
+        fsdp: 256,
+        dcn_dp: 2,
+        dcn_fsdp: 2,
+        ..Degrees::default()
+    };
+    let e = evaluate(&on_slices(2, 2), deg).unwrap_err().to_string();
+    assert!(e.contains("dcn_dp=2 and dcn_fsdp=2"), "{e}");
+    let fine = Degrees { dcn_dp: 1, ..deg };
+    assert!(evaluate(&on_slices(2, 2), fine).is_ok());
+}

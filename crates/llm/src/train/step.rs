@@ -240,6 +240,16 @@ pub struct TrainReport {
 /// Evaluate one sharding (`deg.dcn_dp · deg.dcn_fsdp` must equal `input.slices`).
 pub fn evaluate(input: &TrainInput, deg: Degrees) -> Result<TrainReport> {
     check(input)?;
+    if deg.dcn_dp.saturating_mul(deg.dcn_fsdp) != input.slices {
+        return Err(bad(
+            "--slices",
+            input.slices,
+            format!(
+                "the DCN degrees dcn_dp={} and dcn_fsdp={} must multiply to it",
+                deg.dcn_dp, deg.dcn_fsdp
+            ),
+        ));
+    }
     let placed = place(&input.slice, &deg)?;
     let replicas = deg.dp * deg.fsdp * input.slices;
     let sequences = input.batch_tokens / input.seq;
