@@ -1110,25 +1110,10 @@ fn validate_names_the_line_and_field_of_a_bad_measurement() {
 /// checkpoint memory fall between `full`'s and `minimal`'s.
 #[test]
 fn train_takes_maxtexts_save_policies() {
+    const ARGS: &str =
+        "llm train llama-2-70b --chip v5p --slice 8x8x8 --batch-tokens 8Mi --seq 4096 --fsdp 512";
     let run = |remat: &str| {
-        let v = json(&[
-            "llm",
-            "train",
-            "llama-2-70b",
-            "--chip",
-            "v5p",
-            "--slice",
-            "8x8x8",
-            "--batch-tokens",
-            "8Mi",
-            "--seq",
-            "4096",
-            "--fsdp",
-            "512",
-            "--remat",
-            remat,
-            "--json",
-        ]);
+        let v = json_with(ARGS, &["--remat", remat]);
         assert_eq!(v["remat"], remat);
         (f(&v, "step_s"), f(&v["memory_per_chip"], "checkpoints"))
     };

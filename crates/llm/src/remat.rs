@@ -314,11 +314,13 @@ impl Remat {
             matmul_flops: 0.0,
             attention_forwards: 0.0,
         };
+        if self.reruns_whole_layer(m) {
+            return whole;
+        }
         match self {
-            Remat::None => nothing,
             Remat::Full => whole,
-            Remat::Checkpoints(_) if self.checkpoints(m) < Remat::Minimal.checkpoints(m) => whole,
-            Remat::Checkpoints(_) => nothing,
+            // checkpoints at least `minimal`'s (fewer rerun the whole layer, above)
+            Remat::None | Remat::Checkpoints(_) => nothing,
             Remat::Minimal => Recomputed {
                 matmul_flops: 0.0,
                 attention_forwards: 1.0,
@@ -346,12 +348,19 @@ impl Remat {
     /// that does not keep `mlpwi`), or nothing.
     pub fn mlp_rerun(self, m: &Model) -> MlpRerun {
         match self {
-            Remat::Full => MlpRerun::Whole,
-            Remat::Checkpoints(_) if self.checkpoints(m) < Remat::Minimal.checkpoints(m) => {
-                MlpRerun::Whole
-            }
+            _ if self.reruns_whole_layer(m) => MlpRerun::Whole,
             Remat::Saves(s) if !s.mlpwi.kept() => MlpRerun::Inputs,
             _ => MlpRerun::Nothing,
+        }
+    }
+
+    /// `full`, or fewer checkpoints than `minimal` keeps: the backward pass reruns
+    /// each layer's whole forward pass.
+    fn reruns_whole_layer(self, m: &Model) -> bool {
+        match self {
+            Remat::Full => true,
+            Remat::Checkpoints(_) => self.checkpoints(m) < Remat::Minimal.checkpoints(m),
+            _ => false,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::train::{evaluate, TrainInput};
 use crate::zoo;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use tpusim_chip::Chip;
 
 /// MaxText's v5e training table.
 pub const MAXTEXT_V5E: &str = include_str!("../../../data/llm/llm-validation-v5e.jsonl");
@@ -344,88 +345,14 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Re
     } else {
         "fit"
     };
-    let (quantity, measured, predicted) = if row.contains_key("step_s") {
-        let slices = count(row, "slices")?;
-        let dcn_fsdp = count_or(row, "dcn_fsdp", 1)?;
-        let input = TrainInput {
-            model,
-            slice: slices::parse(&chip, text(row, "slice")?)?,
-            slices,
-            dcn_fsdp,
-            batch_tokens: count(row, "batch_tokens")?,
-            seq: count(row, "seq")?,
-            tokens: None,
-            degrees: None,
-            remat: row_remat(row)?,
-            params: if text(row, "weights")?.starts_with("fp32") {
-                Precision::F32
-            } else {
-                Precision::Bf16
-            },
-            optimizer_bytes_per_param: 8.0,
-            mfu: None,
-            eff: *eff,
-            attention_flops: true,
-            full_attention: text(row, "attention")?.contains("causal=False"),
-            microbatches: None,
-            capacity_factor: row_capacity_factor(row)?,
-        };
-        let deg = Degrees {
-            fsdp: count(row, "ici_fsdp")?,
-            tp: count(row, "ici_tp")?,
-            dp: count_or(row, "ici_dp", 1)?,
-            pp: count_or(row, "ici_pp", 1)?,
-            ep: count_or(row, "ici_ep", 1)?,
-            sp: count_or(row, "ici_sp", 1)?,
-            dcn_dp: slices / dcn_fsdp.max(1),
-            dcn_fsdp,
-            ..Degrees::default()
-        };
-        let r = evaluate(&input, deg)?;
-        ("train_step_s", num(row, "step_s")?, r.step_s)
+    let Compared {
+        quantity,
+        measured,
+        predicted,
+    } = if row.contains_key("step_s") {
+        predict_train(row, model, chip, eff)?
     } else {
-        let chips = count(row, "chips")?;
-        let precision = Precision::parse("precision", text(row, "precision")?)?;
-        let batch = count(row, "batch")?;
-        let shard_on_batch = row
-            .get("note")
-            .and_then(Value::as_str)
-            .is_some_and(|n| n.contains("shard_on_batch"));
-        let (tp, dp) = if shard_on_batch && chips > 1 {
-            (1, chips)
-        } else {
-            (chips, 1)
-        };
-        let prompt = count_or(row, "mean_prompt_tokens", SHAREGPT_MEAN_PROMPT)?;
-        let output = match row.get("mean_output_tokens") {
-            None | Some(Value::Null) => SHAREGPT_MEAN_OUTPUT,
-            Some(_) => num(row, "mean_output_tokens")?,
-        };
-        let input = ServeInput {
-            model,
-            slice: slices::parse(&chip, &chips.to_string())?,
-            batch,
-            context: count(row, "cache_length")?,
-            weights: precision,
-            kv: precision,
-            prefill_tokens: Some(prompt),
-            eff: *eff,
-            mfu: None,
-            attention_flops: true,
-            tp: Some(count_or(row, "tp", tp)?),
-            dp: Some(count_or(row, "dp", dp)?),
-            tp_d: None,
-            slices: 1,
-        };
-        let r = serve(&input)?;
-        let dp = r.sharding.dp as f64;
-        let prefill = r.prefill_s.unwrap_or(0.0) * batch as f64 / (dp * output);
-        let tokens_per_s = batch as f64 / (r.decode_step_s + prefill);
-        (
-            "serve_tokens_per_s",
-            num(row, "throughput_tokens_per_s")?,
-            tokens_per_s,
-        )
+        predict_serve(row, model, chip, eff)?
     };
     Ok(Case {
         case: id,
@@ -434,5 +361,114 @@ pub fn predict(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Re
         predicted,
         error: (predicted - measured) / measured,
         split: split.to_string(),
+    })
+}
+
+/// One row's quantity, as measured and as predicted.
+struct Compared {
+    quantity: &'static str,
+    measured: f64,
+    predicted: f64,
+}
+
+/// A training row's measured and predicted step time.
+fn predict_train(
+    row: &Map<String, Value>,
+    model: Model,
+    chip: Chip,
+    eff: &Efficiency,
+) -> Result<Compared> {
+    let slices = count(row, "slices")?;
+    let dcn_fsdp = count_or(row, "dcn_fsdp", 1)?;
+    let input = TrainInput {
+        model,
+        slice: slices::parse(&chip, text(row, "slice")?)?,
+        slices,
+        dcn_fsdp,
+        batch_tokens: count(row, "batch_tokens")?,
+        seq: count(row, "seq")?,
+        tokens: None,
+        degrees: None,
+        remat: row_remat(row)?,
+        params: if text(row, "weights")?.starts_with("fp32") {
+            Precision::F32
+        } else {
+            Precision::Bf16
+        },
+        optimizer_bytes_per_param: 8.0,
+        mfu: None,
+        eff: *eff,
+        attention_flops: true,
+        full_attention: text(row, "attention")?.contains("causal=False"),
+        microbatches: None,
+        capacity_factor: row_capacity_factor(row)?,
+    };
+    let deg = Degrees {
+        fsdp: count(row, "ici_fsdp")?,
+        tp: count(row, "ici_tp")?,
+        dp: count_or(row, "ici_dp", 1)?,
+        pp: count_or(row, "ici_pp", 1)?,
+        ep: count_or(row, "ici_ep", 1)?,
+        sp: count_or(row, "ici_sp", 1)?,
+        dcn_dp: slices / dcn_fsdp.max(1),
+        dcn_fsdp,
+        ..Degrees::default()
+    };
+    let r = evaluate(&input, deg)?;
+    Ok(Compared {
+        quantity: "train_step_s",
+        measured: num(row, "step_s")?,
+        predicted: r.step_s,
+    })
+}
+
+/// A serving row's measured and predicted output tokens per second.
+fn predict_serve(
+    row: &Map<String, Value>,
+    model: Model,
+    chip: Chip,
+    eff: &Efficiency,
+) -> Result<Compared> {
+    let chips = count(row, "chips")?;
+    let precision = Precision::parse("precision", text(row, "precision")?)?;
+    let batch = count(row, "batch")?;
+    let shard_on_batch = row
+        .get("note")
+        .and_then(Value::as_str)
+        .is_some_and(|n| n.contains("shard_on_batch"));
+    let (tp, dp) = if shard_on_batch && chips > 1 {
+        (1, chips)
+    } else {
+        (chips, 1)
+    };
+    let prompt = count_or(row, "mean_prompt_tokens", SHAREGPT_MEAN_PROMPT)?;
+    let output = match row.get("mean_output_tokens") {
+        None | Some(Value::Null) => SHAREGPT_MEAN_OUTPUT,
+        Some(_) => num(row, "mean_output_tokens")?,
+    };
+    let input = ServeInput {
+        model,
+        slice: slices::parse(&chip, &chips.to_string())?,
+        batch,
+        context: count(row, "cache_length")?,
+        weights: precision,
+        kv: precision,
+        prefill_tokens: Some(prompt),
+        eff: *eff,
+        mfu: None,
+        attention_flops: true,
+        tp: Some(count_or(row, "tp", tp)?),
+        dp: Some(count_or(row, "dp", dp)?),
+        tp_d: None,
+        slices: 1,
+    };
+    let r = serve(&input)?;
+    let dp = r.sharding.dp as f64;
+    let prefill = r.prefill_s.unwrap_or(0.0) * batch as f64 / (dp * output);
+    let tokens_per_s = batch as f64 / (r.decode_step_s + prefill);
+    Ok(Compared {
+        quantity: "serve_tokens_per_s",
+        measured: num(row, "throughput_tokens_per_s")?,
+        predicted: tokens_per_s,
     })
 }

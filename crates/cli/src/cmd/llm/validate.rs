@@ -22,7 +22,8 @@ pub struct ValidateArgs {
     /// beside the measurements), chip, slice, slices,
     /// batch_tokens, seq, remat (MaxText's names; with `custom`, its tensor names as
     /// keys: "query_proj": "offload", …), weights, attention, ici_fsdp, ici_tp (and
-    /// ici_dp, ici_pp, ici_ep, ici_sp when used). Otherwise it is serving: id, model, chip,
+    /// ici_dp, ici_pp, ici_ep, ici_sp, dcn_fsdp when used; capacity_factor with
+    /// "sparse_matmul": false for MaxText's dropping MoE). Otherwise it is serving: id, model, chip,
     /// chips, precision, batch, cache_length, throughput_tokens_per_s (output tokens),
     /// and optionally tp, dp, mean_prompt_tokens, mean_output_tokens. A row's `split`
     /// names its group in the summary (default `user`).
