@@ -1,6 +1,8 @@
 //! Golden data from XLA's own parser/printer and ArraySize (jaxlib 0.12.0.1), made by
 //! `tests/data/gen_xla_golden.py` from `tests/data/xla_text_inputs.txt`, and from
-//! `xla_sc_inputs.txt` (split configs) and `xla_grammar_inputs.txt` (grammar edges).
+//! `xla_sc_inputs.txt` (split configs) and `xla_grammar_inputs.txt` (grammar edges), and
+//! the text rows of `xla_unseen_golden.jsonl` (random tiled layouts drawn by
+//! `bench/layout_unseen.py generate --seed 4604 --n 1500`, never used to build the rules).
 
 use tpusim_layout::{parse_shape, parse_valid, sizes, Shape};
 
@@ -10,23 +12,24 @@ struct Row {
     array_size: Option<i64>,
 }
 
-const GOLDENS: [&str; 3] = [
+const GOLDENS: [&str; 4] = [
     include_str!("data/xla_text_golden.jsonl"),
     include_str!("data/xla_sc_golden.jsonl"),
     include_str!("data/xla_grammar_golden.jsonl"),
+    include_str!("data/xla_unseen_golden.jsonl"),
 ];
 
 fn rows() -> Vec<Row> {
     GOLDENS
         .iter()
         .flat_map(|g| g.lines())
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            Row {
-                input: v["input"].as_str().unwrap().to_string(),
-                xla: v["xla"].as_str().map(str::to_string),
-                array_size: v["array_size"].as_i64(),
-            }
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        // The unseen set's TPU default rows are read by `tpu_defaults.rs`.
+        .filter(|v| v["kind"] != "default")
+        .map(|v| Row {
+            input: v["input"].as_str().unwrap().to_string(),
+            xla: v["xla"].as_str().map(str::to_string),
+            array_size: v["array_size"].as_i64(),
         })
         .collect()
 }
