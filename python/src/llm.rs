@@ -52,6 +52,10 @@ fn precision(what: &str, text: &str) -> Result<Precision, String> {
     Precision::parse(what, text).map_err(|e| e.to_string())
 }
 
+fn expert_precision(text: Option<&str>) -> Result<Option<Precision>, String> {
+    text.map(|t| precision("expert_weights", t)).transpose()
+}
+
 fn slice(chip: &str, shape: &str) -> Result<tpusim_chip::Slice, String> {
     let c = tpusim_chip::lookup(chip).map_err(|e| e.to_string())?;
     slices::parse(&c, shape).map_err(|e| e.to_string())
@@ -67,6 +71,8 @@ struct ServeAsk {
     batch: u64,
     context: u64,
     weights: String,
+    #[serde(default)]
+    expert_weights: Option<String>,
     kv_dtype: String,
     prefill_tokens: Option<u64>,
     mfu: Option<f64>,
@@ -89,6 +95,7 @@ fn serve(ask: ServeAsk) -> Result<String, String> {
     i.batch = ask.batch;
     i.context = ask.context;
     i.weights = precision("weights", &ask.weights)?;
+    i.expert_weights = expert_precision(ask.expert_weights.as_deref())?;
     i.kv = precision("kv_dtype", &ask.kv_dtype)?;
     i.prefill_tokens = ask.prefill_tokens;
     i.mfu = ask.mfu;
@@ -187,6 +194,14 @@ struct ShowAsk {
     #[serde(flatten)]
     model: ModelAsk,
     kv_dtype: String,
+    #[serde(default = "bf16")]
+    weights: String,
+    #[serde(default)]
+    expert_weights: Option<String>,
+}
+
+fn bf16() -> String {
+    "bf16".into()
 }
 
 #[derive(Deserialize)]
@@ -279,10 +294,16 @@ fn run(verb: &str, ask: &str) -> Result<String, String> {
         }
         "show" => {
             let a: ShowAsk = parse(verb, ask)?;
-            to(&a
+            let summary = a
                 .model
                 .resolve()?
-                .summary(precision("kv_dtype", &a.kv_dtype)?))
+                .summary_with(
+                    precision("kv_dtype", &a.kv_dtype)?,
+                    precision("weights", &a.weights)?,
+                    expert_precision(a.expert_weights.as_deref())?,
+                )
+                .map_err(|e| e.to_string())?;
+            to(&summary)
         }
         "serve" => serve(parse(verb, ask)?),
         "report" => report(parse(verb, ask)?),

@@ -216,3 +216,15 @@ def test_validate_reads_a_rows_config_file_as_the_cli_does(tmp_path, cli):
     want = cli("llm", "validate", "--data", str(path))
     assert tpusim.llm.validate(data=path) == want
     assert tpusim.llm.validate(data=[{**row, "model": config}]) == want
+
+
+def test_experts_at_their_own_precision_equal_the_cli(cli):
+    got = tpusim.llm.show("gpt-oss-120b", expert_weights="mxfp4")
+    assert got.to_dict() == cli("llm", "show", "gpt-oss-120b", "--expert-weights", "mxfp4")
+    assert round(got.weights_bytes / 2**30, 1) == 60.8  # the gpt-oss model card's checkpoint
+    served = tpusim.llm.serve("gpt-oss-20b", chip="v5e", slice="8", batch=32, context=4096,
+                              expert_weights="mxfp4")
+    assert served.to_dict() == cli("llm", "serve", "gpt-oss-20b", "--chip", "v5e", "--slice", "8",
+                                   "--batch", "32", "--context", "4096", "--expert-weights", "mxfp4")
+    with pytest.raises(tpusim.BadInput, match="no experts"):
+        tpusim.llm.show("llama-3-8b", expert_weights="mxfp4")

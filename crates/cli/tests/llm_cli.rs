@@ -1206,3 +1206,38 @@ fn fsdp_across_slices_halves_the_state_a_chip_holds() {
     let bad: Vec<&str> = ARGS.split_whitespace().chain(["--dcn-fsdp", "3"]).collect();
     fails(&bad, "--dcn-fsdp");
 }
+
+/// GPT-OSS's checkpoint: the experts' matrices in MXFP4, the rest bf16, 60.8 GiB by its
+/// model card; serving holds them so; a dense model has no experts to store apart.
+#[test]
+fn experts_may_be_stored_at_their_own_precision() {
+    let v = json_with("llm show gpt-oss-120b --expert-weights mxfp4", &[]);
+    assert_eq!(f(&v, "weights_bytes"), 65_248_815_744.0);
+    assert_eq!(v["expert_weights_dtype"], "mxfp4");
+    let bf16 = json_with("llm show gpt-oss-120b", &[]);
+    assert_eq!(f(&bf16, "weights_bytes"), 2.0 * f(&bf16, "params"));
+    let serve = "llm serve gpt-oss-120b --chip v6e --slice 4 --batch 16 --context 4096 --tp 4";
+    let plain = json_with(serve, &[]);
+    let mx = json_with(serve, &["--expert-weights", "mxfp4"]);
+    assert!(f(&mx, "weights_bytes") < 0.3 * f(&plain, "weights_bytes"));
+    assert!(f(&mx, "decode_step_s") < f(&plain, "decode_step_s"));
+    assert_eq!(mx["expert_weights_dtype"], "mxfp4");
+    fails(
+        &["llm", "show", "llama-3-8b", "--expert-weights", "mxfp4"],
+        "no experts",
+    );
+    fails(
+        &[
+            "llm",
+            "serve",
+            "gpt-oss-20b",
+            "--chip",
+            "v5e",
+            "--slice",
+            "8",
+            "--expert-weights",
+            "fp3",
+        ],
+        "--expert-weights",
+    );
+}

@@ -2,6 +2,7 @@
 //! transformer layers described by its dimensions, and what follows from them
 //! (parameters by part, FLOPs per token, KV-cache bytes per token).
 
+use crate::error::{bad, Result};
 use crate::precision::Precision;
 use serde::Serialize;
 
@@ -501,6 +502,43 @@ impl Model {
         self.params().params as f64 - skipped
     }
 
+    /// Matrix parameters of one expert, `m·D·F` without its biases: what an MoE
+    /// checkpoint quantises apart (GPT-OSS's MXFP4 experts).
+    pub fn expert_matrix_params(&self) -> u64 {
+        self.mlp_matrices() * self.d_model * self.d_ff
+    }
+
+    /// Bytes of the weights when `experts` of each MoE layer's experts are counted
+    /// (`self.experts` for the whole model, [`Model::experts_touched`] for a step): the
+    /// experts' matrices at `expert`, every other parameter at `rest`. A dense model
+    /// has no experts apart, so all of it is at `rest`.
+    pub fn weight_bytes(&self, experts: f64, rest: Precision, expert: Precision) -> f64 {
+        if self.experts <= 1 {
+            return self.params().params as f64 * rest.bytes();
+        }
+        let l = self.layers as f64;
+        let skipped = l * (self.experts as f64 - experts) * self.mlp_per_expert() as f64;
+        let matrices = l * experts * self.expert_matrix_params() as f64;
+        (self.params().params as f64 - skipped - matrices) * rest.bytes()
+            + matrices * expert.bytes()
+    }
+
+    /// Refuses a precision for the experts apart (`--expert-weights`) on a model
+    /// without experts.
+    pub fn check_expert_precision(&self, expert: Option<Precision>) -> Result<()> {
+        match expert {
+            Some(p) if self.experts <= 1 => Err(bad(
+                "--expert-weights",
+                p.name(),
+                format!(
+                    "{} has no experts (a dense MLP); give its precision with --weights",
+                    self.name
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Parameters of one norm.
     pub fn norm_size(&self) -> u64 {
         match self.norm {
@@ -646,8 +684,29 @@ impl Model {
         2.0 * (self.kv_heads * self.head_dim) as f64 * kv.bytes() * self.keys_over_layers(context)
     }
 
-    /// A summary of the model for `tpusim llm show`.
+    /// A summary of the model for `tpusim llm show`, its weights in bf16.
     pub fn summary(&self, kv: Precision) -> ModelSummary {
+        self.summary_of_weights(kv, Precision::Bf16, None)
+    }
+
+    /// [`Model::summary`] with the weights at `weights`, an MoE model's experts'
+    /// matrices at `expert` when given (checked by [`Model::check_expert_precision`]).
+    pub fn summary_with(
+        &self,
+        kv: Precision,
+        weights: Precision,
+        expert: Option<Precision>,
+    ) -> Result<ModelSummary> {
+        self.check_expert_precision(expert)?;
+        Ok(self.summary_of_weights(kv, weights, expert))
+    }
+
+    fn summary_of_weights(
+        &self,
+        kv: Precision,
+        weights: Precision,
+        expert: Option<Precision>,
+    ) -> ModelSummary {
         let counts = self.params();
         ModelSummary {
             model: self.clone(),
@@ -656,6 +715,13 @@ impl Model {
             forward_flops_per_token_matmul: 2.0 * self.matmul_params_per_token() as f64,
             kv_dtype: kv,
             kv_bytes_per_token: self.kv_bytes_per_token(kv),
+            weights_dtype: weights,
+            expert_weights_dtype: expert,
+            weights_bytes: self.weight_bytes(
+                self.experts as f64,
+                weights,
+                expert.unwrap_or(weights),
+            ),
         }
     }
 }
@@ -677,4 +743,10 @@ pub struct ModelSummary {
     pub kv_dtype: Precision,
     /// KV-cache bytes per token at `kv_dtype`.
     pub kv_bytes_per_token: f64,
+    /// Weight precision.
+    pub weights_dtype: Precision,
+    /// The experts' matrices' precision, when given apart.
+    pub expert_weights_dtype: Option<Precision>,
+    /// Bytes of all the weights at those precisions: the size of a checkpoint stored so.
+    pub weights_bytes: f64,
 }

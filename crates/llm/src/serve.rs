@@ -25,6 +25,9 @@ pub struct ServeInput {
     pub context: u64,
     /// Weight storage.
     pub weights: Precision,
+    /// Storage of an MoE model's experts' matrices when it differs from `weights`
+    /// (GPT-OSS ships them in mxfp4, the rest in bf16); `None`: as `weights`.
+    pub expert_weights: Option<Precision>,
     /// KV-cache storage.
     pub kv: Precision,
     /// Prompt length of one request to prefill, if asked.
@@ -58,6 +61,7 @@ impl ServeInput {
             batch: 1,
             context: 8192,
             weights: Precision::Bf16,
+            expert_weights: None,
             kv: Precision::Bf16,
             prefill_tokens: None,
             eff: if ideal {
@@ -170,6 +174,8 @@ pub struct ServeReport {
     pub context: u64,
     /// Weight precision.
     pub weights_dtype: Precision,
+    /// The experts' matrices' precision, when given apart.
+    pub expert_weights_dtype: Option<Precision>,
     /// KV precision.
     pub kv_dtype: Precision,
     /// Degrees used (`tp` within a replica, `dp` replicas).
@@ -303,6 +309,7 @@ fn serve_one(input: &ServeInput) -> Result<ServeReport> {
         batch: input.batch,
         context: input.context,
         weights_dtype: input.weights,
+        expert_weights_dtype: input.expert_weights,
         kv_dtype: input.kv,
         sharding: plan.deg,
         fits: per_chip <= hbm,
@@ -381,7 +388,7 @@ fn check(input: &ServeInput) -> Result<()> {
             return Err(bad("--mfu", m, "a fraction in (0, 1]"));
         }
     }
-    Ok(())
+    input.model.check_expert_precision(input.expert_weights)
 }
 
 /// The sharding to use: the one given, or the fastest decode that fits (model
@@ -527,7 +534,12 @@ fn less_than_one(batch: u64, dp: u64) -> LlmError {
 }
 
 fn weights_bytes(input: &ServeInput) -> f64 {
-    input.model.params().params as f64 * input.weights.bytes()
+    let m = &input.model;
+    m.weight_bytes(m.experts as f64, input.weights, expert_precision(input))
+}
+
+fn expert_precision(input: &ServeInput) -> Precision {
+    input.expert_weights.unwrap_or(input.weights)
 }
 
 fn kv_bytes(input: &ServeInput, batch: u64) -> f64 {
@@ -684,7 +696,11 @@ fn decode(input: &ServeInput, plan: &Plan, batch: u64) -> Result<StepTerms> {
     let c = &input.slice.chip;
     // a replica's tokens read the experts they touch, not all of them
     let replica_tokens = b / plan.deg.dp as f64;
-    let weights_read = m.params_read(replica_tokens) * input.weights.bytes();
+    let weights_read = m.weight_bytes(
+        m.experts_touched(replica_tokens),
+        input.weights,
+        expert_precision(input),
+    );
     let bytes = weights_read / model_parallel(&plan.deg) as f64 + kv_bytes(input, batch) / n;
     let hbm_s = bytes / (c.hbm_bytes_per_s * input.eff.hbm);
     let mut flops = 2.0 * m.params().params_active as f64 * b;

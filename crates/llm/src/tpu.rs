@@ -7,7 +7,7 @@
 use crate::error::{bad, Result};
 use crate::model::{Model, Tensor};
 use crate::ops::{ops, Op, Phase, Unit, Workload};
-use crate::precision::Precision;
+use crate::precision::{Precision, MX_BLOCK};
 use serde::Serialize;
 use tpusim_chip::roofline::{estimate, matmul_class, Roofs};
 use tpusim_chip::{Chip, RateClass, Source};
@@ -198,17 +198,27 @@ fn time(chip: &Chip, weights: Precision, kv: Precision, op: Op) -> Result<OpTime
     })
 }
 
-/// Bytes of `tensors` in XLA's default TPU layouts of `gen` at `p`.
+/// Bytes of `tensors` in XLA's default TPU layouts of `gen` at `p`. A block-scaled
+/// precision (mxfp4) adds each tensor's scales as an array of their own: one per
+/// [`MX_BLOCK`] values along the first (input) dimension.
 pub fn tiled_bytes(tensors: &[Tensor], p: Precision, gen: TpuGen) -> Result<f64> {
     let mut total = 0.0;
     for t in tensors {
-        let shape =
-            tpu_default(p.element_type(), &t.dims, gen).map_err(|e| bad("tensor", &t.name, e))?;
-        total += sizes(&shape)
-            .map_err(|e| bad("tensor", &t.name, e))?
-            .array_size_bytes as f64;
+        total += tiled_array_bytes(t, p.element_type(), &t.dims, gen)?;
+        if let (Some(scale), Some((&first, rest))) = (p.scale_type(), t.dims.split_first()) {
+            let mut dims = vec![first.div_ceil(MX_BLOCK)];
+            dims.extend_from_slice(rest);
+            total += tiled_array_bytes(t, scale, &dims, gen)?;
+        }
     }
     Ok(total)
+}
+
+fn tiled_array_bytes(t: &Tensor, e: ElementType, dims: &[u64], gen: TpuGen) -> Result<f64> {
+    let shape = tpu_default(e, dims, gen).map_err(|e| bad("tensor", &t.name, e))?;
+    Ok(sizes(&shape)
+        .map_err(|e| bad("tensor", &t.name, e))?
+        .array_size_bytes as f64)
 }
 
 /// Time one step of `w` on `model` on one `chip`.

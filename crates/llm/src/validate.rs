@@ -452,6 +452,7 @@ fn predict_serve(
         batch,
         context: count(row, "cache_length")?,
         weights: precision,
+        expert_weights: None,
         kv: precision,
         prefill_tokens: Some(prompt),
         eff: *eff,

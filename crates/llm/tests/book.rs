@@ -25,6 +25,7 @@ fn serve_input(model: &str, slice: &str, batch: u64, context: u64, p: Precision)
         batch,
         context,
         weights: p,
+        expert_weights: None,
         kv: p,
         prefill_tokens: None,
         eff: Efficiency::ideal(),

@@ -15,7 +15,8 @@ ModelArg = Union[str, "os.PathLike[str]"]
 
 class ModelSummary(Record):
     """``tpusim llm show --json``: params, params_attention, params_mlp, params_embedding,
-    params_norms, params_other, params_active, flops_per_token, kv_bytes_per_token, model."""
+    params_norms, params_other, params_active, flops_per_token, kv_bytes_per_token,
+    weights_bytes (at weights_dtype, the experts' matrices at expert_weights_dtype), model."""
 
 
 class Report(Record):
@@ -65,9 +66,19 @@ def models() -> list[ModelSummary]:
     return [ModelSummary(d) for d in _ask("models")]
 
 
-def show(model: ModelArg, kv_dtype: str = "bf16") -> ModelSummary:
-    """Parameters by part, FLOPs and KV-cache bytes per token of one model."""
-    return ModelSummary(_ask("show", kv_dtype=kv_dtype, **_model(model)))
+def show(
+    model: ModelArg,
+    kv_dtype: str = "bf16",
+    weights: str = "bf16",
+    expert_weights: Optional[str] = None,
+) -> ModelSummary:
+    """Parameters by part, FLOPs and KV-cache bytes per token of one model, and its
+    weights' bytes at ``weights`` (an MoE model's experts' matrices at
+    ``expert_weights`` when given: GPT-OSS's checkpoint is ``expert_weights="mxfp4"``)."""
+    return ModelSummary(
+        _ask("show", kv_dtype=kv_dtype, weights=weights, expert_weights=expert_weights,
+             **_model(model))
+    )
 
 
 def report(
@@ -118,10 +129,13 @@ def serve(
     calib: Optional[Mapping[str, float]] = None,
     sweep_batch: bool = False,
     tp_d: Optional[int] = None,
+    expert_weights: Optional[str] = None,
 ) -> Serve:
     """``tpusim llm serve``: memory fit, smallest slice, prefill, decode step and
     throughput of ``model`` on a ``slice`` ("4x2" or a chip count "8") of ``chip``;
-    ``tp_d`` shards the weights over D too (2-D weight-stationary sharding)."""
+    ``tp_d`` shards the weights over D too (2-D weight-stationary sharding);
+    ``expert_weights`` stores an MoE model's experts' matrices at another precision
+    than ``weights`` (GPT-OSS: ``"mxfp4"``)."""
     return Serve(
         _ask(
             "serve",
@@ -130,6 +144,7 @@ def serve(
             batch=int(batch),
             context=int(context),
             weights=weights,
+            expert_weights=expert_weights,
             kv_dtype=kv_dtype,
             prefill_tokens=None if prefill_tokens is None else int(prefill_tokens),
             mfu=mfu,

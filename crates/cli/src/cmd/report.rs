@@ -36,7 +36,8 @@ pub struct ReportArgs {
     /// Batch size N (images per run).
     #[arg(long, default_value_t = 1)]
     batch: u64,
-    /// Element type of activations and weights: bf16, f16, f32, int8 (s8), u8.
+    /// Element type of activations and weights: bf16, f16, f32, int8 (s8), u8; a
+    /// built-in transformer also takes fp8, int4 and mxfp4 (its weights and KV cache).
     /// Default: bf16 on a TPU, f16 on an NPU.
     #[arg(long)]
     dtype: Option<String>,

@@ -21,9 +21,15 @@ pub struct ServeArgs {
     /// KV-cache length per sequence, tokens (`--context 8192`, `8Ki`).
     #[arg(long, default_value = "8192")]
     pub context: String,
-    /// Weight precision: bf16, int8, int4, fp8, f32.
+    /// Weight precision: bf16, int8, int4, fp8, f32, mxfp4 (4-bit values with an 8-bit
+    /// scale per 32: 4.25 bits).
     #[arg(long, default_value = "bf16")]
     pub weights: String,
+    /// An MoE model's experts' matrices at another precision than --weights, as
+    /// checkpoints ship them: GPT-OSS is `--weights bf16 --expert-weights mxfp4`
+    /// (default: as --weights).
+    #[arg(long, value_name = "PRECISION")]
+    pub expert_weights: Option<String>,
     /// KV-cache precision: bf16, int8, int4, fp8, f32.
     #[arg(long, default_value = "bf16")]
     pub kv_dtype: String,
@@ -73,6 +79,11 @@ pub fn run(a: ServeArgs) -> Result<()> {
     input.batch = count("--batch", &a.batch)?;
     input.context = count("--context", &a.context)?;
     input.weights = precision("--weights", &a.weights)?;
+    input.expert_weights = a
+        .expert_weights
+        .as_deref()
+        .map(|p| precision("--expert-weights", p))
+        .transpose()?;
     input.kv = precision("--kv-dtype", &a.kv_dtype)?;
     input.prefill_tokens = a
         .prefill_tokens
@@ -142,10 +153,12 @@ fn print_table(out: &ServeOutput) {
         (
             "batch x context",
             format!(
-                "{} x {} tokens, weights {}, KV {}",
+                "{} x {} tokens, weights {}{}, KV {}",
                 r.batch,
                 r.context,
                 r.weights_dtype.name(),
+                r.expert_weights_dtype
+                    .map_or(String::new(), |p| format!(" (experts {})", p.name())),
                 r.kv_dtype.name()
             ),
         ),

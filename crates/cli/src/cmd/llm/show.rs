@@ -25,6 +25,13 @@ pub struct ShowArgs {
     /// KV-cache precision for the bytes per token: bf16, int8, int4, fp8, f32.
     #[arg(long, default_value = "bf16")]
     pub kv_dtype: String,
+    /// Weight precision for the weights' bytes: bf16, int8, int4, fp8, f32, mxfp4.
+    #[arg(long, default_value = "bf16")]
+    pub weights: String,
+    /// An MoE model's experts' matrices at another precision (GPT-OSS's checkpoint:
+    /// `--expert-weights mxfp4`, the rest bf16).
+    #[arg(long, value_name = "PRECISION")]
+    pub expert_weights: Option<String>,
     /// One JSON document.
     #[arg(long)]
     pub json: bool,
@@ -78,7 +85,13 @@ pub fn models(a: ModelsArgs) -> Result<()> {
 pub fn show(a: ShowArgs) -> Result<()> {
     let m = model(&a.model)?;
     let kv = precision("--kv-dtype", &a.kv_dtype)?;
-    let s = m.summary(kv);
+    let weights = precision("--weights", &a.weights)?;
+    let expert = a
+        .expert_weights
+        .as_deref()
+        .map(|p| precision("--expert-weights", p))
+        .transpose()?;
+    let s = m.summary_with(kv, weights, expert)?;
     if a.json {
         return print_json(&s);
     }
@@ -142,6 +155,18 @@ pub fn show(a: ShowArgs) -> Result<()> {
                 bytes(s.kv_bytes_per_token),
                 kv.name(),
                 window_note(&m, "cache")
+            ),
+        ),
+        (
+            "weights_bytes",
+            format!(
+                "{} at {}{}",
+                bytes(s.weights_bytes),
+                weights.name(),
+                expert.map_or(String::new(), |p| format!(
+                    ", experts' matrices at {}",
+                    p.name()
+                ))
             ),
         ),
     ]);
