@@ -1241,3 +1241,36 @@ fn experts_may_be_stored_at_their_own_precision() {
         "--expert-weights",
     );
 }
+
+/// transformers 5 through torch.onnx.export's default (dynamo) exporter: reported on a
+/// TPU and planned on both NPUs (`../graph/tests/data/nd/make_dynamo_exports.py`).
+#[test]
+fn dynamo_exports_report_and_plan() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graph/tests/data/nd");
+    for name in [
+        "dyn_llama_sdpa",
+        "dyn_qwen3_sdpa",
+        "dyn_gemma3_text_eager",
+        "dyn_gpt2_sdpa",
+        "dyn_bert_eager",
+    ] {
+        let onnx = dir.join(format!("{name}.onnx"));
+        let onnx = onnx.to_str().unwrap();
+        let r = json_with(&format!("report {onnx} --chip v5e --batch 3 --seq 12"), &[]);
+        assert!(
+            f(&r, "flops") > 0.0 && r["ops"].as_array().unwrap().len() > 50,
+            "{name}"
+        );
+        for chip in ["bm1684x", "bm1688"] {
+            let plan = json_with(
+                &format!("plan {onnx} --chip {chip} --batch 3 --seq 12"),
+                &[],
+            );
+            let groups = plan["plan"]["groups"].as_array().unwrap();
+            assert!(
+                f(&plan["plan"], "cycles") > 0.0 && !groups.is_empty(),
+                "{name} {chip}"
+            );
+        }
+    }
+}

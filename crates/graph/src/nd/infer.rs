@@ -16,9 +16,9 @@ pub(crate) enum Fail {
     Bad(String),
 }
 
-type R<T> = std::result::Result<T, Fail>;
+pub(super) type R<T> = std::result::Result<T, Fail>;
 
-fn bad<T>(s: impl Into<String>) -> R<T> {
+pub(super) fn bad<T>(s: impl Into<String>) -> R<T> {
     Err(Fail::Bad(s.into()))
 }
 
@@ -30,7 +30,7 @@ pub(crate) struct Out {
 
 /// Axis `a` (negative from the end) of a rank-`rank` tensor; a scalar has none, so every
 /// op along an axis refuses one (a Split of a scalar indexed its dims: the nd_onnx fuzzer).
-fn axis(a: i64, rank: usize) -> R<usize> {
+pub(super) fn axis(a: i64, rank: usize) -> R<usize> {
     let r = rank as i64;
     let x = if a < 0 { a + r } else { a };
     if x < 0 || x >= r {
@@ -49,7 +49,7 @@ fn ints(ins: &[Val], i: usize, what: &'static str) -> R<Vec<i64>> {
     Ok(consts(ins, i, what)?.iter().map(|&x| x as i64).collect())
 }
 
-fn input(ins: &[Val], i: usize) -> R<&Val> {
+pub(super) fn input(ins: &[Val], i: usize) -> R<&Val> {
     ins.get(i)
         .ok_or_else(|| Fail::Bad(format!("input {i} is missing")))
 }
@@ -61,7 +61,7 @@ fn dims_of(values: &[i64], what: &str) -> R<Vec<u64>> {
         .collect()
 }
 
-fn one(v: Val, work: Work) -> R<Out> {
+pub(super) fn one(v: Val, work: Work) -> R<Out> {
     Ok(Out {
         vals: vec![v],
         work,
@@ -377,6 +377,8 @@ pub(crate) fn infer(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
             one(Val::typed(dims, first.int), Work::Move)
         }
         "Gather" => gather(node, ins),
+        "GatherND" => super::gathers::gather_nd(node, ins),
+        "GatherElements" => super::gathers::gather_elements(node, ins),
         "Slice" => slice(node, ins, opset),
         "Split" => split(node, ins, opset),
         "Transpose" => {
@@ -744,7 +746,7 @@ fn reduce(node: &NodeProto, ins: &[Val], opset: i64) -> R<Out> {
     )
 }
 
-fn checked(dims: &[u64]) -> R<u64> {
+pub(super) fn checked(dims: &[u64]) -> R<u64> {
     count(dims).ok_or_else(|| {
         Fail::Bad(format!(
             "a tensor of dims {dims:?} has more than {MAX_ELEMENTS} elements"

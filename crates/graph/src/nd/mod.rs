@@ -9,6 +9,7 @@
 //! external file, is skipped), so a 7B model's graph imports without its 14 GB.
 
 mod fold;
+mod gathers;
 mod import;
 mod infer;
 mod slim;
