@@ -286,9 +286,33 @@ pub struct GraphReport {
     pub memory: HbmUse,
 }
 
-fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision) -> Option<Op> {
+/// Whether a graph input is a KV cache: optimum's `past_key_values.N.key`, or any name
+/// with `past` or `cache` (the rule that binds its dynamic axes to the context).
+fn is_kv_cache(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("past") || n.contains("cache")
+}
+
+fn elements(dims: &[u64]) -> f64 {
+    dims.iter().map(|&d| d as f64).product()
+}
+
+/// `n` as one operation: its reads of the graph's KV-cache inputs, and its writes of
+/// the updated caches (outputs named `present…`), are KV-cache traffic.
+fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision, kv: &[&str]) -> Option<Op> {
     use tpusim_graph::nd::Work;
     let act = crate::ops::ACTIVATION_BYTES;
+    let kv_in: f64 = n
+        .inputs
+        .iter()
+        .filter(|e| kv.contains(&e.name.as_str()))
+        .map(|e| elements(&e.dims))
+        .sum();
+    let writes_kv = n
+        .outputs
+        .iter()
+        .any(|o| o.to_ascii_lowercase().contains("present"));
+    let kv_out = if writes_kv { n.elements_out } else { 0.0 };
     let (unit, gemm, flops) = match n.work {
         Work::Free => return None,
         Work::Matmul {
@@ -317,11 +341,11 @@ fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision) -> Option<Op> {
         unit,
         gemm,
         flops,
-        act_bytes_in: n.elements_in * act,
+        act_bytes_in: (n.elements_in - kv_in).max(0.0) * act,
         weight_bytes: n.weight_elements * weights.bytes(),
-        kv_bytes_read: 0.0,
-        kv_bytes_written: 0.0,
-        act_bytes_out: n.elements_out * act,
+        kv_bytes_read: kv_in * act,
+        kv_bytes_written: kv_out * act,
+        act_bytes_out: (n.elements_out - kv_out) * act,
     })
 }
 
@@ -331,14 +355,26 @@ pub fn graph_report(
     chip: &Chip,
     weights: Precision,
 ) -> Result<GraphReport> {
+    let kv: Vec<&str> = g
+        .inputs
+        .iter()
+        .map(|i| i.name.as_str())
+        .filter(|n| is_kv_cache(n))
+        .collect();
     let timed: Vec<OpTime> = g
         .nodes
         .iter()
-        .filter_map(|n| graph_op(n, weights))
+        .filter_map(|n| graph_op(n, weights, &kv))
         .map(|op| time(chip, weights, Precision::Bf16, op))
         .collect::<Result<_>>()?;
     let weights_bytes = g.parameters as f64 * weights.bytes();
-    let memory = HbmUse::new(chip, weights_bytes, 0.0, largest_activation(&timed));
+    let kv_bytes: f64 = g
+        .inputs
+        .iter()
+        .filter(|i| is_kv_cache(&i.name))
+        .map(|i| elements(&i.dims) * crate::ops::ACTIVATION_BYTES)
+        .sum();
+    let memory = HbmUse::new(chip, weights_bytes, kv_bytes, largest_activation(&timed));
     let needed = memory.needed();
     Ok(GraphReport {
         model: g.name.clone(),
