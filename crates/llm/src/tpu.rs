@@ -302,12 +302,13 @@ fn elements(dims: &[u64]) -> f64 {
 fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision, kv: &[&str]) -> Option<Op> {
     use tpusim_graph::nd::Work;
     let act = crate::ops::ACTIVATION_BYTES;
-    let kv_in: f64 = n
+    // folded from +0.0: an empty f64 sum is -0.0, which prints as "-0 B"
+    let kv_in = n
         .inputs
         .iter()
         .filter(|e| kv.contains(&e.name.as_str()))
         .map(|e| elements(&e.dims))
-        .sum();
+        .fold(0.0, |a, b| a + b);
     let writes_kv = n
         .outputs
         .iter()

@@ -42,3 +42,46 @@ fn a_decode_graphs_caches_are_kv_traffic() {
         );
     }
 }
+
+/// optimum's `text-generation-with-past` graph serves prefill (no past) and decode: its
+/// mask spans `past_sequence_length + sequence_length`, bound to their sum, and its
+/// caches are read at the past length and written one step longer.
+#[test]
+fn optimums_graph_with_past_binds_prefill_and_decode() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../graph/tests/data/nd/opt_llama_with_past.onnx"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let chip = tpusim_chip::lookup("v5e").unwrap();
+    let (layers, kv_heads, head, heads) = (2u64, 2u64, 8u64, 4u64);
+    for (batch, seq, past) in [(2u64, 16u64, 0u64), (2, 1, 32), (3, 4, 20)] {
+        let g = import_onnx(&bytes, &Bind { batch, seq, past }).unwrap();
+        let mask = g
+            .inputs
+            .iter()
+            .find(|i| i.name == "attention_mask")
+            .unwrap();
+        assert_eq!(mask.dims, vec![batch, past + seq]);
+        let r = graph_report(&g, &chip, Precision::Bf16).unwrap();
+        let cache = |len: u64| (2 * layers * batch * kv_heads * len * head * 2) as f64;
+        assert_eq!(
+            r.totals.kv_cache_bytes_read,
+            cache(past),
+            "{batch}x{seq}+{past}"
+        );
+        assert_eq!(r.totals.kv_cache_bytes_written, cache(past + seq));
+        // scores and values of every new token over past + seq keys, every head
+        let attention: f64 = r
+            .ops
+            .iter()
+            .filter(|o| {
+                o.op.gemm
+                    .is_some_and(|g| g.batch == batch * heads && g.k > 1)
+            })
+            .map(|o| o.op.flops)
+            .sum();
+        let want = layers * 4 * batch * heads * seq * (past + seq) * head;
+        assert_eq!(attention, want as f64, "{batch}x{seq}+{past}");
+    }
+}

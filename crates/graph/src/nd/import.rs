@@ -25,20 +25,36 @@ pub struct Bind {
 fn bind_dim(d: &Dim, position: usize, bind: &Bind) -> u64 {
     match d {
         Dim::Value(v) if *v > 0 => *v as u64,
-        Dim::Param(p) => {
-            let p = p.to_ascii_lowercase();
-            if p.contains("batch") {
-                bind.batch
-            } else if p.contains("past") || p.contains("cache") {
-                bind.past
-            } else if p.is_empty() && position == 0 {
-                bind.batch
-            } else {
-                bind.seq
-            }
-        }
+        Dim::Param(p) => bind_param(&p.to_ascii_lowercase(), position, bind),
         _ if position == 0 => bind.batch,
         _ => bind.seq,
+    }
+}
+
+/// A named axis: a sum of terms (optimum's `past_sequence_length + sequence_length`
+/// of a mask over the cache and the new tokens, or `past_sequence_length + 1`) binds
+/// to the sum of theirs, a total length to past + seq.
+fn bind_param(p: &str, position: usize, bind: &Bind) -> u64 {
+    if p.contains('+') {
+        return p
+            .split('+')
+            .map(|t| {
+                let t = t.trim();
+                t.parse::<u64>()
+                    .unwrap_or_else(|_| bind_param(t, position.max(1), bind))
+            })
+            .fold(0u64, u64::saturating_add);
+    }
+    if p.contains("batch") {
+        bind.batch
+    } else if p.contains("past") || p.contains("cache") {
+        bind.past
+    } else if p.contains("total") {
+        bind.past.saturating_add(bind.seq)
+    } else if p.is_empty() && position == 0 {
+        bind.batch
+    } else {
+        bind.seq
     }
 }
 
@@ -323,4 +339,26 @@ fn transpose_perm(node: &NodeProto, rank: usize) -> Vec<usize> {
     perm.iter()
         .map(|&a| a.rem_euclid(rank.max(1) as i64) as usize)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bind_param, Bind};
+
+    #[test]
+    fn named_axes_bind_as_exporters_name_them() {
+        let b = Bind {
+            batch: 3,
+            seq: 5,
+            past: 40,
+        };
+        let at = |p: &str| bind_param(p, 1, &b);
+        assert_eq!(at("batch_size"), 3);
+        assert_eq!(at("sequence_length"), 5);
+        assert_eq!(at("past_sequence_length"), 40);
+        assert_eq!(at("past_sequence_length + sequence_length"), 45);
+        assert_eq!(at("past_sequence_length + 1"), 41);
+        assert_eq!(at("total_sequence_length"), 45);
+        assert_eq!(bind_param("", 0, &b), 3);
+    }
 }
