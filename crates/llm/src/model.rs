@@ -493,13 +493,17 @@ impl Model {
     /// Parameters a step of `tokens` tokens reads: all of a dense model's; of an MoE
     /// model's experts only those touched ([`Model::experts_touched`]).
     pub fn params_read(&self, tokens: f64) -> f64 {
-        let untouched = self.experts as f64 - self.experts_touched(tokens);
-        let skipped = if self.experts > 1 {
-            self.layers as f64 * untouched * self.mlp_per_expert() as f64
-        } else {
-            0.0
-        };
-        self.params().params as f64 - skipped
+        self.params_with_experts(self.experts_touched(tokens))
+    }
+
+    /// Parameters when `experts` of each MoE layer's experts are counted (all of a
+    /// dense model's).
+    fn params_with_experts(&self, experts: f64) -> f64 {
+        let all = self.params().params as f64;
+        if self.experts <= 1 {
+            return all;
+        }
+        all - self.layers as f64 * (self.experts as f64 - experts) * self.mlp_per_expert() as f64
     }
 
     /// Matrix parameters of one expert, `m·D·F` without its biases: what an MoE
@@ -513,14 +517,12 @@ impl Model {
     /// experts' matrices at `expert`, every other parameter at `rest`. A dense model
     /// has no experts apart, so all of it is at `rest`.
     pub fn weight_bytes(&self, experts: f64, rest: Precision, expert: Precision) -> f64 {
+        let counted = self.params_with_experts(experts);
         if self.experts <= 1 {
-            return self.params().params as f64 * rest.bytes();
+            return counted * rest.bytes();
         }
-        let l = self.layers as f64;
-        let skipped = l * (self.experts as f64 - experts) * self.mlp_per_expert() as f64;
-        let matrices = l * experts * self.expert_matrix_params() as f64;
-        (self.params().params as f64 - skipped - matrices) * rest.bytes()
-            + matrices * expert.bytes()
+        let matrices = self.layers as f64 * experts * self.expert_matrix_params() as f64;
+        (counted - matrices) * rest.bytes() + matrices * expert.bytes()
     }
 
     /// Refuses a precision for the experts apart (`--expert-weights`) on a model
