@@ -1271,6 +1271,19 @@ fn dynamo_exports_report_and_plan() {
                 f(&plan["plan"], "cycles") > 0.0 && !groups.is_empty(),
                 "{name} {chip}"
             );
+            // TPU-MLIR 1.30.2 refuses every opset-20 export (tpumlir_onnx_refusals.json)
+            let refused = plan["tpu_mlir_unconvertible_nodes"].as_array().unwrap();
+            assert!(!refused.is_empty(), "{name} {chip}");
         }
     }
+    let out = tpusim()
+        .args(["plan", dir.join("dyn_bert_eager.onnx").to_str().unwrap()])
+        .args(["--chip", "bm1684x", "--batch", "2", "--seq", "16"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && err.contains("cannot convert 'node_gelu' (Gelu)"),
+        "{err}"
+    );
 }

@@ -1807,7 +1807,8 @@ pub fn plan_verified(g: &NdGraph, chip: &NpuChip, dtype: ElementType) -> Result<
 /// The JSON document of a planned transformer: the graph's name, its bound inputs, its
 /// parameters, the plan, the output projections of the attentions TPU-MLIR 1.30.2
 /// fuses into `tpu.Attention` on the plan's chip, and of those the ones the plan does not
-/// model ([`crate::tpumlir::nd_fusion`]; the others are its heads, `nd_fused`).
+/// model ([`crate::tpumlir::nd_fusion`]; the others are its heads, `nd_fused`), and the
+/// nodes TPU-MLIR cannot convert at all ([`crate::tpumlir::nd_unconvertible`]).
 pub fn plan_document(g: &NdGraph, plan: &NdPlan) -> serde_json::Value {
     use crate::tpumlir::nd_fusion::{fused_attentions, unmodelled_attentions};
     serde_json::json!({
@@ -1818,6 +1819,8 @@ pub fn plan_document(g: &NdGraph, plan: &NdPlan) -> serde_json::Value {
         "tpu_mlir_fused_attentions": fused_attentions(g, &plan.chip),
         "tpu_mlir_unmodelled_attentions":
             unmodelled_attentions(g, &plan.chip, plan.dtype_bits),
+        "tpu_mlir_unconvertible_nodes":
+            crate::tpumlir::nd_unconvertible::unconvertible_nodes(g),
     })
 }
 

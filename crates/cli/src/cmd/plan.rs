@@ -305,7 +305,7 @@ fn transformer(args: &PlanArgs, model: &str, bytes: &[u8]) -> Result<()> {
     };
     let bits = planned.plan.dtype_bits;
     let exporting = args.export_tpu_mlir.is_some();
-    for note in super::llm::onnx_npu::fusion_notes(&planned.graph, &chip, bits, exporting) {
+    for note in super::llm::onnx_npu::tpu_mlir_notes(&planned.graph, &chip, bits, exporting) {
         eprintln!("note: {}", crate::util::shown(&note));
     }
     if let Some(path) = &args.export_tpu_mlir {

@@ -65,6 +65,7 @@ pub mod nd_fusion;
 mod nd_order;
 pub(crate) mod nd_place;
 mod nd_split;
+pub mod nd_unconvertible;
 pub(crate) mod placer;
 pub mod precision;
 pub mod steps;

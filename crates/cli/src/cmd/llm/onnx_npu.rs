@@ -87,17 +87,41 @@ pub fn import_notes(imported: &ImportReport) -> Vec<String> {
 /// Import, plan, verify and print it on `chip`.
 pub fn run(a: &OnnxArgs, onnx: &[u8], chip: &NpuChip) -> Result<()> {
     let planned = plan(a, onnx, chip)?;
-    for note in fusion_notes(&planned.graph, chip, planned.plan.dtype_bits, false) {
+    for note in tpu_mlir_notes(&planned.graph, chip, planned.plan.dtype_bits, false) {
         eprintln!("note: {}", crate::util::shown(&note));
     }
     print(a, &planned, None)
+}
+
+/// What to say of TPU-MLIR 1.30.2 and `g` on `chip`: the ops it cannot convert at all
+/// (then it compiles neither its grouping nor ours), and the attentions it fuses that
+/// the plan does not model ([`fusion_notes`]).
+pub fn tpu_mlir_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    let refused = tpusim_planner::tpumlir::nd_unconvertible::unconvertible_nodes(g);
+    if let Some(first) = refused.first() {
+        let more = match refused.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        notes.push(format!(
+            "TPU-MLIR 1.30.2 cannot convert {first}{more}, so it compiles this \
+             graph in no grouping (neither its own nor an exported cache) and these cycles \
+             cannot be checked against it; export with torch.onnx.export(..., \
+             dynamo=False, opset_version=17) and transformers' \
+             attn_implementation=\"eager\" (no IsNaN, GELU with Erf, ReduceMean's axes an \
+             attribute)"
+        ));
+    }
+    notes.extend(fusion_notes(g, chip, bits, exporting));
+    notes
 }
 
 /// What to say when TPU-MLIR 1.30.2 will fuse some of `g`'s attentions into
 /// `tpu.Attention` on `chip` that the planner does not model in `bits`-bit data (an F32
 /// plan): its cycles are for the unfused ops, and an export names ops
 /// TPU-MLIR no longer has. The ones it models need no note: the plan lists their heads.
-pub fn fusion_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -> Vec<String> {
+fn fusion_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -> Vec<String> {
     let fused =
         tpusim_planner::tpumlir::nd_fusion::unmodelled_attentions(g, &chip.geometry.name, bits);
     let Some(first) = fused.first() else {
