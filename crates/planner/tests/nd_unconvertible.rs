@@ -31,7 +31,7 @@ fn the_graphs_tpu_mlir_refuses_are_named_and_only_those() {
         let error = r["error"].as_str().unwrap();
         let op = error
             .trim_end_matches("'}")
-            .rsplit(|c: char| c == ' ' || c == '\'')
+            .rsplit([' ', '\''])
             .next()
             .unwrap();
         let tag = format!("({op})");

@@ -243,13 +243,13 @@ fn can_move(
     let (start, end) = (p.start[b], p.end[b]);
     match mode {
         Mode::Load => {
-            let between: Box<dyn Iterator<Item = usize>> = if dst < src {
-                Box::new(dst..src)
+            // the rows it passes: dst..src moving up, src + 1..=dst moving down
+            let (from, to) = if dst < src {
+                (dst, src)
             } else {
-                Box::new(src + 1..=dst)
+                (src + 1, dst + 1)
             };
-            let mut rows = between;
-            !rows.any(|r| t.ops[r].iter().any(|o| o.operands.contains(&b)))
+            !(from..to).any(|r| t.ops[r].iter().any(|o| o.operands.contains(&b)))
         }
         Mode::Store => {
             if start < end && dst <= start {
