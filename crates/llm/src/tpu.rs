@@ -302,7 +302,7 @@ fn elements(dims: &[u64]) -> f64 {
 fn graph_op(n: &tpusim_graph::nd::NdNode, weights: Precision, kv: &[&str]) -> Option<Op> {
     use tpusim_graph::nd::Work;
     let act = crate::ops::ACTIVATION_BYTES;
-    // folded from +0.0: an empty f64 sum is -0.0, which prints as "-0 B"
+    // folded from +0.0 (an empty f64 sum is -0.0, which prints as "-0 B")
     let kv_in = n
         .inputs
         .iter()
@@ -356,12 +356,9 @@ pub fn graph_report(
     chip: &Chip,
     weights: Precision,
 ) -> Result<GraphReport> {
-    let kv: Vec<&str> = g
-        .inputs
-        .iter()
-        .map(|i| i.name.as_str())
-        .filter(|n| is_kv_cache(n))
-        .collect();
+    let caches: Vec<&tpusim_graph::nd::NdInput> =
+        g.inputs.iter().filter(|i| is_kv_cache(&i.name)).collect();
+    let kv: Vec<&str> = caches.iter().map(|i| i.name.as_str()).collect();
     let timed: Vec<OpTime> = g
         .nodes
         .iter()
@@ -369,12 +366,10 @@ pub fn graph_report(
         .map(|op| time(chip, weights, Precision::Bf16, op))
         .collect::<Result<_>>()?;
     let weights_bytes = g.parameters as f64 * weights.bytes();
-    let kv_bytes: f64 = g
-        .inputs
+    let kv_bytes = caches
         .iter()
-        .filter(|i| is_kv_cache(&i.name))
         .map(|i| elements(&i.dims) * crate::ops::ACTIVATION_BYTES)
-        .sum();
+        .fold(0.0, |a, b| a + b);
     let memory = HbmUse::new(chip, weights_bytes, kv_bytes, largest_activation(&timed));
     let needed = memory.needed();
     Ok(GraphReport {

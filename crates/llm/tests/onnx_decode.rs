@@ -85,3 +85,29 @@ fn optimums_graph_with_past_binds_prefill_and_decode() {
         assert_eq!(attention, want as f64, "{batch}x{seq}+{past}");
     }
 }
+
+/// A graph without caches holds none and moves none: zeros, not the -0.0 an empty f64
+/// sum gives (it printed "KV cache read -0 B").
+#[test]
+fn a_graph_without_caches_reports_plain_zeros() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../graph/tests/data/nd/dyn_llama_sdpa.onnx"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let bind = Bind {
+        batch: 2,
+        seq: 16,
+        past: 0,
+    };
+    let g = import_onnx(&bytes, &bind).unwrap();
+    let chip = tpusim_chip::lookup("v5e").unwrap();
+    let r = graph_report(&g, &chip, Precision::Bf16).unwrap();
+    for v in [
+        r.memory.kv_cache_bytes,
+        r.totals.kv_cache_bytes_read,
+        r.totals.kv_cache_bytes_written,
+    ] {
+        assert!(v == 0.0 && v.is_sign_positive(), "{v}");
+    }
+}

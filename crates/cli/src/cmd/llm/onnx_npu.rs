@@ -107,10 +107,10 @@ pub fn tpu_mlir_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -
         notes.push(format!(
             "TPU-MLIR 1.30.2 cannot convert {first}{more}, so it compiles this \
              graph in no grouping (neither its own nor an exported cache) and these cycles \
-             cannot be checked against it; export with torch.onnx.export(..., \
-             dynamo=False, opset_version=17) and transformers' \
-             attn_implementation=\"eager\" (no IsNaN, GELU with Erf, ReduceMean's axes an \
-             attribute)"
+             cannot be checked against it; a TorchScript export (torch.onnx.export(..., \
+             dynamo=False, opset_version=17)) of eager attention writes none of these ops \
+             (transformers 4.44 traces with it; 4.57 and 5 do not, and the dynamo \
+             exporter writes opset 18 at least)"
         ));
     }
     notes.extend(fusion_notes(g, chip, bits, exporting));
