@@ -160,3 +160,24 @@ fn a_matmul_of_a_scalar_is_refused_not_a_panic() {
     let e = regression_error("matmul_of_a_scalar");
     assert!(e.contains("MatMul") && e.contains("scalar"), "{e}");
 }
+
+#[test]
+fn a_binary_op_of_one_input_is_refused_not_a_panic() {
+    // fuzz/regressions/nd_onnx/add_of_one_input: Add(c) of one constant was folded as a
+    // one-input op and indexed its second operand (the nd_onnx fuzzer, forty-sixth
+    // session, from a mutant of a dynamo export: crash-c0931e37…)
+    let e = regression_error("add_of_one_input");
+    assert!(e.contains("Add needs 2 inputs"), "{e}");
+    // Max and Min are variadic: one input is the result itself, folded
+    let path = format!(
+        "{}/../../fuzz/regressions/nd_onnx/max_of_one_input",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bind = Bind {
+        batch: 1,
+        seq: 8,
+        past: 0,
+    };
+    let g = import_onnx(&std::fs::read(path).unwrap(), &bind).unwrap();
+    assert_eq!(g.nodes.last().unwrap().out_dims, vec![2, 4]);
+}

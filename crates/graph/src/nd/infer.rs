@@ -118,14 +118,24 @@ fn fold_fn(op: &str, int: bool) -> Option<fn(&[f64]) -> f64> {
     })
 }
 
-fn elementwise(node: &NodeProto, ins: &[Val], flops: f64) -> R<Out> {
-    let op = node.op_type.as_str();
-    let arity = match op {
+/// Inputs an element-wise op computes with: Where 3; Clip its first (its bounds are
+/// scalars); Max and Min, variadic, the first two or one; the unary ops 1; the binary
+/// ops 2, which a graph must give (an Add of one input was folded as one and indexed
+/// past it: the nd_onnx fuzzer).
+fn arity(op: &str, given: usize) -> usize {
+    match op {
         "Where" => 3,
         "Clip" => 1,
-        _ if ins.len() >= 2 => 2,
+        "Max" | "Min" => given.clamp(1, 2),
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "Equal" | "Less" | "Greater"
+        | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" => 2,
         _ => 1,
-    };
+    }
+}
+
+fn elementwise(node: &NodeProto, ins: &[Val], flops: f64) -> R<Out> {
+    let op = node.op_type.as_str();
+    let arity = arity(op, ins.len());
     let used: Vec<&Val> = ins.iter().take(arity).collect();
     if used.len() < arity {
         return bad(format!("{op} needs {arity} inputs"));
@@ -146,7 +156,13 @@ fn elementwise(node: &NodeProto, ins: &[Val], flops: f64) -> R<Out> {
         }
         _ => used[0].int,
     };
-    if let Some(f) = fold_fn(op, int) {
+    // a lone input of Max or Min is the result itself
+    let fold = if used.len() == 1 && matches!(op, "Max" | "Min") {
+        Some((|a: &[f64]| a[0]) as fn(&[f64]) -> f64)
+    } else {
+        fold_fn(op, int)
+    };
+    if let Some(f) = fold {
         if let Some(values) = zip(&used, &out, f) {
             return one(Val::constant(out, values, int), Work::Free);
         }
