@@ -120,9 +120,9 @@ fn slim_bytes_import_to_the_same_graph() {
     assert!(tpusim_graph::nd::slim_onnx(&[0x0a, 0xff]).is_none());
 }
 
-/// The N-D importer's error on `fuzz/regressions/nd_onnx/FILE` (a hand-written graph
-/// that replays a fuzz finding).
-fn regression_error(file: &str) -> String {
+/// `fuzz/regressions/nd_onnx/FILE` (a hand-written graph that replays a fuzz
+/// finding) through the N-D importer.
+fn regression_import(file: &str) -> tpusim_graph::Result<NdGraph> {
     let path = format!(
         "{}/../../fuzz/regressions/nd_onnx/{file}",
         env!("CARGO_MANIFEST_DIR")
@@ -133,7 +133,12 @@ fn regression_error(file: &str) -> String {
         seq: 8,
         past: 0,
     };
-    import_onnx(&bytes, &bind).unwrap_err().to_string()
+    import_onnx(&bytes, &bind)
+}
+
+/// The N-D importer's error on `fuzz/regressions/nd_onnx/FILE`.
+fn regression_error(file: &str) -> String {
+    regression_import(file).unwrap_err().to_string()
 }
 
 #[test]
@@ -169,15 +174,6 @@ fn a_binary_op_of_one_input_is_refused_not_a_panic() {
     let e = regression_error("add_of_one_input");
     assert!(e.contains("Add needs 2 inputs"), "{e}");
     // Max and Min are variadic: one input is the result itself, folded
-    let path = format!(
-        "{}/../../fuzz/regressions/nd_onnx/max_of_one_input",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let bind = Bind {
-        batch: 1,
-        seq: 8,
-        past: 0,
-    };
-    let g = import_onnx(&std::fs::read(path).unwrap(), &bind).unwrap();
+    let g = regression_import("max_of_one_input").unwrap();
     assert_eq!(g.nodes.last().unwrap().out_dims, vec![2, 4]);
 }

@@ -3,42 +3,66 @@
 //! `tpusim report` counts their reads and writes as KV-cache traffic and holds the
 //! caches in HBM (`../graph/tests/data/nd/make_dynamo_exports.py`).
 
-use tpusim_graph::nd::{import_onnx, Bind};
-use tpusim_llm::tpu::graph_report;
+use tpusim_graph::nd::{import_onnx, Bind, NdGraph};
+use tpusim_llm::tpu::{graph_report, GraphReport};
 use tpusim_llm::Precision;
+
+/// The tiny LLaMA of every graph here: two layers, four heads of 8 over two KV heads.
+const LAYERS: u64 = 2;
+const HEADS: u64 = 4;
+const KV_HEADS: u64 = 2;
+const HEAD: u64 = 8;
+
+/// `tests/data/nd/NAME.onnx` of the graph crate imported at `bind` and reported on a
+/// v5e in bf16.
+fn imported(name: &str, bind: Bind) -> (NdGraph, GraphReport) {
+    let path = format!(
+        "{}/../graph/tests/data/nd/{name}.onnx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let g = import_onnx(&std::fs::read(path).unwrap(), &bind).unwrap();
+    let chip = tpusim_chip::lookup("v5e").unwrap();
+    let r = graph_report(&g, &chip, Precision::Bf16).unwrap();
+    (g, r)
+}
+
+/// Bytes of every layer's K and V caches of `len` tokens for `batch` sequences, bf16.
+fn cache(batch: u64, len: u64) -> f64 {
+    (2 * LAYERS * batch * KV_HEADS * len * HEAD * 2) as f64
+}
+
+/// FLOPs of the attention matmuls of `r` whose batch is `batch` sequences' heads.
+fn attention_flops(r: &GraphReport, batch: u64) -> f64 {
+    r.ops
+        .iter()
+        .filter(|o| {
+            o.op.gemm
+                .is_some_and(|g| g.batch == batch * HEADS && g.k > 1)
+        })
+        .map(|o| o.op.flops)
+        .sum()
+}
 
 #[test]
 fn a_decode_graphs_caches_are_kv_traffic() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../graph/tests/data/nd/dyn_llama_decode.onnx"
-    );
-    let bytes = std::fs::read(path).unwrap();
-    let chip = tpusim_chip::lookup("v5e").unwrap();
-    // two layers, two KV heads of 8, bf16 activations
-    let (layers, kv_heads, head, heads) = (2u64, 2u64, 8u64, 4u64);
     for (batch, past) in [(2u64, 16u64), (3, 40)] {
         let bind = Bind {
             batch,
             seq: 1,
             past,
         };
-        let g = import_onnx(&bytes, &bind).unwrap();
-        let r = graph_report(&g, &chip, Precision::Bf16).unwrap();
-        let cache = |len: u64| (2 * layers * batch * kv_heads * len * head * 2) as f64;
-        assert_eq!(r.totals.kv_cache_bytes_read, cache(past), "{batch}x{past}");
-        assert_eq!(r.totals.kv_cache_bytes_written, cache(past + 1));
-        assert_eq!(r.memory.kv_cache_bytes, cache(past));
-        // the scores and values of one new token over past + 1 keys, every head
-        let attention: f64 = r
-            .ops
-            .iter()
-            .filter(|o| o.op.gemm.is_some_and(|g| g.m == 1 && g.k > 1))
-            .map(|o| o.op.flops)
-            .sum();
+        let (_, r) = imported("dyn_llama_decode", bind);
         assert_eq!(
-            attention,
-            (layers * 4 * batch * heads * (past + 1) * head) as f64
+            r.totals.kv_cache_bytes_read,
+            cache(batch, past),
+            "{batch}x{past}"
+        );
+        assert_eq!(r.totals.kv_cache_bytes_written, cache(batch, past + 1));
+        assert_eq!(r.memory.kv_cache_bytes, cache(batch, past));
+        // the scores and values of one new token over past + 1 keys, every head
+        assert_eq!(
+            attention_flops(&r, batch),
+            (LAYERS * 4 * batch * HEADS * (past + 1) * HEAD) as f64
         );
     }
 }
@@ -48,41 +72,20 @@ fn a_decode_graphs_caches_are_kv_traffic() {
 /// caches are read at the past length and written one step longer.
 #[test]
 fn optimums_graph_with_past_binds_prefill_and_decode() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../graph/tests/data/nd/opt_llama_with_past.onnx"
-    );
-    let bytes = std::fs::read(path).unwrap();
-    let chip = tpusim_chip::lookup("v5e").unwrap();
-    let (layers, kv_heads, head, heads) = (2u64, 2u64, 8u64, 4u64);
     for (batch, seq, past) in [(2u64, 16u64, 0u64), (2, 1, 32), (3, 4, 20)] {
-        let g = import_onnx(&bytes, &Bind { batch, seq, past }).unwrap();
+        let (g, r) = imported("opt_llama_with_past", Bind { batch, seq, past });
         let mask = g
             .inputs
             .iter()
             .find(|i| i.name == "attention_mask")
             .unwrap();
         assert_eq!(mask.dims, vec![batch, past + seq]);
-        let r = graph_report(&g, &chip, Precision::Bf16).unwrap();
-        let cache = |len: u64| (2 * layers * batch * kv_heads * len * head * 2) as f64;
-        assert_eq!(
-            r.totals.kv_cache_bytes_read,
-            cache(past),
-            "{batch}x{seq}+{past}"
-        );
-        assert_eq!(r.totals.kv_cache_bytes_written, cache(past + seq));
+        let case = format!("{batch}x{seq}+{past}");
+        assert_eq!(r.totals.kv_cache_bytes_read, cache(batch, past), "{case}");
+        assert_eq!(r.totals.kv_cache_bytes_written, cache(batch, past + seq));
         // scores and values of every new token over past + seq keys, every head
-        let attention: f64 = r
-            .ops
-            .iter()
-            .filter(|o| {
-                o.op.gemm
-                    .is_some_and(|g| g.batch == batch * heads && g.k > 1)
-            })
-            .map(|o| o.op.flops)
-            .sum();
-        let want = layers * 4 * batch * heads * seq * (past + seq) * head;
-        assert_eq!(attention, want as f64, "{batch}x{seq}+{past}");
+        let want = LAYERS * 4 * batch * HEADS * seq * (past + seq) * HEAD;
+        assert_eq!(attention_flops(&r, batch), want as f64, "{case}");
     }
 }
 
@@ -90,19 +93,12 @@ fn optimums_graph_with_past_binds_prefill_and_decode() {
 /// sum gives (it printed "KV cache read -0 B").
 #[test]
 fn a_graph_without_caches_reports_plain_zeros() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../graph/tests/data/nd/dyn_llama_sdpa.onnx"
-    );
-    let bytes = std::fs::read(path).unwrap();
     let bind = Bind {
         batch: 2,
         seq: 16,
         past: 0,
     };
-    let g = import_onnx(&bytes, &bind).unwrap();
-    let chip = tpusim_chip::lookup("v5e").unwrap();
-    let r = graph_report(&g, &chip, Precision::Bf16).unwrap();
+    let (_, r) = imported("dyn_llama_sdpa", bind);
     for v in [
         r.memory.kv_cache_bytes,
         r.totals.kv_cache_bytes_read,

@@ -100,10 +100,7 @@ pub fn tpu_mlir_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -
     let mut notes = Vec::new();
     let refused = tpusim_planner::tpumlir::nd_unconvertible::unconvertible_nodes(g);
     if let Some(first) = refused.first() {
-        let more = match refused.len() {
-            1 => String::new(),
-            n => format!(" and {} more", n - 1),
-        };
+        let more = and_more(refused.len());
         notes.push(format!(
             "TPU-MLIR 1.30.2 cannot convert {first}{more}, so it compiles this \
              graph in no grouping (neither its own nor an exported cache) and these cycles \
@@ -117,6 +114,14 @@ pub fn tpu_mlir_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -
     notes
 }
 
+/// " and N more" after the first of `n` things named (nothing when `n` is 1).
+fn and_more(n: usize) -> String {
+    match n {
+        0 | 1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    }
+}
+
 /// What to say when TPU-MLIR 1.30.2 will fuse some of `g`'s attentions into
 /// `tpu.Attention` on `chip` that the planner does not model in `bits`-bit data (an F32
 /// plan): its cycles are for the unfused ops, and an export names ops
@@ -127,10 +132,7 @@ fn fusion_notes(g: &NdGraph, chip: &NpuChip, bits: u32, exporting: bool) -> Vec<
     let Some(first) = fused.first() else {
         return Vec::new();
     };
-    let more = match fused.len() {
-        1 => String::new(),
-        n => format!(" and {} more", n - 1),
-    };
+    let more = and_more(fused.len());
     let mut notes = vec![format!(
         "TPU-MLIR 1.30.2 fuses the attention before '{first}'{more} into tpu.Attention on \
          {} (its ConvertMatMul2Attention), which tpusim models only for a 16-bit plan; these \
