@@ -84,7 +84,7 @@ def main():
     cases = run(figures)
     print("fitted figures:", json.dumps(figures, sort_keys=True))
     for q in ["train_step_s", "serve_tokens_per_s"]:
-        for split in ["fit", "held_out", "held_out_v5p", "held_out_v6e"]:
+        for split in ["fit", "held_out", "held_out_v5p", "held_out_v6e", "held_out_v6e_vllm"]:
             if not any(c["quantity"] == q and c["split"] == split for c in cases):
                 continue
             _, errs = score(cases, q, split)

@@ -48,7 +48,7 @@ def test_train_equals_the_cli(cli):
 def test_validate_and_thresholds_equal_the_cli(cli):
     assert tpusim.llm.validate() == cli("llm", "validate")
     df = tpusim.llm.validate_df(ideal=True)
-    assert len(df) == 68 and set(df["split"]) == {"fit", "held_out", "held_out_v5p", "held_out_v6e", "fit_v6e"}
+    assert len(df) == 70 and set(df["split"]) == {"fit", "held_out", "held_out_v5p", "held_out_v6e", "fit_v6e", "held_out_v6e_vllm"}
     got = tpusim.llm.thresholds("v5p", model="llama-3-70b", batch_tokens=4 << 20, chips=8960)
     want = cli("llm", "thresholds", "v5p", "--model", "llama-3-70b", "--batch-tokens", "4Mi", "--chips", "8960")
     assert got.to_dict() == want

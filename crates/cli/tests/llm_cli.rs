@@ -201,7 +201,7 @@ fn train_search_names_runners_up() {
 fn validate_lists_every_shipped_measurement() {
     let v = json(&["llm", "validate", "--json"]);
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 68);
+    assert_eq!(rows.len(), 70);
     for r in rows {
         let (m, p, e) = (f(r, "measured"), f(r, "predicted"), f(r, "error"));
         assert!(((p - m) / m - e).abs() < 1e-12);

@@ -39,6 +39,10 @@ pub const MAXTEXT_TIERING_HELD_OUT: &str =
 /// (dropless) on 128, the latter from MaxText's tiering table (`held_out_v5p`).
 pub const MAXTEXT_TPU_RECIPES: &str = include_str!("../../../data/llm/maxtext-tpu-recipes.jsonl");
 
+/// vLLM serving on v6e (tpu-recipes' LLaMA-3.x recipe, `vllm/vllm-tpu:v0.12.0`):
+/// another chip and another server, never used in a fit (split `held_out_v6e_vllm`).
+pub const VLLM_V6E_HELD_OUT: &str = include_str!("../../../data/llm/heldout-vllm-v6e.jsonl");
+
 /// Mean prompt tokens of a ShareGPT request (the vLLM paper, SOSP 2023, fig. 11:
 /// 161 in, 338 out); JetStream's filter (prompt ≤ 1024, total ≤ 2048) trims little.
 pub const SHAREGPT_MEAN_PROMPT: u64 = 161;
@@ -116,6 +120,7 @@ pub fn validate(eff: &Efficiency) -> Result<Vec<Case>> {
         ),
         (MAXTEXT_TIERING_HELD_OUT, "maxtext-tiering", SplitFrom::Row),
         (MAXTEXT_TPU_RECIPES, "maxtext-tpu-recipes", SplitFrom::Row),
+        (VLLM_V6E_HELD_OUT, "vllm-v6e", SplitFrom::Row),
     ];
     let mut out = Vec::new();
     for (text, origin, split) in sets {
@@ -285,7 +290,40 @@ fn row_remat(row: &Map<String, Value>) -> Result<Remat> {
     Ok(Remat::Saves(Saves::custom(names)?))
 }
 
-/// The row's model: a config object, or a name `models` finds.
+/// How a serving row's server holds its KV cache, which sets the keys a decode step
+/// reads (`kv_cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvCache {
+    /// `"dense"` (the default): every slot keeps `cache_length` tokens and attention
+    /// reads them all, as JetStream-PyTorch's dense cache does.
+    Dense,
+    /// `"paged"`: each sequence's own tokens only, as vLLM's paged attention reads
+    /// them; the context is [`live_context`].
+    Paged,
+}
+
+impl KvCache {
+    fn of(row: &Map<String, Value>) -> Result<KvCache> {
+        match row.get("kv_cache") {
+            None | Some(Value::Null) => Ok(KvCache::Dense),
+            Some(Value::String(s)) if s == "dense" => Ok(KvCache::Dense),
+            Some(Value::String(s)) if s == "paged" => Ok(KvCache::Paged),
+            Some(v) => Err(row_err(
+                "kv_cache",
+                format!("is {v}; expected \"dense\" or \"paged\""),
+            )),
+        }
+    }
+}
+
+/// The keys a decode step reads on average when every request brings `prompt` tokens
+/// and generates `output`: its prompt and half its output, rounded up. Exact for
+/// requests of one length (a benchmark's `--ignore-eos` random prompts); with lengths
+/// that vary, the steps of long requests weigh more than this mean gives.
+pub fn live_context(prompt: u64, output: f64) -> u64 {
+    prompt.saturating_add((output / 2.0).ceil() as u64).max(1)
+}
+
 /// MaxText's dropping MoE: `capacity_factor` > 0 with `"sparse_matmul": false`;
 /// `None` otherwise (MaxText's default, dropless grouped matmuls).
 fn row_capacity_factor(row: &Map<String, Value>) -> Result<Option<f64>> {
@@ -308,6 +346,7 @@ fn row_capacity_factor(row: &Map<String, Value>) -> Result<Option<f64>> {
     }
 }
 
+/// The row's model: a config object, or a name `models` finds.
 fn row_model(row: &Map<String, Value>, id: &str, models: Models) -> Result<Model> {
     match field(row, "model")? {
         Value::Object(model) => hf::from_map(model, id),
@@ -329,8 +368,9 @@ fn row_model(row: &Map<String, Value>, id: &str, models: Models) -> Result<Model
 /// `throughput_tokens_per_s` (output tokens), and when given `tp` and `dp` (else
 /// data parallel when the row's `note` says `--shard_on_batch`, as JetStream's
 /// Gemma 2B rows do, model parallel over every chip otherwise),
-/// `mean_prompt_tokens` and `mean_output_tokens` (else ShareGPT's). Both read
-/// `id` and `model` (a config object, or a name `models` finds).
+/// `mean_prompt_tokens` and `mean_output_tokens` (else ShareGPT's), and `kv_cache`
+/// (see [`KvCache`]). Both read `id` and `model` (a config object, or a name
+/// `models` finds).
 pub fn predict(row: &Map<String, Value>, eff: &Efficiency, models: Models) -> Result<Case> {
     let id = text(row, "id")?.to_string();
     let model = row_model(row, &id, models)?;
@@ -446,11 +486,15 @@ fn predict_serve(
         None | Some(Value::Null) => SHAREGPT_MEAN_OUTPUT,
         Some(_) => num(row, "mean_output_tokens")?,
     };
+    let context = match KvCache::of(row)? {
+        KvCache::Dense => count(row, "cache_length")?,
+        KvCache::Paged => live_context(prompt, output),
+    };
     let input = ServeInput {
         model,
         slice: slices::parse(&chip, &chips.to_string())?,
         batch,
-        context: count(row, "cache_length")?,
+        context,
         weights: precision,
         expert_weights: None,
         kv: precision,

@@ -80,3 +80,65 @@ fn the_recipe_rows_agree_with_their_own_logs() {
     let want = [("fit_v6e", 5), ("held_out_v5p", 2), ("held_out_v6e", 11)];
     assert_eq!(splits, want.map(|(s, n)| (s.to_string(), n)).into());
 }
+
+/// The vLLM rows (tpu-recipes' LLaMA-3.x recipe on v6e-8) hold together: each
+/// throughput is the run's generated tokens over its duration, every request brought
+/// its prompt and generated its output in full (`--ignore-eos`), and no row is fitted.
+#[test]
+fn the_vllm_rows_agree_with_their_own_logs() {
+    use tpusim_llm::validate::VLLM_V6E_HELD_OUT;
+    let rows: Vec<serde_json::Value> = VLLM_V6E_HELD_OUT
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let n = |k: &str| r[k].as_f64().unwrap();
+        let per_s = n("total_generated_tokens") / n("duration_s");
+        assert!(
+            (per_s / n("throughput_tokens_per_s") - 1.0).abs() < 1e-4,
+            "{r}"
+        );
+        let requests = 3000.0;
+        assert_eq!(
+            n("total_generated_tokens"),
+            requests * n("mean_output_tokens")
+        );
+        // `--random-input-len 1000` came out as 999 tokens a prompt
+        assert_eq!(n("total_input_tokens"), requests * n("mean_prompt_tokens"));
+        assert_eq!(r["kv_cache"], "paged");
+        assert_eq!(r["split"], "held_out_v6e_vllm");
+    }
+}
+
+/// A paged row's decode steps read each request's prompt and half its output, not
+/// the whole `cache_length`: it predicts exactly what a dense row whose cache is that
+/// long predicts (999 + 1,000 / 2 here, worked by hand).
+#[test]
+fn a_paged_row_reads_its_requests_own_tokens() {
+    use tpusim_llm::validate::{live_context, VLLM_V6E_HELD_OUT};
+    let eff = Efficiency::calibrated();
+    let row = VLLM_V6E_HELD_OUT.lines().next().unwrap();
+    let predict = |text: String| validate_rows(&text, "m", &eff).unwrap()[0].predicted;
+    let paged = predict(row.to_string());
+    let dense_at = |tokens: u64| {
+        predict(
+            row.replace("\"kv_cache\": \"paged\"", "\"kv_cache\": \"dense\"")
+                .replace(
+                    "\"cache_length\": 2048",
+                    &format!("\"cache_length\": {tokens}"),
+                ),
+        )
+    };
+    assert_eq!(paged, dense_at(1499));
+    assert!(paged > dense_at(2048));
+    assert_eq!(live_context(1000, 1000.0), 1500);
+    assert_eq!(live_context(161, 338.0), 330);
+    assert_eq!(live_context(0, 1.0), 1);
+    let wrong = row.replace("\"kv_cache\": \"paged\"", "\"kv_cache\": \"ragged\"");
+    let e = validate_rows(&wrong, "m", &eff).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "m line 1: field 'kv_cache' is \"ragged\"; expected \"dense\" or \"paged\""
+    );
+}

@@ -25,8 +25,11 @@ pub struct ValidateArgs {
     /// ici_dp, ici_pp, ici_ep, ici_sp, dcn_fsdp when used; capacity_factor with
     /// "sparse_matmul": false for MaxText's dropping MoE). Otherwise it is serving: id, model, chip,
     /// chips, precision, batch, cache_length, throughput_tokens_per_s (output tokens),
-    /// and optionally tp, dp, mean_prompt_tokens, mean_output_tokens. A row's `split`
-    /// names its group in the summary (default `user`).
+    /// and optionally tp, dp, mean_prompt_tokens, mean_output_tokens, and kv_cache
+    /// ("dense", the default: attention reads all cache_length tokens of every slot;
+    /// "paged": each request's own, its prompt and half its output, as vLLM's paged
+    /// attention reads them). A row's `split` names its group in the summary (default
+    /// `user`).
     #[arg(long, value_name = "FILE")]
     pub data: Vec<PathBuf>,
     /// One JSON document: a list of {case, quantity, measured, predicted, error, split}.
@@ -56,7 +59,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     print_cases(&cases);
     print_summaries(&cases);
     println!(
-        "serving assumes ShareGPT requests of {SHAREGPT_MEAN_PROMPT} prompt and {SHAREGPT_MEAN_OUTPUT} output tokens on average unless a row gives its own, attention over the whole cache"
+        "serving assumes ShareGPT requests of {SHAREGPT_MEAN_PROMPT} prompt and {SHAREGPT_MEAN_OUTPUT} output tokens on average unless a row gives its own, attention over the whole cache unless a row's kv_cache is paged"
     );
     Ok(())
 }
