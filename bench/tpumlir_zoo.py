@@ -75,6 +75,14 @@ HELD_OUT |= HELD_OUT_8
 HELD_OUT_9 = {"vgg_head_b2", "odd_1x1_chain_60", "concat_pyramid_96", "group4_b3",
               "narrow_7x7_b4", "hsig_u_56"}
 HELD_OUT |= HELD_OUT_9
+# Round 10 (forty-seventh session): six more, all held out, written before any was
+# planned or compiled: a CSP split with leaky residual blocks at batch 2, BN + ReLU6
+# inverted residuals on an odd 63x63 map, stride-1 3x3 average-pool branches at batch 4,
+# a top-down resize-add with tanh and a max-pooled head at batch 3, parallel dilations
+# 1/2/4 of odd widths concatenated, hard-swish SE blocks at batch 6.
+HELD_OUT_10 = {"csp_leaky_b2", "bn_relu6_ir_63", "avg3_branch_b4", "tanh_topdown_gmp_b3",
+               "dil124_odd_72", "se_hswish_b6"}
+HELD_OUT |= HELD_OUT_10
 
 
 class Net:
@@ -954,6 +962,79 @@ def hsig_u_56(n):
     return n.conv(u1, 16, 3, 1, p=0, act=None)
 
 
+def csp_leaky_b2(n):
+    """CSP stages: a stride-2 conv, two 1x1 halves, one through leaky residual blocks, concatenated and fused by a 1x1."""
+    x = n.conv("input", 3, 24, 3, 2, act="leaky")
+    for cin, cout in [(24, 48), (48, 96)]:
+        x = n.conv(x, cin, cout, 3, 2, act="leaky")
+        a = n.conv(x, cout, cout // 2, 1, p=0, act="leaky")
+        b = n.conv(x, cout, cout // 2, 1, p=0, act="leaky")
+        for _ in range(2):
+            y = n.conv(n.conv(b, cout // 2, cout // 2, 1, p=0, act="leaky"), cout // 2, cout // 2, 3, act=None)
+            b = n.act(n.add(b, y), "leaky")
+        x = n.conv(n.concat([a, b]), cout, cout, 1, p=0, act="leaky")
+    return n.classifier(x, 96, 20)
+
+
+def bn_relu6_ir_63(n):
+    """On an odd 63x63 map: inverted residuals with explicit BN and ReLU6 (expand 1x1, depthwise 3x3, project 1x1), stride-2 depthwise between."""
+    x = n.conv_bn("input", 3, 16, 3, 2, act="relu6")
+    for cin, cout, s in [(16, 24, 2), (24, 24, 1), (24, 40, 2), (40, 40, 1)]:
+        e = cin * 4
+        y = n.conv_bn(x, cin, e, 1, p=0, act="relu6")
+        y = n.conv_bn(y, e, e, 3, s, group=e, act="relu6")
+        y = n.conv_bn(y, e, cout, 1, p=0, act=None)
+        x = n.add(x, y) if (s == 1 and cin == cout) else y
+    return n.classifier(x, 40, 10)
+
+
+def avg3_branch_b4(n):
+    """At batch 4: blocks of a 1x1, a 3x3 and a stride-1 padded 3x3 average pool + 1x1 branch, concatenated; max pools between."""
+    x = n.conv("input", 3, 32, 3)
+    for cin, c in [(32, 16), (48, 24)]:
+        a = n.conv(x, cin, c, 1, p=0)
+        b = n.conv(n.conv(x, cin, c, 1, p=0), c, c, 3)
+        d = n.conv(n.avgpool(x, 3, 1, 1), cin, c, 1, p=0)
+        x = n.maxpool(n.concat([a, b, d]), 2, 2)
+        if cin == 32:
+            x = n.conv(x, 3 * c, 48, 1, p=0)
+    return n.classifier(x, 72, 12)
+
+
+def tanh_topdown_gmp_b3(n):
+    """At batch 3: three stride-2 levels, a top-down path (nearest 2x resize, add the lateral 1x1, tanh), a global max pool head."""
+    c1 = n.conv("input", 3, 16, 3, 2)
+    c2 = n.conv(c1, 16, 32, 3, 2)
+    c3 = n.conv(c2, 32, 64, 3, 2)
+    p3 = n.conv(c3, 64, 32, 1, p=0, act="tanh")
+    p2 = n.act(n.add(n.resize(p3), n.conv(c2, 32, 32, 1, p=0, act=None)), "tanh")
+    p1 = n.act(n.add(n.resize(n.conv(p2, 32, 16, 1, p=0, act=None)), n.conv(c1, 16, 16, 1, p=0, act=None)), "tanh")
+    h = n.conv(p1, 16, 24, 3, 2)
+    return n.gemm(n.flatten(n.gmp(h)), 24, 7)
+
+
+def dil124_odd_72(n):
+    """At 72x72: parallel 3x3 convs of dilation 1, 2 and 4 with 19, 23 and 29 channels, concatenated, twice."""
+    x = n.conv("input", 3, 21, 3, 2)
+    cin = 21
+    for _ in range(2):
+        bs = [n.conv(x, cin, c, 3, dil=d) for c, d in [(19, 1), (23, 2), (29, 4)]]
+        x = n.conv(n.concat(bs), 71, 37, 1, p=0)
+        cin = 37
+    return n.conv(x, 37, 5, 1, p=0, act=None)
+
+
+def se_hswish_b6(n):
+    """At batch 6 on 28x28: hard-swish convs and depthwise convs with hard-sigmoid SE gates, odd widths 40 and 72."""
+    x = n.conv("input", 3, 40, 3, act="hswish")
+    for cin, cout in [(40, 40), (40, 72)]:
+        y = n.conv(x, cin, cin, 3, group=cin, act="hswish")
+        y = n.se(y, cin, gate="hsigmoid")
+        y = n.conv(y, cin, cout, 1, p=0, act=None)
+        x = n.add(x, y) if cin == cout else n.maxpool(y, 2, 2)
+    return n.classifier(x, 72, 10)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -1031,6 +1112,13 @@ ZOO = {
     "group4_b3": (group4_b3, [3, 3, 48, 48]),
     "narrow_7x7_b4": (narrow_7x7_b4, [4, 3, 56, 56]),
     "hsig_u_56": (hsig_u_56, [1, 3, 56, 56]),
+    # round 10
+    "csp_leaky_b2": (csp_leaky_b2, [2, 3, 64, 64]),
+    "bn_relu6_ir_63": (bn_relu6_ir_63, [1, 3, 63, 63]),
+    "avg3_branch_b4": (avg3_branch_b4, [4, 3, 40, 40]),
+    "tanh_topdown_gmp_b3": (tanh_topdown_gmp_b3, [3, 3, 48, 48]),
+    "dil124_odd_72": (dil124_odd_72, [1, 3, 72, 72]),
+    "se_hswish_b6": (se_hswish_b6, [6, 3, 28, 28]),
 }
 
 

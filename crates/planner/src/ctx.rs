@@ -40,6 +40,9 @@ pub struct Ctx<'a> {
     pub progress: Option<&'a Progress<'a>>,
     /// The caller's compute time of an op, used in place of the planner's own model.
     pub compute: Option<&'a ComputeModel<'a>>,
+    /// By op: a Concat TPU-MLIR runs in place when it is global
+    /// ([`crate::inplace_concat`]), which then costs nothing.
+    pub inplace_concat: Vec<bool>,
 }
 
 /// A progress callback: (ops done, ops in all).

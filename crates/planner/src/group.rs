@@ -363,7 +363,19 @@ impl<'a> Ctx<'a> {
     }
 
     /// [`crate::cost::global_cost`] of `op` (with the caller's compute model if given).
+    /// A Concat run in place ([`crate::inplace_concat`]) costs nothing.
     pub(crate) fn global_cost(&self, op: &tpusim_graph::Op) -> crate::cost::GlobalOpCost {
+        let id = op
+            .outputs
+            .first()
+            .and_then(|&t| self.uses.producer.get(t))
+            .copied();
+        if id
+            .flatten()
+            .is_some_and(|i| self.inplace_concat.get(i) == Some(&true))
+        {
+            return crate::cost::GlobalOpCost::default();
+        }
         let bits = self.dtype.bits();
         let compute = self.compute.map(|_| self.whole_op_cycles(op));
         crate::cost::global_cost(self.graph, op, bits, self.chip, &self.timing, compute)

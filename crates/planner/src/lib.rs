@@ -53,6 +53,7 @@ mod cost;
 mod ctx;
 mod group;
 mod group_cost;
+mod inplace_concat;
 mod lane_copy;
 mod place;
 mod pool_cast;
@@ -159,9 +160,12 @@ fn context<'a>(
     chip.validate()?;
     check_graph(graph)?;
     let geometry = &chip.geometry;
+    let uses = Uses::new(graph);
+    let inplace_concat =
+        inplace_concat::inplace_concats(graph, &uses, &geometry.name, opts.dtype.bits());
     Ok(Ctx {
         graph,
-        uses: Uses::new(graph),
+        uses,
         chip: geometry,
         dtype: opts.dtype,
         timing: chip.timing_at(opts.dtype)?,
@@ -174,6 +178,7 @@ fn context<'a>(
         placer,
         progress: None,
         compute: None,
+        inplace_concat,
     })
 }
 
