@@ -839,6 +839,25 @@ impl<'a> Ctx<'a> {
         Candidate::Timed(g)
     }
 
+    /// A weight a cut group would hold through its loop of slices: one it does not
+    /// cut or write.
+    fn holds_weight(&self, v: &TxValue, written: &HashSet<&str>, cut: Slicing) -> bool {
+        v.weight && !cut.cuts(v) && !written.contains(v.name.as_str())
+    }
+
+    /// Whether `members`, cut by `cut`, may hold their weights through the loop of
+    /// slices ([`crate::tpumlir::nd_place::may_hold`]: all of them in less than a lane).
+    fn may_hold_weights(&self, members: &[TxLayer], written: &HashSet<&str>, cut: Slicing) -> bool {
+        let mut seen: HashSet<&str> = HashSet::default();
+        let held = members
+            .iter()
+            .flat_map(|l| l.reads.iter())
+            .filter(|v| self.holds_weight(v, written, cut) && seen.insert(v.name.as_str()))
+            .map(|v| self.lane_bytes_in(cut.part_shape(v), self.bits_of(v)))
+            .fold(0u64, u64::saturating_add);
+        crate::tpumlir::nd_place::may_hold(held, self.lane_bytes)
+    }
+
     /// [`Ctx::measure`] without its time steps: a group held whole 0 cycles until
     /// [`Ctx::timed`], a cut one the overlap of its slices' transfers and compute
     /// ([`sliced_group_cycles`]), which [`Ctx::timed`] replaces with its time steps.
@@ -850,6 +869,7 @@ impl<'a> Ctx<'a> {
             .collect();
         let mut spans: HashMap<&str, Span> = HashMap::default();
         let mut loaded: HashSet<&str> = HashSet::default();
+        let holds = cut.total() > 1 && self.may_hold_weights(members, &written, cut);
         let (mut load, mut store) = (0u64, 0u64);
         let mut dma = 0f64;
         // each member's loads and stores, in cycles
@@ -879,10 +899,7 @@ impl<'a> Ctx<'a> {
                 // a value is live from its first use (TPU-MLIR loads what a member
                 // reads just before it, and moves loads earlier only where they fit);
                 // a weight a cut group holds through its loop of slices, throughout
-                let held = cut.total() > 1
-                    && v.weight
-                    && !cut.cuts(v)
-                    && !written.contains(v.name.as_str());
+                let held = holds && self.holds_weight(v, &written, cut);
                 let (first, last) = if held { (0, members.len() - 1) } else { (k, k) };
                 spans
                     .entry(v.name.as_str())
@@ -1148,6 +1165,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+        crate::tpumlir::nd_place::release_holds_beyond(&mut m.bufs, self.lane_bytes);
         m
     }
 

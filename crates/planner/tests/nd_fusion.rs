@@ -30,7 +30,7 @@ fn fused_in_cache(net: &str, chip: &str) -> usize {
 #[test]
 fn the_attentions_tpu_mlir_fuses_are_those_its_caches_name() {
     let nets = zoo();
-    assert_eq!(nets.len(), 40);
+    assert_eq!(nets.len(), 43);
     let bind = Bind {
         batch: 1,
         seq: 1,
@@ -62,6 +62,7 @@ fn the_attentions_tpu_mlir_fuses_are_those_its_caches_name() {
             "bert_d192_s16 bm1684x",
             "bert_d224_s48_b4 bm1684x",
             "bert_d256_s384 bm1684x",
+            "bert_d288_s160_b3 bm1684x",
             "bert_d320_s256_b2 bm1684x",
             "bert_d320_s5_b3 bm1684x",
             "bert_d384_s128 bm1684x"

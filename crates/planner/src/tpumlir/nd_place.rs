@@ -150,6 +150,30 @@ fn buffers_on(bufs: &[GroupBuf], perm: &[usize], table: &PipeTable) -> Vec<Buf> 
         .collect()
 }
 
+/// Whether a cut group may hold anything through its loop of slices, by TPU-MLIR
+/// 1.30.2's rule (`LmemAllocator::assignLmemAddr`, `allow_hold_in_lmem`): only when all
+/// it would hold takes less than a lane (`lane_bytes`, its `LMEM_BYTES`); otherwise
+/// nothing is held and every weight loads in each slice. Its own bm1688 group of
+/// bert_d288_s160_b3, the whole 2-layer network in 2 N slices, holds 147 KiB of weights a
+/// lane by our count and fits in 126,304 bytes, loading them slice by slice.
+pub fn may_hold(held_bytes: u64, lane_bytes: u64) -> bool {
+    held_bytes < lane_bytes
+}
+
+/// `bufs` with nothing held where [`may_hold`] says so of what they hold.
+pub fn release_holds_beyond(bufs: &mut [GroupBuf], lane_bytes: u64) {
+    let held = bufs
+        .iter()
+        .filter(|b| b.hold && b.kind != BufKind::Operation)
+        .map(|b| b.size)
+        .fold(0u64, u64::saturating_add);
+    if !may_hold(held, lane_bytes) {
+        for b in bufs.iter_mut() {
+            b.hold = false;
+        }
+    }
+}
+
 /// Whether TPU-MLIR's allocator finds room for `bufs` used by `ops` (two or more), in
 /// one loop or, `sliced`, pipelined over slices (the `hold` weights held throughout),
 /// its transfers moved by its estimates (`calib`): on bm1688, where it estimates them
@@ -327,6 +351,27 @@ pub fn one_loop_floor(bufs: &[GroupBuf], ops: &[GroupOp]) -> i64 {
 mod tests {
     use super::*;
     use crate::tpumlir::tests::fixtures::LANE;
+
+    fn held_weight(size: u64) -> GroupBuf {
+        GroupBuf {
+            kind: BufKind::Weight,
+            hold: true,
+            size,
+            loaded_for: Some(0),
+            stored_after: None,
+            dma_cycles: 0,
+        }
+    }
+
+    #[test]
+    fn a_cut_group_holds_nothing_once_what_it_holds_fills_a_lane() {
+        let mut under = vec![held_weight(60_000), held_weight(71_071)];
+        release_holds_beyond(&mut under, 131_072);
+        assert!(under.iter().all(|b| b.hold));
+        let mut at = vec![held_weight(60_000), held_weight(71_072)];
+        release_holds_beyond(&mut at, 131_072);
+        assert!(at.iter().all(|b| !b.hold));
+    }
 
     /// A chip whose transfers TPU-MLIR estimates as they run.
     const EXACT: Calibration = Calibration {
