@@ -18,7 +18,10 @@ pub struct ServeArgs {
     /// Sequences decoded together.
     #[arg(long, default_value = "1")]
     pub batch: String,
-    /// KV-cache length per sequence, tokens (`--context 8192`, `8Ki`).
+    /// KV-cache length per sequence, tokens (`--context 8192`, `8Ki`): what a decode step
+    /// reads and what memory holds. For a server with a dense cache (JetStream) its
+    /// slot length; for a paged one (vLLM), the tokens a request has on average, its
+    /// prompt and half its output (`llm validate` rows say `"kv_cache": "paged"`).
     #[arg(long, default_value = "8192")]
     pub context: String,
     /// Weight precision: bf16, int8, int4, fp8, f32, mxfp4 (4-bit values with an 8-bit
