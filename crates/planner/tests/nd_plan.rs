@@ -874,7 +874,7 @@ fn own_groups_flagged(
 }
 
 #[test]
-fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_one_network() {
+fn tpu_mlirs_own_groups_allocate_by_our_reproduction_but_four_groups() {
     // Every group TPU-MLIR 1.30.2 formed for the zoo allocates by our reproduction of
     // its time steps and allocator, but llama_d1024_s256's two P·V…SiLU groups on
     // bm1688 (in 3 C slices; a known gap, RESULTS-plan.md). Until the thirty-first
