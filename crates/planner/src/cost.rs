@@ -199,7 +199,7 @@ impl OcSlices {
 /// slice stores in 287, the zoo's sigmoid_seg_160 loads 52,800 bytes in 2,270 and stores
 /// 207,360 in 7,945, resize4_fpn_192 442,368 bytes in three loads of 17,592 cycles in all:
 /// 26.7 bytes a cycle after the set-up, where a layer group's tensors move 16.7.
-fn global_tensor_cycles(t: &Timing, dir: Dir, s: Shape4, bits: u32) -> f64 {
+pub(crate) fn global_tensor_cycles(t: &Timing, dir: Dir, s: Shape4, bits: u32) -> f64 {
     let bytes = bytes_of(s.elements().unwrap_or(u64::MAX), bits);
     dma_cycles_with_floor(t, dir, bytes, 0.0, t.used.global_tensor_bytes_per_cycle)
 }
@@ -918,6 +918,11 @@ pub fn global_cost(
         return GlobalOpCost::default();
     }
     let npu_num = geo.npu_num;
+    if let Some(c) =
+        crate::global_upsample::global_upsample_cost(graph, op, bits, npu_num, t, compute)
+    {
+        return c;
+    }
     let mut bytes = 0u64;
     let mut dma = 0f64;
     // each kind's (input, weight, output) bytes and cycles, for a fully connected layer

@@ -51,6 +51,7 @@ mod alloc;
 mod balance;
 mod cost;
 mod ctx;
+mod global_upsample;
 mod group;
 mod group_cost;
 mod inplace_concat;

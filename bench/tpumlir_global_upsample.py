@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Global nearest upsamples as TPU-MLIR 1.30.2 compiles them (the rule in
+crates/planner/src/global_upsample.rs).
+
+Writes 8 single-Resize ONNX networks (3 to 96 channels, 10² to 64², ×2, ×3, ×4) into
+TPUMLIR_WORK, then, after `bench/tpumlir_zoo_run.sh` has run TPU-MLIR's own flow on them
+(which groups the resize with its casts), compiles each with every op forced global
+(LOAD_TPU_GROUP=1, bench/tpumlir_zoo_compare.py's flow) and reads the upsample's
+commands from codegen's profile: its load, its copy passes and its store.
+
+Usage:
+  TPUMLIR_WORK=DIR python3 bench/tpumlir_global_upsample.py write      (needs onnx, numpy)
+  TPUMLIR_VENV=VENV TPUMLIR_WORK=DIR bench/tpumlir_zoo_run.sh
+  TPUMLIR_VENV=VENV TPUMLIR_WORK=DIR python3 bench/tpumlir_global_upsample.py measure \\
+      > crates/planner/tests/data/tpumlir_global_upsample.jsonl
+(`measure` runs tpuc-opt, so TPUMLIR_VENV's bin must be on PATH.)
+"""
+import json
+import os
+import re
+import sys
+
+CASES = [(16, 12, 2), (32, 12, 4), (64, 24, 2), (8, 40, 2), (48, 20, 3), (24, 16, 4), (96, 10, 2), (3, 64, 2)]
+CHIPS = ["bm1684x", "bm1688"]
+W = os.environ.get("TPUMLIR_WORK")
+
+
+def name_of(c, h, s):
+    return f"up_c{c}_h{h}_x{s}"
+
+
+def write():
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    index = {}
+    for c, h, s in CASES:
+        name = name_of(c, h, s)
+        roi = numpy_helper.from_array(np.zeros(0, np.float32), "roi")
+        scales = numpy_helper.from_array(np.array([1, 1, s, s], np.float32), "scales")
+        node = helper.make_node("Resize", ["input", "roi", "scales"], ["resize1"], mode="nearest", name="resize1")
+        g = helper.make_graph([node], name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, h, h])],
+                              [helper.make_tensor_value_info("resize1", TensorProto.FLOAT, [1, c, h * s, h * s])],
+                              [roi, scales])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        onnx.save(m, f"{W}/{name}.onnx")
+        index[name] = {"input_shape": [1, c, h, h], "held_out": False}
+    with open(f"{W}/zoo.json", "w") as f:
+        json.dump(index, f, indent=1)
+
+
+def all_global(cache):
+    """TPU-MLIR's cache with every grouped op listed as a global layer instead."""
+    sub = cache["subfunc_0"]
+    locs = [l for g in sub["GroupLayer"] for l in g["locs"]]
+    sub["GroupLayer"] = []
+    sub["GlobalLayer"] = [{"index": i, "func_idx": i, "group_cost": 0, "loc": l} for i, l in enumerate(locs)]
+    sub["GlobalLayer"].append({"index": len(locs), "func_idx": len(locs), "group_cost": 0, "loc": "func.return"})
+    sub.pop("CyclePrefixSum", None)
+    return cache
+
+
+def upsample_commands(profile):
+    """(kind, start, end, cycles, direction) of every command codegen names Upsample_*."""
+    out = []
+    for line in open(profile):
+        for m in re.finditer(r"(Upsample_\d+)\|([A-Z_]+)\|s:(\d+)\|[^ ]*?\|e:(\d+)\|t:(\d+)(\|dr:\d)?", line):
+            out.append((m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5)), m.group(6) or ""))
+    return out
+
+
+def measure():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import tpumlir_zoo_compare as zc
+    zc.W = W
+    for c, h, s in CASES:
+        name = name_of(c, h, s)
+        for chip in CHIPS:
+            own = json.load(open(f"{W}/{name}/{chip}_lg/{name}_{chip}_f16.layer_group_cache.json"))
+            r = zc.compile_with_cache(name, chip, "global", json.dumps(all_global(own)))
+            if "cycles" not in r:
+                sys.exit(f"{name} {chip}: {r}")
+            cmds = upsample_commands(f"{W}/{name}/{chip}_global/compiler_profile_0.txt")
+            dma = lambda d: sum(x[3] for x in cmds if x[4] == d)
+            row = {"net": name, "chip": chip, "c": c, "h": h, "scale": s,
+                   "load": dma("|dr:0"), "copies": sum(x[3] for x in cmds if not x[4]),
+                   "store": dma("|dr:1"), "span": max(x[2] for x in cmds) - min(x[1] for x in cmds) + 1}
+            print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in ("write", "measure") or not W:
+        sys.exit(__doc__)
+    {"write": write, "measure": measure}[sys.argv[1]]()
