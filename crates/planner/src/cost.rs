@@ -905,7 +905,8 @@ pub fn is_view(op: &Op) -> bool {
 /// fully connected layer runs as the backend's global matmul kernel (`nd_global::matmul`), and a conv on a chip with a global
 /// tensor rate in slices of output channels ([`OcSlices`]). On chip geometry `geo`.
 /// The op's compute takes `compute` cycles where given (a caller's compute model), else
-/// [`op_cycles`].
+/// [`op_cycles`]. A nearest upsample runs as its backend's load, copy passes and store
+/// ([`crate::global_upsample`]).
 pub fn global_cost(
     graph: &Graph,
     op: &Op,
