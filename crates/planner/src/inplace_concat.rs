@@ -82,10 +82,10 @@ fn supports_inplace(
         return false;
     }
     let mut shared = 0;
-    for (k, &x) in op.inputs.iter().enumerate() {
+    for &x in &op.inputs {
         if use_count.get(x).copied().unwrap_or(0) > 1 {
             shared += 1;
-            let twice = op.inputs[k + 1..].contains(&x) || op.inputs[..k].contains(&x);
+            let twice = op.inputs.iter().filter(|&&i| i == x).count() > 1;
             let taken = uses
                 .consumers
                 .get(x)
