@@ -83,6 +83,15 @@ HELD_OUT |= HELD_OUT_9
 HELD_OUT_10 = {"csp_leaky_b2", "bn_relu6_ir_63", "avg3_branch_b4", "tanh_topdown_gmp_b3",
                "dil124_odd_72", "se_hswish_b6"}
 HELD_OUT |= HELD_OUT_10
+# Round 11 (forty-ninth session): six more, all held out, written before any was planned
+# or compiled: BN after ReLU (a per-channel scale and bias) at batch 3 on odd widths, a
+# pyramid-pooling head (average pools of 4 and 8 and a global one, resized back by 4, 8
+# and 16, concatenated), ResNet-D shortcuts through a 2x2 average pool at batch 7,
+# ConvNeXt-style 7x7 depthwise blocks on an odd 81x81 map, a 3x3 stride-3 stem and a
+# stride-3 max pool at batch 5, grouped convs of 2 groups of 18 at batch 2.
+HELD_OUT_11 = {"bn_after_relu_b3", "psp_pool_64", "resnetd_avg_b7", "convnext_dw7_81",
+               "stem_s3_b5", "group2_odd_b2"}
+HELD_OUT |= HELD_OUT_11
 
 
 class Net:
@@ -1035,6 +1044,64 @@ def se_hswish_b6(n):
     return n.classifier(x, 72, 10)
 
 
+def bn_after_relu_b3(n):
+    """At batch 3 on 52x52: conv, ReLU, then BN (a per-channel scale and bias) at widths 20, 36 and 52, stride-2 between."""
+    x = n.bn(n.conv("input", 3, 20, 3), 20)
+    for cin, cout in [(20, 36), (36, 52)]:
+        x = n.bn(n.conv(x, cin, cout, 3, 2), cout)
+        x = n.bn(n.conv(x, cout, cout, 3), cout)
+    return n.classifier(x, 52, 9)
+
+
+def psp_pool_64(n):
+    """A pyramid-pooling head on a 16x16 map: average pools of 4 and 8 and a global pool, 1x1 convs, nearest resizes by 4, 8 and 16, concatenated."""
+    x = n.conv("input", 3, 24, 3, 2)
+    x = n.conv(x, 24, 48, 3, 2)
+    x = n.conv(x, 48, 64, 3, 2)
+    b = [x]
+    for k in (4, 8):
+        b.append(n.resize(n.conv(n.avgpool(x, k, k), 64, 16, 1, p=0), k))
+    b.append(n.resize(n.conv(n.gap(x), 64, 16, 1, p=0), 16))
+    return n.conv(n.concat(b), 112, 6, 1, p=0, act=None)
+
+
+def resnetd_avg_b7(n):
+    """At batch 7: ResNet-D blocks whose stride-2 shortcut is a 2x2 average pool then a 1x1 conv."""
+    x = n.conv("input", 3, 32, 3)
+    for cin, cout in [(32, 48), (48, 80)]:
+        y = n.conv(n.conv(x, cin, cout, 3, 2), cout, cout, 3, act=None)
+        s = n.conv(n.avgpool(x, 2, 2), cin, cout, 1, p=0, act=None)
+        x = n.act(n.add(y, s), "relu")
+    return n.classifier(x, 80, 11)
+
+
+def convnext_dw7_81(n):
+    """On an odd 81x81 map: a 3x3/3 patch stem, then ConvNeXt-style blocks (7x7 depthwise, BN, 1x1 up by 4, ReLU, 1x1 down, residual add)."""
+    x = n.conv("input", 3, 32, 3, 3, p=0, act=None)
+    for _ in range(2):
+        y = n.bn(n.conv(x, 32, 32, 7, group=32, act=None), 32)
+        y = n.conv(n.conv(y, 32, 128, 1, p=0), 128, 32, 1, p=0, act=None)
+        x = n.add(x, y)
+    return n.classifier(x, 32, 10)
+
+
+def stem_s3_b5(n):
+    """At batch 5 on 60x60: a 3x3 stride-3 stem, a 3x3 stride-3 max pool, then 3x3 convs of 40 and 56 channels."""
+    x = n.conv("input", 3, 24, 3, 3, p=0)
+    x = n.maxpool(x, 3, 3)
+    x = n.conv(x, 24, 40, 3)
+    x = n.conv(x, 40, 56, 3)
+    return n.classifier(x, 56, 8)
+
+
+def group2_odd_b2(n):
+    """At batch 2 on 70x70: grouped 3x3 convs of 2 groups of 18 and 5x5 convs, a sigmoid map out."""
+    x = n.conv("input", 3, 36, 5, 2)
+    for _ in range(2):
+        y = n.conv(x, 36, 36, 3, group=2)
+        x = n.add(x, n.conv(y, 36, 36, 5, act=None))
+    return n.conv(x, 36, 1, 1, p=0, act="sigmoid")
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -1119,6 +1186,13 @@ ZOO = {
     "tanh_topdown_gmp_b3": (tanh_topdown_gmp_b3, [3, 3, 48, 48]),
     "dil124_odd_72": (dil124_odd_72, [1, 3, 72, 72]),
     "se_hswish_b6": (se_hswish_b6, [6, 3, 28, 28]),
+    # round 11: held out
+    "bn_after_relu_b3": (bn_after_relu_b3, [3, 3, 52, 52]),
+    "psp_pool_64": (psp_pool_64, [1, 3, 128, 128]),
+    "resnetd_avg_b7": (resnetd_avg_b7, [7, 3, 36, 36]),
+    "convnext_dw7_81": (convnext_dw7_81, [1, 3, 81, 81]),
+    "stem_s3_b5": (stem_s3_b5, [5, 3, 60, 60]),
+    "group2_odd_b2": (group2_odd_b2, [2, 3, 70, 70]),
 }
 
 

@@ -142,8 +142,39 @@ pub fn cast_wide(g: &Graph, wide: impl Fn(&Op) -> bool, bits: u32) -> Graph {
 }
 
 /// [`cast_wide`] with a [`Width`] for every op: an op of [`Width::Either`] reads its
-/// inputs without casts.
+/// inputs without casts, but for a narrow input some wide op casts up anyway: that
+/// op reads the one cast up too (TPU-MLIR's one f32 cast of a tensor serves every f32
+/// reader, a global average pool's as well), so the cast is made in front of whichever
+/// reads it first.
 pub fn cast_wide_by(g: &Graph, width: impl Fn(&Op) -> Width, bits: u32) -> Graph {
+    let first = insert_casts(g, &width, bits, &HashSet::new());
+    // the casts up the pass made (tensors past `g`'s are theirs)
+    let cast_up: HashSet<TensorId> = first
+        .ops
+        .iter()
+        .filter(|o| matches!(o.kind, OpKind::Cast))
+        .filter(|o| {
+            o.outputs
+                .iter()
+                .all(|&y| y >= g.tensors.len() && first.tensors[y].bits == Some(bits))
+        })
+        .flat_map(|o| o.inputs.iter().copied())
+        .collect();
+    if cast_up.is_empty() {
+        return first;
+    }
+    insert_casts(g, &width, bits, &cast_up)
+}
+
+/// [`cast_wide_by`]'s pass: every op of `g` reading its inputs at its width, through
+/// one cast per tensor; an op of [`Width::Either`] reads a cast up of the narrow
+/// tensors in `shared_up`.
+fn insert_casts(
+    g: &Graph,
+    width: &impl Fn(&Op) -> Width,
+    bits: u32,
+    shared_up: &HashSet<TensorId>,
+) -> Graph {
     let mut out = g.clone();
     let mut taken: HashSet<String> = names_in_use(g);
     let mut is_wide = vec![false; g.tensors.len()];
@@ -163,33 +194,35 @@ pub fn cast_wide_by(g: &Graph, width: impl Fn(&Op) -> Width, bits: u32) -> Graph
         } else {
             width(&op) == Width::Wide
         };
-        if !view && !either {
-            let mut made = 0;
-            for k in 0..op.inputs.len() {
-                let t = op.inputs[k];
-                if is_wide[t] == runs_wide {
-                    continue;
+        let mut made = 0;
+        for k in 0..op.inputs.len() {
+            let t = op.inputs[k];
+            let to_wide = match (view, either) {
+                (true, _) => continue,
+                (false, true) if !is_wide[t] && shared_up.contains(&t) => true,
+                (false, true) => continue,
+                (false, false) if is_wide[t] == runs_wide => continue,
+                (false, false) => runs_wide,
+            };
+            let y = match cast_of.get(&t) {
+                Some(&y) => y,
+                None => {
+                    let name = unique(&mut taken, &format!("{}_cast{made}", op.name));
+                    made += 1;
+                    let y = out.tensors.len();
+                    out.tensors.push(Tensor {
+                        name: name.clone(),
+                        shape: out.tensors[t].shape,
+                        kind: TensorKind::Activation,
+                        bits: to_wide.then_some(bits),
+                    });
+                    is_wide.push(to_wide);
+                    ops.push(cast_op(name, t, y));
+                    cast_of.insert(t, y);
+                    y
                 }
-                let y = match cast_of.get(&t) {
-                    Some(&y) => y,
-                    None => {
-                        let name = unique(&mut taken, &format!("{}_cast{made}", op.name));
-                        made += 1;
-                        let y = out.tensors.len();
-                        out.tensors.push(Tensor {
-                            name: name.clone(),
-                            shape: out.tensors[t].shape,
-                            kind: TensorKind::Activation,
-                            bits: runs_wide.then_some(bits),
-                        });
-                        is_wide.push(runs_wide);
-                        ops.push(cast_op(name, t, y));
-                        cast_of.insert(t, y);
-                        y
-                    }
-                };
-                op.inputs[k] = y;
-            }
+            };
+            op.inputs[k] = y;
         }
         for &y in &op.outputs {
             is_wide[y] = runs_wide;
@@ -339,5 +372,39 @@ mod tests {
             "and writes 16 bits"
         );
         assert_eq!(w.ops[4].inputs[0], w.ops[3].outputs[0]);
+    }
+
+    #[test]
+    fn an_op_of_either_width_shares_the_cast_up_a_wide_reader_makes() {
+        // psp_pool_64's shape: a ReLU read by a global average pool (either width)
+        // before an f32 average pool: the pool reads the one cast up, made in front of it
+        let mut b = GraphBuilder::new("t");
+        let x = b.input("x", Shape4::new(1, 4, 8, 8));
+        let r = b.act("relu", x, crate::ir::Activation::Relu).unwrap();
+        let p = b.add_op("gap", OpKind::GlobalAvgPool, &[r], &[]).unwrap();
+        // the mul stands for the f32 average pool
+        let a = b.add_op("avg", OpKind::Mul, &[r, r], &[]).unwrap();
+        b.output(p);
+        b.output(a);
+        let g = b.finish().unwrap();
+        let width = |o: &Op| match o.kind {
+            OpKind::Mul => Width::Wide,
+            OpKind::GlobalAvgPool => Width::Either,
+            _ => Width::Narrow,
+        };
+        let w = cast_wide_by(&g, width, 32);
+        validate(&w).unwrap();
+        let names: Vec<&str> = w.ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["relu", "gap_cast0", "gap", "avg"]);
+        let up = w.ops[1].outputs[0];
+        assert_eq!(w.tensors[up].bits, Some(32));
+        assert_eq!(w.ops[2].inputs, vec![up], "the pool reads the cast up");
+        assert_eq!(w.ops[3].inputs, vec![up, up], "so does the wide op");
+        // with no wide reader the pool reads the narrow tensor as it is
+        let either_only = |o: &Op| match o.kind {
+            OpKind::GlobalAvgPool => Width::Either,
+            _ => Width::Narrow,
+        };
+        assert_eq!(cast_wide_by(&g, either_only, 32), g);
     }
 }

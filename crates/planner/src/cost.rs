@@ -981,7 +981,11 @@ pub fn global_cost(
             };
             let s = x.shape;
             // biases move at 32 bits under a narrower type, as the backend keeps them
-            let bias = kind == 1 && crate::timestep::is_bias(wi, s) && !flat;
+            // (a depthwise op's in the plan's type: `timestep::wide_bias`)
+            let ic_per_pass = t.conv_ic_per_pass() as u64;
+            let bias = kind == 1
+                && crate::timestep::wide_bias(graph, op, wi, s, ic_per_pass, npu_num)
+                && !flat;
             let bits = if bias || (f32_pool && kind != 1) {
                 bits.max(32)
             } else {

@@ -175,6 +175,49 @@ pub fn is_bias(i: usize, shape: tpusim_graph::Shape4) -> bool {
     i > 0 && shape.n <= 1 && shape.h <= 1 && shape.w <= 1
 }
 
+/// Whether weight `wi` (of `shape`) of `op` is a bias the backend holds at 32 bits under
+/// a narrower type ([`weight_type`]): every bias but one of an op its pooling unit runs
+/// depthwise ([`runs_depthwise`]), which stays in the plan's type. TPU-MLIR 1.30.2's
+/// programs, F16 on both chips (`bench/tpumlir_dw_bias.py`): depthwise convs on the
+/// pooling unit and batch-norms lowered depthwise load f16 biases; depthwise convs on
+/// the CONV unit, dense and grouped convs and dense batch-norms f32 ones. On bm1688 the
+/// difference is paid in time: 96 f16 channels (192 bytes, one row of small planes) load
+/// in 2,133 cycles, 96 f32 ones (two rows) in 1,211.
+pub fn wide_bias(
+    graph: &Graph,
+    op: &tpusim_graph::Op,
+    wi: usize,
+    shape: tpusim_graph::Shape4,
+    ic_per_pass: u64,
+    npu_num: u64,
+) -> bool {
+    is_bias(wi, shape) && !runs_depthwise(graph, op, ic_per_pass, npu_num)
+}
+
+/// Whether the pooling unit runs `op` depthwise: a depthwise conv on more channels than
+/// one pass of the CONV unit's input channels (`ic_per_pass`, [`crate::Timing::
+/// conv_ic_per_pass`]: bm1684x 32, bm1688 16 at F16; fewer run on the CONV unit), or a
+/// batch-norm no conv absorbed that is not lowered dense ([`bn_is_dense`]). With
+/// `ic_per_pass` 0 every depthwise conv counts (the verifier, which has no timing, so
+/// accepts a bias held either way).
+pub fn runs_depthwise(
+    graph: &Graph,
+    op: &tpusim_graph::Op,
+    ic_per_pass: u64,
+    npu_num: u64,
+) -> bool {
+    let in_c = op
+        .inputs
+        .first()
+        .and_then(|&i| graph.tensors.get(i))
+        .map_or(0, |t| t.shape.c);
+    match &op.kind {
+        OpKind::Conv(p) => p.groups > 1 && p.groups == in_c && in_c > ic_per_pass,
+        OpKind::BatchNorm => !bn_is_dense(in_c, npu_num),
+        _ => false,
+    }
+}
+
 /// The element type the backend holds and moves a weight in: a bias at 32 bits when the
 /// plan's type is narrower (see [`weight_block_size`]; its profiles load a 2,048-channel
 /// f32 bias of an F16 ResNet-50 in 19,412 cycles, two rows of small planes, where 16
@@ -216,7 +259,7 @@ pub fn buffer_size(
     ic_parallel: u64,
 ) -> Result<Option<u64>> {
     // a conv's input channels a pass through the MAC array (`conv_ic_bytes`)
-    let conv_pass = ic_parallel.saturating_mul(8) / u64::from(dtype.bits().max(1));
+    let conv_pass = crate::timing::ic_per_pass(ic_parallel, dtype.bits());
     match kind {
         OpKind::Conv(p)
             if p.groups > 1
@@ -411,7 +454,15 @@ pub fn build(
                 }
                 continue;
             }
-            let bias = is_bias(wi, tensor.shape);
+            let ic_per_pass = crate::timing::ic_per_pass(ic_parallel, dtype.bits());
+            let bias = wide_bias(
+                graph,
+                &graph.ops[o],
+                wi,
+                tensor.shape,
+                ic_per_pass,
+                chip.npu_num,
+            );
             let size = weight_block_size(chip, dtype, tensor.shape, bias)?;
             block_of_tensor.insert(w, blocks.len());
             blocks.push(BlockSpec {
@@ -552,7 +603,70 @@ pub fn fold_step(j: u64, k: u64, sliced: bool) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::small_c_dims;
+    use super::{small_c_dims, wide_bias};
+    use tpusim_graph::{GraphBuilder, OpKind, Shape4};
+    use tpusim_layout::ElementType;
+
+    /// One row of `tests/data/tpumlir_dw_bias.jsonl` (`bench/tpumlir_dw_bias.py`): the
+    /// element type of a [1, C, 1, 1] weight TPU-MLIR's grouped program loads for a probe.
+    #[derive(serde::Deserialize)]
+    struct BiasLoad {
+        net: String,
+        chip: String,
+        kind: String,
+        channels: u64,
+        dtype: String,
+    }
+
+    /// The probe's network as ours: a 3×3 conv (depthwise or dense) with a bias, or a
+    /// ReLU and a batch-norm.
+    fn probe(kind: &str, c: u64) -> tpusim_graph::Graph {
+        let mut b = GraphBuilder::new("probe");
+        let x = b.input("input", Shape4::new(1, c, 32, 32));
+        let y = match kind {
+            "bn" => {
+                let r = b.act("relu1", x, tpusim_graph::Activation::Relu).unwrap();
+                b.batchnorm("bn2", r).unwrap()
+            }
+            _ => {
+                let groups = if kind == "dw" { c } else { 1 };
+                b.conv("conv1", x, c, 3, 1, 1, groups, true).unwrap()
+            }
+        };
+        b.output(y);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn biases_are_held_in_the_type_tpu_mlirs_programs_load_them_in() {
+        let rows = include_str!("../tests/data/tpumlir_dw_bias.jsonl");
+        let mut checked = 0;
+        for line in rows.lines() {
+            let m: BiasLoad = serde_json::from_str(line).unwrap();
+            let npu = crate::NpuChip::preset(&m.chip).unwrap();
+            let t = npu.timing_at(ElementType::F16).unwrap();
+            let g = probe(&m.kind, m.channels);
+            let op = g.ops.last().unwrap();
+            // the probe's bias: its last weight (a depthwise batch-norm's scale, of the
+            // same shape, loads in the plan's type too)
+            let wi = op.weights.len() - 1;
+            let shape = g.tensors[op.weights[wi]].shape;
+            let ours = wide_bias(
+                &g,
+                op,
+                wi,
+                shape,
+                t.conv_ic_per_pass() as u64,
+                npu.geometry.npu_num,
+            );
+            // (a dense batch-norm's weight is a [C, C] matrix there: its one load of a
+            // [1, C] is the bias)
+            assert_eq!(ours, m.dtype == "f32", "{} {}", m.net, m.chip);
+            assert!(matches!(op.kind, OpKind::Conv(_) | OpKind::BatchNorm));
+            checked += 1;
+        }
+        assert_eq!(checked, 18);
+    }
 
     /// TPU-MLIR's `getNCHW` for a `GROUP_SMALL_C` group: its rows over the lanes when
     /// they divide evenly, else n · c rows of h.

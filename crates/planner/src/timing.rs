@@ -630,7 +630,7 @@ impl Timing {
     /// Input channels a conv takes through the MAC array in one pass: [`Timing::ic_parallel`]
     /// bytes at the plan's element type (EU_NUM when the chip gives no `conv_ic_bytes`).
     pub fn conv_ic_per_pass(&self) -> f64 {
-        (self.ic_parallel as f64 * 8.0 / f64::from(self.dtype_bits.max(1))).max(1.0)
+        ic_per_pass(self.ic_parallel, self.dtype_bits) as f64
     }
 
     /// Timing of a chip of geometry `geo` and figures `t` at `dtype`. The preset's `macs_per_cycle_per_lane` is taken as
@@ -781,4 +781,10 @@ fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
             geo.name
         ),
     }
+}
+
+/// Input channels of `bits` a conv takes through the MAC array in one pass of
+/// `ic_parallel` bytes ([`Timing::conv_ic_per_pass`]), at least one.
+pub fn ic_per_pass(ic_parallel: u64, bits: u32) -> u64 {
+    (ic_parallel.saturating_mul(8) / u64::from(bits.max(1))).max(1)
 }

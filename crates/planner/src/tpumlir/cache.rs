@@ -232,12 +232,23 @@ pub fn op_loc(graph: &Graph, op: &tpusim_graph::Op, dtype: &str) -> String {
         .and_then(|t| t.bits)
         == Some(32);
     let dtype = if wide { "f32" } else { dtype };
-    let consumer = op
-        .outputs
-        .first()
-        .and_then(|&t| graph.ops.iter().find(|o| o.inputs.contains(&t)));
-    let consumer = consumer.map(|c| loc_name(graph, c)).unwrap_or_default();
+    let consumer = first_reader(graph, op).map(|c| loc_name(graph, c));
+    let consumer = consumer.unwrap_or_default();
     format!("{input}{consumer}_{dtype}")
+}
+
+/// The reader a cast `op` is named after: the first of the ops reading its output in
+/// the network's own order, its ops' output tensors' (made as the file lists the ops;
+/// our plan order, TPU-MLIR's topological one, may run another reader first: the zoo's
+/// psp_pool_64 runs its global pool's branch before the 4×4 average pool TPU-MLIR names
+/// the shared cast after).
+fn first_reader<'g>(graph: &'g Graph, op: &tpusim_graph::Op) -> Option<&'g tpusim_graph::Op> {
+    let out = op.outputs.first()?;
+    graph
+        .ops
+        .iter()
+        .filter(|o| o.inputs.contains(out))
+        .min_by_key(|o| o.outputs.first().copied().unwrap_or(usize::MAX))
 }
 
 /// TPU-MLIR's loc name of the op `op` becomes: `<ONNX output name>_<ONNX op type>`

@@ -15,7 +15,9 @@
 //!   (`relu13_Relugap14_GlobalAveragePool_f32`, `sigmoid17_Sigmoidmul18_Mul_f16`), one
 //!   per tensor, named after its first reader: our explicit `Cast` ops (the network input's, and those around f32
 //!   ops; see [`super::op_loc`]), and the implicit one in front of a global average
-//!   pool, which this adds.
+//!   pool, which this adds unless the pool reads one of ours (a tensor an f32 op casts
+//!   up too: the zoo's psp_pool_64's three f32 pools of one map share
+//!   `relu12_Reluavgpool13_AveragePool_f32`, `tpusim_graph::cast::cast_wide_by`).
 //! - **Outputs.** A network output computed in 16 bits is cast to f32 after its op:
 //!   `<producer loc>_f32` (`fc18_Gemm_f32`).
 

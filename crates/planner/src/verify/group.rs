@@ -5,7 +5,7 @@ use super::overlap::{clashes, held_steps, in_place_pairs, Span};
 use crate::plan::{BlockKind, GroupPlan, Plan, TimeStep};
 use crate::range::{backward_h, backward_n, hull, split, Range};
 use crate::timestep::{
-    is_bias, is_small_c_group, lane_size, small_c_dims, tensor_type, weight_block_size,
+    is_small_c_group, lane_size, small_c_dims, tensor_type, weight_block_size, wide_bias,
 };
 use std::collections::{HashMap, HashSet};
 use tpusim_graph::query::Uses;
@@ -479,7 +479,10 @@ impl<'a> Facts<'a> {
                     continue;
                 };
                 let b = &self.gr.blocks[bi];
-                if let Ok(need) = weight_block_size(chip, dtype, t.shape, is_bias(wi, t.shape)) {
+                // a depthwise conv may hold its bias in the plan's type (no timing here
+                // to tell the pooling unit's from the CONV unit's: `wide_bias`)
+                let wide = wide_bias(g, &g.ops[o], wi, t.shape, 0, chip.npu_num);
+                if let Ok(need) = weight_block_size(chip, dtype, t.shape, wide) {
                     if b.size < need {
                         e.push(format!(
                             "weight block '{}' has {} bytes/lane, needs {need}",

@@ -80,12 +80,13 @@ fn bm1688_dma_model_reproduces_tpu_mlir_profiles() {
     );
     assert_eq!(total, 55);
     assert!(
-        exact >= 46,
+        exact >= 54,
         "only {exact} of {total} within 2 %: {misses:#?}"
     );
-    // known misses: bias vectors of 24..192 channels (0.36..0.9x: TPU-MLIR takes
-    // 750..2,133 cycles, more than set-up + per-plane floor); nothing slower than measured
-    assert!(lo >= 0.35 && hi <= 1.02, "{lo:.2}..{hi:.2}x: {misses:#?}");
+    // the known miss: a 3×3 filter of 32 channels (576 bytes, 0.90x). Bias vectors of
+    // 24..192 channels taking 750..2,133 cycles are f16 ones of depthwise ops, one row
+    // of small planes by the rows rule (`timestep::wide_bias`), not a floor's misses
+    assert!(lo >= 0.89 && hi <= 1.02, "{lo:.2}..{hi:.2}x: {misses:#?}");
 }
 
 /// Stores of global-pool outputs (1×1 planes) on bm1684x, measured by TPU-MLIR 1.30.2's
