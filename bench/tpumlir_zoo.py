@@ -92,6 +92,15 @@ HELD_OUT |= HELD_OUT_10
 HELD_OUT_11 = {"bn_after_relu_b3", "psp_pool_64", "resnetd_avg_b7", "convnext_dw7_81",
                "stem_s3_b5", "group2_odd_b2"}
 HELD_OUT |= HELD_OUT_11
+# Round 12 (forty-ninth session, after its two model changes): six more, all held out,
+# written before any was planned or compiled: dilation-2 convs of a segmentation head
+# at batch 3 resized back, LeakyReLU convs and two fully connected layers at batch 8,
+# 5x5 and 3x3 average pools around tanh convs on an odd 75x75 map, a hard-swish U-Net
+# at batch 2, 1x1 to 7x7 branches added (not concatenated) at batch 3, and explicit
+# BN with ReLU6 around a stride-2 depthwise conv of 56 channels at batch 5.
+HELD_OUT_12 = {"dil2_seg_b3", "leaky_fc2_b8", "avg5_tanh_75", "hswish_unet_b2",
+               "mixed_k_add_b3", "convbn_relu6_dw_b5"}
+HELD_OUT |= HELD_OUT_12
 
 
 class Net:
@@ -1102,6 +1111,60 @@ def group2_odd_b2(n):
         x = n.add(x, n.conv(y, 36, 36, 5, act=None))
     return n.conv(x, 36, 1, 1, p=0, act="sigmoid")
 
+
+def dil2_seg_b3(n):
+    """At batch 3 on 40x40: a stride-2 stem, two dilation-2 3x3 convs, a 1x1 head of 2 channels through a sigmoid, resized back by 2."""
+    x = n.conv("input", 3, 32, 3, 2)
+    x = n.conv(x, 32, 32, 3, dil=2)
+    x = n.conv(x, 32, 48, 3, dil=2)
+    return n.resize(n.conv(x, 48, 2, 1, p=0, act="sigmoid"), 2)
+
+
+def leaky_fc2_b8(n):
+    """At batch 8 on 32x32: LeakyReLU convs of 24 and 48, a max pool, a global pool, then two fully connected layers with a ReLU between."""
+    x = n.conv("input", 3, 24, 3, act="leaky")
+    x = n.maxpool(n.conv(x, 24, 48, 3, 2, act="leaky"), 2, 2)
+    x = n.act(n.gemm(n.flatten(n.gap(x)), 48, 64), "relu")
+    return n.gemm(x, 64, 10)
+
+
+def avg5_tanh_75(n):
+    """On an odd 75x75 map: tanh convs around a 5x5 stride-1 average pool and a 3x3 stride-2 one."""
+    x = n.conv("input", 3, 28, 3, 2, act="tanh")
+    x = n.avgpool(x, 5, 1, 2)
+    x = n.conv(x, 28, 44, 3, 2, act="tanh")
+    x = n.avgpool(x, 3, 2, 1)
+    return n.classifier(x, 44, 12)
+
+
+def hswish_unet_b2(n):
+    """At batch 2 on 64x64: a two-level U-Net with hard-swish convs, max pools down, nearest resizes up and skip concats, a 1x1 head."""
+    e1 = n.conv(n.conv("input", 3, 16, 3, act="hswish"), 16, 16, 3, act="hswish")
+    e2 = n.conv(n.maxpool(e1, 2, 2), 16, 32, 3, act="hswish")
+    b = n.conv(n.maxpool(e2, 2, 2), 32, 48, 3, act="hswish")
+    d2 = n.conv(n.concat([n.resize(b), e2]), 80, 32, 3, act="hswish")
+    d1 = n.conv(n.concat([n.resize(d2), e1]), 48, 16, 3, act="hswish")
+    return n.conv(d1, 16, 3, 1, p=0, act=None)
+
+
+def mixed_k_add_b3(n):
+    """At batch 3 on 48x48: 1x1, 3x3, 5x5 and 7x7 branches of 24 channels summed, a ReLU, a stride-2 conv of 40."""
+    x = n.conv("input", 3, 24, 3)
+    b = [n.conv(x, 24, 24, k, act=None) for k in (1, 3, 5, 7)]
+    x = n.act(n.add(n.add(b[0], b[1]), n.add(b[2], b[3])), "relu")
+    x = n.conv(x, 24, 40, 3, 2)
+    return n.classifier(x, 40, 10)
+
+
+def convbn_relu6_dw_b5(n):
+    """At batch 5 on 44x44: conv-BN-ReLU6 blocks (torch's export) around a stride-2 depthwise conv of 56 channels, a 1x1 down to 32."""
+    x = n.conv_bn("input", 3, 24, 3, 2, act="relu6")
+    x = n.conv_bn(x, 24, 56, 1, p=0, act="relu6")
+    x = n.conv_bn(x, 56, 56, 3, 2, group=56, act="relu6")
+    x = n.conv_bn(x, 56, 32, 1, p=0, act=None)
+    return n.classifier(x, 32, 10)
+
+
 ZOO = {
     # name: (builder, input shape N, C, H, W)
     "small_cnn": (small_cnn, [1, 3, 64, 64]),
@@ -1193,6 +1256,13 @@ ZOO = {
     "convnext_dw7_81": (convnext_dw7_81, [1, 3, 81, 81]),
     "stem_s3_b5": (stem_s3_b5, [5, 3, 60, 60]),
     "group2_odd_b2": (group2_odd_b2, [2, 3, 70, 70]),
+    # round 12: held out
+    "dil2_seg_b3": (dil2_seg_b3, [3, 3, 40, 40]),
+    "leaky_fc2_b8": (leaky_fc2_b8, [8, 3, 32, 32]),
+    "avg5_tanh_75": (avg5_tanh_75, [1, 3, 75, 75]),
+    "hswish_unet_b2": (hswish_unet_b2, [2, 3, 64, 64]),
+    "mixed_k_add_b3": (mixed_k_add_b3, [3, 3, 48, 48]),
+    "convbn_relu6_dw_b5": (convbn_relu6_dw_b5, [5, 3, 44, 44]),
 }
 
 

@@ -1,4 +1,4 @@
-//! The zoo of `bench/tpumlir_zoo.py` (79 generated CNNs, every op kind the importer
+//! The zoo of `bench/tpumlir_zoo.py` (85 generated CNNs, every op kind the importer
 //! takes) against TPU-MLIR 1.30.2's own layer-group caches of them, F16 on bm1684x and
 //! bm1688 (`tests/data/zoo/`, see `tests/data/README.md`), without TPU-MLIR:
 //! - our export names exactly the ops TPU-MLIR's cache names, its casts included
