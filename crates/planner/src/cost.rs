@@ -971,6 +971,7 @@ pub fn global_cost(
     );
     // an upsample's index table is read in layer groups (`crate::upsample`)
     let upsample = matches!(op.kind, OpKind::Upsample { .. });
+    let ic_per_pass = t.conv_ic_per_pass() as u64;
     for (list, kind) in [(&op.inputs, 0), (&op.weights, 1), (&op.outputs, 2)] {
         if kind == 1 && upsample {
             continue;
@@ -982,7 +983,6 @@ pub fn global_cost(
             let s = x.shape;
             // biases move at 32 bits under a narrower type, as the backend keeps them
             // (a depthwise op's in the plan's type: `timestep::wide_bias`)
-            let ic_per_pass = t.conv_ic_per_pass() as u64;
             let bias = kind == 1
                 && crate::timestep::wide_bias(graph, op, wi, s, ic_per_pass, npu_num)
                 && !flat;

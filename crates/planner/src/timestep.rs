@@ -437,6 +437,7 @@ pub fn build(
         });
     }
     // weights (one block per weight tensor, even if shared by several ops)
+    let ic_per_pass = crate::timing::ic_per_pass(ic_parallel, dtype.bits());
     for o in gt.first..=gt.last {
         for (wi, &w) in graph.ops[o].weights.iter().enumerate() {
             let Some(tensor) = graph.tensors.get(w) else {
@@ -454,7 +455,6 @@ pub fn build(
                 }
                 continue;
             }
-            let ic_per_pass = crate::timing::ic_per_pass(ic_parallel, dtype.bits());
             let bias = wide_bias(
                 graph,
                 &graph.ops[o],

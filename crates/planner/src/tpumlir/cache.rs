@@ -232,8 +232,7 @@ pub fn op_loc(graph: &Graph, op: &tpusim_graph::Op, dtype: &str) -> String {
         .and_then(|t| t.bits)
         == Some(32);
     let dtype = if wide { "f32" } else { dtype };
-    let consumer = first_reader(graph, op).map(|c| loc_name(graph, c));
-    let consumer = consumer.unwrap_or_default();
+    let consumer = first_reader(graph, op).map_or_else(String::new, |c| loc_name(graph, c));
     format!("{input}{consumer}_{dtype}")
 }
 
