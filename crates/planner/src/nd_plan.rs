@@ -392,18 +392,30 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Cycles of [`Ctx::transfer_for`] in every slice of `cut`, each at its own size
+    /// ([`Slicing::over_slices`]; a permute's in each as in the first). TPU-MLIR's
+    /// bm1684x grouping of llama_d288_s96_b5's scaled and masked scores, [5, 6, 96, 96]
+    /// in N slices of 2, 2 and 1, loads them in 4,094, 4,094 and 2,047 cycles.
+    fn transfers_for(&self, l: &TxLayer, dir: Dir, v: &TxValue, cut: Slicing) -> f64 {
+        if l.op_type == "Permute" {
+            return self.transfer_for(l, dir, v, cut) * cut.count(v) as f64;
+        }
+        let bits = self.bits_of(v);
+        cut.over_slices(v, |s| self.transfer(dir, s, bits))
+    }
+
     /// Cycles of the load of `input`, which a view the group runs reads: a row at a
     /// time where it is a folded transpose's output, the transpose done by the load as
     /// TPU-MLIR does it (llama_d512_s96_b3's attention output on bm1684x, [3, 8, 96, 64]
     /// loaded as [3, 96, 8, 64] for the output projection: 10,919 cycles, its 2,304 rows
-    /// at the load's floor, where its bytes at the load rate take 5,461); else one plain
-    /// transfer.
+    /// at the load's floor, where its bytes at the load rate take 5,461); else a plain
+    /// transfer of a slice, the mean of its slices' ([`Slicing::mean_over_slices`]).
     fn view_input_load(&self, input: &TxValue, cut: Slicing) -> f64 {
         let bits = self.bits_of(input);
         if self.folded_transposes.contains_key(&input.name) {
             crate::nd_global::row_dma_cycles(&self.t, Dir::Load, &cut.part(input), bits)
         } else {
-            self.transfer(Dir::Load, cut.part_shape(input), bits)
+            cut.mean_over_slices(input, |s| self.transfer(Dir::Load, s, bits))
         }
     }
 
@@ -491,28 +503,30 @@ impl<'a> Ctx<'a> {
     /// the norm's axis wide.
     fn norm_cycles(&self, l: &TxLayer, out: &TxValue, cut: Slicing) -> Option<f64> {
         let figures = self.t.local_norms.of(&l.op_type)?;
-        let s = cut.part_shape(out);
-        let slice = crate::norm_kernel::NormSlice {
-            lane_rows: s.n.saturating_mul(s.c.div_ceil(self.lanes)),
-            width: s.h.saturating_mul(s.w),
-        };
         let eu = self.t.eltwise_per_cycle_per_lane.max(1.0) as u64;
-        Some(slice.cycles(eu, &figures) * cut.count(out) as f64)
+        Some(cut.over_slices(out, |s| {
+            let slice = crate::norm_kernel::NormSlice {
+                lane_rows: s.n.saturating_mul(s.c.div_ceil(self.lanes)),
+                width: s.h.saturating_mul(s.w),
+            };
+            slice.cycles(eu, &figures)
+        }))
     }
     fn softmax_cycles(&self, out: &TxValue, cut: Slicing) -> Option<f64> {
         let figures = self.t.local_softmax?;
-        let s = cut.part_shape(out);
-        let plane = s.h.saturating_mul(s.w).max(1);
-        let row = out.dims.last().copied().unwrap_or(1).clamp(1, plane);
-        let slice = local_softmax::LocalSoftmax {
-            planes: s.n,
-            channels: s.c,
-            rows: plane / row,
-            row,
-        };
         let narrow = f64::from(self.bits.max(1)) / f64::from(self.bits_of(out).max(1));
         let eu = (self.t.eltwise_per_cycle_per_lane * narrow).max(1.0) as u64;
-        Some(slice.cycles(self.lanes, eu, &figures) * cut.count(out) as f64)
+        Some(cut.over_slices(out, |s| {
+            let plane = s.h.saturating_mul(s.w).max(1);
+            let row = out.dims.last().copied().unwrap_or(1).clamp(1, plane);
+            let slice = local_softmax::LocalSoftmax {
+                planes: s.n,
+                channels: s.c,
+                rows: plane / row,
+                row,
+            };
+            slice.cycles(self.lanes, eu, &figures)
+        }))
     }
 
     /// Cycles of Where `l` writing `out` in a group cut by `cut`, at the chip's grouped
@@ -531,11 +545,12 @@ impl<'a> Ctx<'a> {
         };
         // the mask: a weight held whole (not one broadcast and cut with the activation)
         let mask = l.reads.iter().find(|v| v.weight && !v.split);
-        let selected = match mask {
-            Some(m) if cut.total() > 1 => nchw(m),
-            _ => cut.part_shape(out),
-        };
-        self.passes_over(selected, rate, out, cut)
+        match mask {
+            Some(m) if cut.total() > 1 => {
+                self.passes_over(nchw(m), rate, out) * cut.count(out) as f64
+            }
+            _ => cut.over_slices(out, |s| self.passes_over(s, rate, out)),
+        }
     }
 
     /// Cycles of binary layer `l` (two operands, [`binary`]) writing `out` in a group cut
@@ -550,20 +565,22 @@ impl<'a> Ctx<'a> {
     /// EU pass over its plane a slice: llama_d640_s128_b2's cos [1, 1, 128, 64] took
     /// 2,048 cycles in its 2 N slices on bm1688, 8,192 elements a slice at 8 a cycle.
     fn binary_passes(&self, l: &TxLayer, out: &TxValue, cut: Slicing) -> f64 {
-        let slice = cut.part_shape(out);
-        let at_least_two = slice.n.max(2) as f64 / slice.n.max(1) as f64;
         let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
-        let lane_broadcasts: f64 = l
-            .reads
-            .iter()
-            .filter(|v| nchw(v).c == 1 && slice.c > 1)
-            .map(|v| {
-                let s = cut.part_shape(v);
-                (s.n * s.h * s.w) as f64 / eu
-            })
-            .map(|passes| passes.ceil() * cut.count(out) as f64)
-            .sum();
-        self.element_passes(out, cut) * at_least_two + lane_broadcasts
+        let broadcast = |slice: Shape4| -> f64 {
+            l.reads
+                .iter()
+                .filter(|v| nchw(v).c == 1 && slice.c > 1)
+                .map(|v| {
+                    let s = cut.part_shape(v);
+                    let n = if cut.cuts_n(v) { slice.n } else { s.n };
+                    ((n * s.h * s.w) as f64 / eu).ceil()
+                })
+                .sum()
+        };
+        cut.over_slices(out, |slice| {
+            let at_least_two = slice.n.max(2) as f64 / slice.n.max(1) as f64;
+            self.passes_over(slice, eu, out) * at_least_two + broadcast(slice)
+        })
     }
 
     /// MAC cycles of weight matmul `i`, `[b, s, k]·[k, n]` writing `out`, inside a group
@@ -602,21 +619,22 @@ impl<'a> Ctx<'a> {
     }
 
     /// Cycles of one EU operation over every element of `out` in local memory, once per
-    /// slice of `cut`: its output slice's positions a lane, EU_NUM a cycle, at its width.
+    /// slice of `cut` ([`Slicing::over_slices`]): its output slice's positions a lane,
+    /// EU_NUM a cycle, at its width.
     /// A view run in a group is such a copy (bm1688's `tpu.Reshape` of GPT-2's heads,
     /// [1, 128, 4, 32]: 64 cycles, as this gives; bm1684x's of [1, 64, 12, 64]: 24).
     fn element_passes(&self, out: &TxValue, cut: Slicing) -> f64 {
         let eu = self.t.eltwise_per_cycle_per_lane.max(1.0);
-        self.passes_over(cut.part_shape(out), eu, out, cut)
+        cut.over_slices(out, |s| self.passes_over(s, eu, out))
     }
 
-    /// Cycles of a pass over `s`'s positions a lane at `per_cycle` a cycle, at the width
-    /// of `out`, once per slice of `out` that `cut` makes.
-    fn passes_over(&self, s: Shape4, per_cycle: f64, out: &TxValue, cut: Slicing) -> f64 {
+    /// Cycles of one pass over `s`'s positions a lane at `per_cycle` a cycle, at the
+    /// width of `out`.
+    fn passes_over(&self, s: Shape4, per_cycle: f64, out: &TxValue) -> f64 {
         let wide = f64::from(self.bits_of(out)) / f64::from(self.bits.max(1));
         let positions =
             (s.n * s.c.div_ceil(self.lanes)) as f64 * ((s.h * s.w) as f64 / per_cycle).ceil();
-        positions * wide * cut.count(out) as f64
+        positions * wide
     }
 
     /// The group of layers `start..end`, or `None` when one may not join a group or its
@@ -914,7 +932,7 @@ impl<'a> Ctx<'a> {
                 if loaded.insert(v.name.as_str()) {
                     load = load.saturating_add(self.value_bytes(v));
                     let one = self.transfer_for(l, Dir::Load, v, cut);
-                    dma += cut.count(v) as f64 * one;
+                    dma += self.transfers_for(l, Dir::Load, v, cut);
                     step.first_load += one;
                 }
             }
@@ -927,7 +945,7 @@ impl<'a> Ctx<'a> {
                 if leaves {
                     store = store.saturating_add(self.value_bytes(v));
                     let one = self.transfer_for(l, Dir::Store, v, cut);
-                    dma += cut.count(v) as f64 * one;
+                    dma += self.transfers_for(l, Dir::Store, v, cut);
                     step.first_store += one;
                 }
             }
@@ -1022,9 +1040,10 @@ impl<'a> Ctx<'a> {
 
     /// Cycles to load `v` into the group `start..end` (cut by `cut`) or store it out of
     /// it: through the permute at the group's edge that writes it (a load) or reads it (a
-    /// store), at that permute's rate, else as any transfer. gpt2_d256_s64_b2's scaled
-    /// scores leave TPU-MLIR's Q·Kᵀ group through their permute in 6,397 cycles, twice
-    /// a plain store's.
+    /// store), at that permute's rate, else as any transfer, a slice's the mean of its
+    /// slices' ([`Slicing::mean_over_slices`]). gpt2_d256_s64_b2's scaled scores leave
+    /// TPU-MLIR's Q·Kᵀ group through their permute in 6,397 cycles, twice a plain
+    /// store's.
     fn edge_transfer(&self, start: usize, end: usize, dir: Dir, v: &TxValue, cut: Slicing) -> f64 {
         let is_edge_permute =
             |j: &usize| (start..end).contains(j) && self.layers[*j].op_type == "Permute";
@@ -1039,7 +1058,10 @@ impl<'a> Ctx<'a> {
         };
         match permute {
             Some(j) => self.transfer_for(&self.layers[j], dir, v, cut),
-            None => self.transfer(dir, cut.part_shape(v), self.bits_of(v)),
+            None => {
+                let bits = self.bits_of(v);
+                cut.mean_over_slices(v, |s| self.transfer(dir, s, bits))
+            }
         }
     }
 
@@ -1601,6 +1623,51 @@ impl Slicing {
         TxValue { dims, ..v.clone() }
     }
 
+    /// The slices of `v` as `cut` makes them, each distinct shape with how many slices
+    /// have it: TPU-MLIR cuts N the larger first ([`n_slices`]: 3 sequences in 2 slices
+    /// are 2 and 1), so there are at most two; along the axis each slice is the even
+    /// share rounded up ([`Slicing::part_shape`]). As many slices as [`Slicing::count`],
+    /// or fewer where N has fewer planes than slices.
+    fn slice_shapes(&self, v: &TxValue) -> [(Shape4, u64); 2] {
+        let part = self.part_shape(v);
+        if !self.cuts_n(v) {
+            return [(part, self.count(v)), (part, 0)];
+        }
+        let n = nchw(v).n;
+        let parts = self.nsecs.clamp(1, n.max(1));
+        let (small, larger) = (n / parts, n % parts);
+        [
+            (
+                Shape4 {
+                    n: small + 1,
+                    ..part
+                },
+                larger * self.secs,
+            ),
+            (Shape4 { n: small, ..part }, (parts - larger) * self.secs),
+        ]
+    }
+
+    /// The sum of `f` over the slices of `v` ([`Slicing::slice_shapes`]): the cycles of
+    /// a layer writing `v` that runs once a slice. TPU-MLIR's bm1688 grouping of
+    /// bert_d288_s160_b3 (batch 3 in 2 N slices) took 336,978 cycles of GELU and 113,586
+    /// of softmax, 0.98 and 0.99 of the slices of 2 and 1 sequences priced each (4/3 of
+    /// it where every slice was priced as the larger).
+    fn over_slices(&self, v: &TxValue, f: impl Fn(Shape4) -> f64) -> f64 {
+        self.slice_shapes(v)
+            .iter()
+            .filter(|(_, times)| *times > 0)
+            .map(|&(s, times)| f(s) * times as f64)
+            .sum()
+    }
+
+    /// [`Slicing::over_slices`] a slice: what a slice of the loop takes on average, as
+    /// TPU-MLIR's time steps run one slice after another.
+    fn mean_over_slices(&self, v: &TxValue, f: impl Fn(Shape4) -> f64) -> f64 {
+        let slices: u64 = self.slice_shapes(v).iter().map(|&(_, times)| times).sum();
+        self.over_slices(v, f) / slices.max(1) as f64
+    }
+
     /// Transfers of `v`: one per slice when it is cut (a value cut along one axis of a
     /// group cut along two is moved again in every slice), else one.
     fn count(&self, v: &TxValue) -> u64 {
@@ -2088,5 +2155,68 @@ mod tests {
             let cut = Slicing { nsecs, axis, secs };
             proptest::prop_assert_eq!(cut.part_shape(&v), nchw(&cut.part(&v)));
         }
+
+        /// The slices `over_slices` sums are TPU-MLIR's, built one by one: each N slice
+        /// of `n_slices` (or every slice's part where N is not cut) once for each slice
+        /// along the axis, at the axis's part.
+        #[test]
+        fn a_sum_over_slices_takes_each_slice_once(
+            dims in proptest::collection::vec(1u64..40, 0..6),
+            weight in proptest::bool::ANY,
+            split in proptest::bool::ANY,
+            nsecs in 1u64..9,
+            axis in 0usize..2,
+            secs in 1u64..5,
+        ) {
+            let mut v = TxValue::activation("v", dims);
+            (v.weight, v.split) = (weight, split);
+            let axis = [Axis::C, Axis::H][axis];
+            let cut = Slicing { nsecs, axis, secs };
+            let part = cut.part_shape(&v);
+            let planes = if cut.cuts_n(&v) {
+                n_slices(nchw(&v).n, nsecs)
+            } else {
+                vec![part.n; cut.count(&v) as usize]
+            };
+            let each = if cut.cuts_n(&v) { secs } else { 1 };
+            let one_by_one: Vec<Shape4> = planes
+                .iter()
+                .flat_map(|&n| std::iter::repeat(Shape4 { n, ..part }).take(each as usize))
+                .collect();
+            let cost = |s: Shape4| (s.n * 1_000_000 + s.c * 1_000 + s.h + s.w * 7) as f64;
+            let naive: f64 = one_by_one.iter().map(|&s| cost(s)).sum();
+            proptest::prop_assert_eq!(cut.over_slices(&v, cost), naive);
+            let mean = cut.mean_over_slices(&v, cost) * one_by_one.len() as f64;
+            proptest::prop_assert!((mean - naive).abs() <= naive * 1e-12);
+        }
+    }
+
+    /// 3 sequences in 2 N slices are a slice of 2 and one of 1 (TPU-MLIR's bm1688
+    /// grouping of bert_d288_s160_b3), 5 in 3 slices of 2, 2 and 1; along C every slice
+    /// is the even share rounded up, once for each N slice.
+    #[test]
+    fn n_slices_are_summed_as_tpu_mlir_cuts_them() {
+        let v = TxValue::activation("v", vec![3, 160, 288]);
+        let n2 = Slicing {
+            nsecs: 2,
+            axis: Axis::C,
+            secs: 1,
+        };
+        let planes = |s: Shape4| s.n as f64;
+        assert_eq!(n2.over_slices(&v, planes), 3.0);
+        assert_eq!(n2.mean_over_slices(&v, planes), 1.5);
+        let v = TxValue::activation("v", vec![5, 6, 96, 96]);
+        let n3c2 = Slicing {
+            nsecs: 3,
+            axis: Axis::C,
+            secs: 2,
+        };
+        assert_eq!(n3c2.over_slices(&v, planes), 10.0);
+        assert_eq!(n3c2.over_slices(&v, |s| s.c as f64), 18.0);
+        let weight = TxValue {
+            weight: true,
+            ..TxValue::activation("w", vec![288, 288])
+        };
+        assert_eq!(n2.over_slices(&weight, |_| 1.0), 1.0);
     }
 }

@@ -494,3 +494,36 @@ fn bm1684x_filters_load_in_rows_laid_out_in_whole_input_channel_passes() {
         );
     }
 }
+
+/// Share of a chip's rows of `tests/data/tpumlir_slice_transfers.csv` (made by
+/// `bench/tpumlir_slice_transfers.py`: x [N, C, H, W] scaled, shifted and scaled again
+/// in one group TPU-MLIR forced into 2 N slices, 2 H slices or both, its input loaded and
+/// its output stored in f32) that
+/// `act_dma_cycles` times within `tol` as the transformer planner times a slice's
+/// transfer, a tensor of the slice's own shape (`nd_plan::Ctx::transfer`), and the rows
+/// it misses.
+fn slice_replay(chip_name: &str, tol: f64) -> (usize, usize, Vec<String>) {
+    let csv = include_str!("../../../tests/data/tpumlir_slice_transfers.csv");
+    replay_probes(csv, chip_name, tol, |t, _, f| {
+        let s = Shape4::new(num(f, 3), num(f, 4), num(f, 5), num(f, 6));
+        // TPU-MLIR moves the probes' input and output in f32
+        let bits = (num(f, 7) * 8 / s.elements().unwrap()) as u32;
+        let got = act_dma_cycles(t, dir_of(f[2]), s, [0, s.n], [0, s.h], bits, 1);
+        (got, num(f, 8) as f64)
+    })
+}
+
+/// A slice moves as a tensor of its own shape, whichever axis it was cut along and
+/// however many sequences it holds: every distinct probe transfer (slices of 1 to 4
+/// sequences, whole or half their rows, rows of 256 to 1,024 bytes), 104 on bm1684x and
+/// 46 on bm1688, within 1 % of it. So a group cut into unequal N slices moves each at
+/// its own size (`nd_plan::Slicing::over_slices`). (llama_d288_s96_b5's scores, in our
+/// bm1684x plan's 2 H slices of 5 sequences, loaded at 0.75 of the rate; so did a global
+/// softmax's load of the whole tensor in the same program: not the slicing.)
+#[test]
+fn a_slice_moves_as_a_tensor_of_its_shape() {
+    let (total, near, misses) = slice_replay("bm1684x", 0.01);
+    assert_eq!((total, near), (104, 104), "{misses:#?}");
+    let (total, near, misses) = slice_replay("bm1688", 0.01);
+    assert_eq!((total, near), (46, 46), "{misses:#?}");
+}
