@@ -11,16 +11,19 @@ the group's load and store is read off the final MLIR and codegen's profile: its
 [n, c, h, w], its bytes and cycles, and its rate against the chip's plain rate
 (`gdma_bytes_per_s`, `gdma_store_bytes_per_s` in data/lmem/<chip>.toml).
 
-The question it answers: does a slice that holds whole planes of several sequences move
-as fast as one of a part of each plane? llama_d288_s96_b5's scores [5, 6, 96, 96] in our
-bm1684x plan, cut in 2 H slices of all 5 sequences, loaded at 0.75 of the plain rate
-(6,824 cycles for 276,480 bytes) and stored at 0.75 (8,996), where TPU-MLIR's own 3 N
-slices of the same tensor moved at the plain rate.
+The question it answers: does a slice move as a tensor of its own shape, whatever the axis
+it was cut along? llama_d288_s96_b5's scores [5, 6, 96, 96] in our bm1684x plan, cut in 2
+H slices of all 5 sequences, loaded at 0.75 of the plain rate (6,824 cycles for 276,480
+bytes) and stored at 0.75 (8,996), where TPU-MLIR's own 3 N slices of the same tensor
+moved at the plain rate. Three grids (--grid): `first`, rows of 64 to 256 elements, all
+at the plain rates; `short`, written after it, rows of 16 to 64 elements, where bm1684x's
+H slices moved at 1/2 and 3/4 of them; `planes`, written after that, one sequence of 64
+channels, planes of 6 to 40 KiB cut in 3 and 4 H slices, at 1/4 to all of them.
 
 Usage: TPUMLIR_VENV=VENV python3 bench/tpumlir_slice_transfers.py WORKDIR [--chip C]
-           [--no-compile] [--csv FILE]
-  --csv appends every distinct command read (chip, cut, dir, n, c, h, w, bytes, cycles;
-  n, c, h, w its slice), as committed in crates/planner/tests/data/tpumlir_slice_transfers.csv
+           [--grid first|short] [--no-compile] [--csv FILE]
+  --csv appends every distinct command read (chip, cut, dir, n, c, h, w, bytes, cycles,
+  grid; n, c, h, w its slice), as committed in crates/planner/tests/data/tpumlir_slice_transfers.csv
   and checked by crates/planner/src/tpumlir/tests/gdma.rs.
 Needs `onnx` and `numpy`.
 """
@@ -37,9 +40,18 @@ from onnx import TensorProto, helper, numpy_helper
 
 
 R = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GRID = [(n, c, h, w) for n in (1, 2, 4) for c in (6, 64) for (h, w) in ((96, 96), (64, 128), (64, 256), (128, 64))]
+GRIDS = {
+    # the first grid: rows of 64 to 256 elements (256 to 1,024 bytes in f32)
+    "first": [(n, c, h, w) for n in (1, 2, 4) for c in (6, 64) for (h, w) in ((96, 96), (64, 128), (64, 256), (128, 64))],
+    # written after it: rows of 16 to 64 elements (64 to 256 bytes)
+    "short": [(n, c, h, w) for n in (1, 3) for c in (6, 64) for (h, w) in ((64, 16), (64, 32), (96, 48), (56, 56), (64, 64))],
+    # written after the short grid: one sequence, 64 channels, planes of 6 to 40 KiB cut
+    # in 2, 3 and 4 H slices
+    "planes": [(1, 64, h, w) for h in (48, 64, 96, 128) for w in (24, 40, 64, 80)],
+}
 # shape_secs: [n, c, d, h, w]
-CUTS = {"n2": [2, 1, 1, 1, 1], "h2": [1, 1, 1, 2, 1], "n2h2": [2, 1, 1, 2, 1]}
+CUTS = {"n2": [2, 1, 1, 1, 1], "h2": [1, 1, 1, 2, 1], "n2h2": [2, 1, 1, 2, 1],
+        "h3": [1, 1, 1, 3, 1], "h4": [1, 1, 1, 4, 1]}
 CMD = re.compile(r"(Load|Store)_(\d+)\|GDMA_TENSOR\|s:\d+\|b:\d+\|g:\d+\|e:\d+\|t:(\d+)\|dr:\d+\|sz:(\d+)")
 LIST = {k: re.compile(k + r" = \[([0-9, ]*)\]") for k in ("n_slice", "c_slice", "h_slice", "w_slice")}
 TYPE = re.compile(r"tensor<([0-9x]+)x(f16|f32)")
@@ -59,9 +71,9 @@ def rates(chip):
     return {"load": load, "store": (num("gdma_store_bytes_per_s") / clock) or load}
 
 
-def write_probes(work):
+def write_probes(work, grid):
     index = {}
-    for n, c, h, w in GRID:
+    for n, c, h, w in GRIDS[grid]:
         name = f"sl_n{n}_c{c}_h{h}_w{w}"
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [n, c, h, w])
         y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, [n, c, h, w])
@@ -129,10 +141,11 @@ def main():
     ap.add_argument("--chip", default="bm1684x")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--csv")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="first")
     a = ap.parse_args()
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
-    zoo = write_probes(work)
+    zoo = write_probes(work, a.grid)
     if not a.no_compile:
         env = dict(os.environ, TPUMLIR_WORK=work, CHIPS=a.chip)
         subprocess.run(["bash", f"{R}/bench/tpumlir_zoo_run.sh"], env=env, check=True)
@@ -149,7 +162,7 @@ def main():
             continue
         base = f"{net}_{a.chip}_f16"
         for cut, secs in CUTS.items():
-            if secs[0] > zoo[net]["input_shape"][0]:
+            if secs[0] > zoo[net]["input_shape"][0] or (secs[3] > 2) != (a.grid == "planes"):
                 continue
             d = f"{work}/{net}/{a.chip}_{cut}"
             if not a.no_compile or not os.path.exists(f"{d}/compiler_profile_0.txt"):
@@ -160,14 +173,14 @@ def main():
                     continue
             for kind, shape, piece, sz, t in commands(d, base):
                 rate = plain[kind]
-                rows.append((a.chip, cut, kind, *piece, sz, t))
+                rows.append((a.chip, cut, kind, *piece, sz, t, a.grid))
                 print(f"{net:24} {cut:5} {kind:5} slice {piece} {sz:8} B {t:7} cycles "
                       f"{sz / t:6.1f} B/cycle ({sz / t / rate:.2f} of the rate)")
     if a.csv:
         new = not os.path.exists(a.csv)
         with open(a.csv, "a") as f:
             if new:
-                f.write("chip,cut,dir,n,c,h,w,bytes,cycles\n")
+                f.write("chip,cut,dir,n,c,h,w,bytes,cycles,grid\n")
             for r in sorted(set(rows), key=rows.index):
                 f.write(",".join(map(str, r)) + "\n")
 

@@ -64,7 +64,9 @@ fn bm1684x_dma_model_reproduces_tpu_mlir_profiles() {
         exact >= 89,
         "only {exact} of {total} within 1 %: {misses:#?}"
     );
-    // the known miss: one 64x28x56 store (0.75x); nothing slower than measured.
+    // the known miss: one 64x28x56 store (0.75x: a part of a plane under 16 KiB cut
+    // along H, `bm1684x_short_parts_of_planes_move_at_a_fraction_of_the_rate`); nothing
+    // slower than measured.
     // Coefficients move by the rows rule of small maps (`coeff_rows_cycles`; by the
     // plain floor, 1x1 filters of 24..192 channels with 64..384 bytes per channel were
     // up to 4x short: 80 within 1 %)
@@ -495,35 +497,87 @@ fn bm1684x_filters_load_in_rows_laid_out_in_whole_input_channel_passes() {
     }
 }
 
-/// Share of a chip's rows of `tests/data/tpumlir_slice_transfers.csv` (made by
+/// A chip's rows of `tests/data/tpumlir_slice_transfers.csv` (made by
 /// `bench/tpumlir_slice_transfers.py`: x [N, C, H, W] scaled, shifted and scaled again
-/// in one group TPU-MLIR forced into 2 N slices, 2 H slices or both, its input loaded and
-/// its output stored in f32) that
-/// `act_dma_cycles` times within `tol` as the transformer planner times a slice's
-/// transfer, a tensor of the slice's own shape (`nd_plan::Ctx::transfer`), and the rows
-/// it misses.
-fn slice_replay(chip_name: &str, tol: f64) -> (usize, usize, Vec<String>) {
+/// in one group TPU-MLIR forced into N slices, H slices or both, its input loaded and its
+/// output stored in f32), each with `act_dma_cycles` for a tensor of the slice's own
+/// shape, as the transformer planner times a slice's transfer (`nd_plan::Ctx::transfer`),
+/// over the measured cycles: (the row's fields, ours / measured).
+fn slice_ratios(chip_name: &str) -> Vec<(Vec<String>, f64)> {
+    let chip = NpuChip::preset(chip_name).unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
     let csv = include_str!("../../../tests/data/tpumlir_slice_transfers.csv");
-    replay_probes(csv, chip_name, tol, |t, _, f| {
-        let s = Shape4::new(num(f, 3), num(f, 4), num(f, 5), num(f, 6));
-        // TPU-MLIR moves the probes' input and output in f32
-        let bits = (num(f, 7) * 8 / s.elements().unwrap()) as u32;
-        let got = act_dma_cycles(t, dir_of(f[2]), s, [0, s.n], [0, s.h], bits, 1);
-        (got, num(f, 8) as f64)
-    })
+    csv.lines()
+        .skip(1)
+        .filter(|l| l.starts_with(chip_name))
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let s = Shape4::new(num(&f, 3), num(&f, 4), num(&f, 5), num(&f, 6));
+            let bits = (num(&f, 7) * 8 / s.elements().unwrap()) as u32;
+            let got = act_dma_cycles(&t, dir_of(f[2]), s, [0, s.n], [0, s.h], bits, 1);
+            let fields = f.iter().map(|x| x.to_string()).collect();
+            (fields, got / num(&f, 8) as f64)
+        })
+        .collect()
+}
+
+/// Bytes of one plane's part in a row of `slice_ratios`: its H rows of W elements.
+fn chunk_bytes(f: &[String]) -> u64 {
+    let n_c_h_w: u64 = f[3..7].iter().map(|x| x.parse::<u64>().unwrap()).product();
+    let bytes: u64 = f[7].parse().unwrap();
+    bytes / n_c_h_w * f[5].parse::<u64>().unwrap() * f[6].parse::<u64>().unwrap()
 }
 
 /// A slice moves as a tensor of its own shape, whichever axis it was cut along and
-/// however many sequences it holds: every distinct probe transfer (slices of 1 to 4
-/// sequences, whole or half their rows, rows of 256 to 1,024 bytes), 104 on bm1684x and
-/// 46 on bm1688, within 1 % of it. So a group cut into unequal N slices moves each at
-/// its own size (`nd_plan::Slicing::over_slices`). (llama_d288_s96_b5's scores, in our
-/// bm1684x plan's 2 H slices of 5 sequences, loaded at 0.75 of the rate; so did a global
-/// softmax's load of the whole tensor in the same program: not the slicing.)
+/// however many sequences it holds, so a group cut into unequal N slices moves each at
+/// its own size (`nd_plan::Slicing::over_slices`). On bm1688 every probe transfer, 152,
+/// lies within 1 % of it. On bm1684x every one cut along N alone, and every one cut
+/// along H whose part of a plane holds 16 KiB or more, does (144 of 304); shorter parts
+/// of planes cut along H may move slower (next test).
 #[test]
 fn a_slice_moves_as_a_tensor_of_its_shape() {
-    let (total, near, misses) = slice_replay("bm1684x", 0.01);
-    assert_eq!((total, near), (104, 104), "{misses:#?}");
-    let (total, near, misses) = slice_replay("bm1688", 0.01);
-    assert_eq!((total, near), (46, 46), "{misses:#?}");
+    let near = |r: f64| (r - 1.0).abs() <= 0.01;
+    let bm1688 = slice_ratios("bm1688");
+    let missed: Vec<_> = bm1688.iter().filter(|(_, r)| !near(*r)).collect();
+    assert_eq!((bm1688.len(), missed.len()), (152, 0), "{missed:#?}");
+    let bm1684x = slice_ratios("bm1684x");
+    let whole: Vec<_> = bm1684x
+        .iter()
+        .filter(|(f, _)| f[1] == "n2" || chunk_bytes(f) >= 16_384)
+        .collect();
+    let missed: Vec<_> = whole.iter().filter(|(_, r)| !near(*r)).collect();
+    assert_eq!((whole.len(), missed.len()), (144, 0), "{missed:#?}");
+}
+
+/// On bm1684x a transfer of a part of each plane's rows under 16 KiB moves at a quarter,
+/// a half, three quarters or all of the plain rate (54.0 bytes a cycle in, 41.0 out),
+/// loads and stores alike, in a pattern the part's and the plane's sizes set and no rule
+/// found here gives: of the 160 such probe transfers, 2 at 1/4 (4,096 bytes of 16 KiB
+/// planes in 4 slices), 78 at 1/2 (4,096 of 8 KiB planes in 2), 56 at 3/4 (9,216 of 18
+/// KiB in 2), 24 at the full rate (2,048 of 4 KiB in 2). Not modelled. The same fractions
+/// held in the zoo: the CNN store of 64 × 28 × 56 f16 (3,136-byte parts,
+/// `tpumlir_gdma.csv`'s one miss, 0.75) and llama_d288_s96_b5's scores in our bm1684x
+/// plan's 2 H slices (9,216-byte parts, 0.75; bench/RESULTS-plan.md).
+#[test]
+fn bm1684x_short_parts_of_planes_move_at_a_fraction_of_the_rate() {
+    let chip = NpuChip::preset("bm1684x").unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
+    let mut by_quarters = [0usize; 4];
+    for (f, _) in slice_ratios("bm1684x") {
+        if f[1] == "n2" || chunk_bytes(&f) >= 16_384 {
+            continue;
+        }
+        let rate = match dir_of(&f[2]) {
+            Dir::Load => t.used.gdma_bytes_per_cycle,
+            Dir::Store => t.used.gdma_store_bytes_per_cycle,
+        };
+        let fraction = f[7].parse::<f64>().unwrap() / rate / f[8].parse::<f64>().unwrap();
+        let quarters = (4.0 * fraction).round();
+        assert!(
+            (1.0..=4.0).contains(&quarters) && (4.0 * fraction / quarters - 1.0).abs() <= 0.01,
+            "{f:?}: {fraction:.3} of the rate"
+        );
+        by_quarters[quarters as usize - 1] += 1;
+    }
+    assert_eq!(by_quarters, [2, 78, 56, 24]);
 }
