@@ -18,7 +18,7 @@ bytes) and stored at 0.75 (8,996), where TPU-MLIR's own 3 N slices of the same t
 moved at the plain rate. Three grids (--grid): `first`, rows of 64 to 256 elements, all
 at the plain rates; `short`, written after it, rows of 16 to 64 elements, where bm1684x's
 H slices moved at 1/2 and 3/4 of them; `planes`, written after that, one sequence of 64
-channels, planes of 6 to 40 KiB cut in 3 and 4 H slices, at 1/4 to all of them.
+channels, planes of 4.5 to 40 KiB cut in 3 and 4 H slices, at 1/4 to all of them.
 
 Usage: TPUMLIR_VENV=VENV python3 bench/tpumlir_slice_transfers.py WORKDIR [--chip C]
            [--grid first|short] [--no-compile] [--csv FILE]
@@ -45,8 +45,8 @@ GRIDS = {
     "first": [(n, c, h, w) for n in (1, 2, 4) for c in (6, 64) for (h, w) in ((96, 96), (64, 128), (64, 256), (128, 64))],
     # written after it: rows of 16 to 64 elements (64 to 256 bytes)
     "short": [(n, c, h, w) for n in (1, 3) for c in (6, 64) for (h, w) in ((64, 16), (64, 32), (96, 48), (56, 56), (64, 64))],
-    # written after the short grid: one sequence, 64 channels, planes of 6 to 40 KiB cut
-    # in 2, 3 and 4 H slices
+    # written after the short grid: one sequence, 64 channels, planes of 4.5 to 40 KiB
+    # cut in 3 and 4 H slices
     "planes": [(1, 64, h, w) for h in (48, 64, 96, 128) for w in (24, 40, 64, 80)],
 }
 # shape_secs: [n, c, d, h, w]
