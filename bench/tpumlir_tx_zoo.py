@@ -167,7 +167,8 @@ ZOO = {
     # added in the fiftieth session, held out, chosen before they were compiled or
     # planned and after its changes (a cut group's layers and transfers over TPU-MLIR's
     # N slices as it cuts them, the larger first; whole-sequence slices computing K and
-    # V; the search reaching past runs that hold their weights): odd batches, where N
+    # V and the search reaching past runs that hold their weights, both withdrawn after
+    # this round's first compile): odd batches, where N
     # slices come out unequal, five BERT heads of 64 over 112 tokens at batch 3, five
     # GPT-2 heads of 48 over 88 at batch 5, and thirteen LLaMA heads of 32 over one KV
     # head, 72 tokens at batch 3
