@@ -240,7 +240,7 @@ pub fn room_for_any_placement(bufs: &[GroupBuf], lane: Lane) -> bool {
 /// TPU-MLIR decides its moves and merges by its own estimate of each transfer (`calib`:
 /// on bm1688 1.6 times faster than it runs); the rows are timed by ours.
 pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &Calibration) -> f64 {
-    let total = pipelined_cycles(bufs, ops, lane, calib, 1);
+    let total = pipelined_cycles(bufs, ops, lane, calib, 1, &[]);
     debug_assert!(
         total >= one_loop_floor(bufs, ops) as f64,
         "a group beat its floor"
@@ -254,13 +254,20 @@ pub fn one_loop_cycles(bufs: &[GroupBuf], ops: &[GroupOp], lane: Lane, calib: &C
 /// the k-th pass moving slice k's stage-0 loads, computing slice k − 1 beside its
 /// stage-1 transfers and moving slice k − 2's stage-2 stores; a buffer it holds
 /// (`hold`: a weight, or what every slice reads whole) loads in the first slice alone.
-/// Each row waits for the longer of its compute and its transfers.
+/// Each row waits for the longer of its compute and its transfers. `shares[k]`: slice
+/// k's size against the one `bufs` and `ops` describe, which its compute and the
+/// transfers of its activations (not weights, nor what it holds) scale by; empty, every
+/// slice alike. TPU-MLIR cuts N the larger first, and a row's longer side is not the
+/// mean slice's: 3 sequences in 2 slices, a row computing 1.5 sequences' worth beside a
+/// weight's load of as many cycles takes its compute in the first slice and the load in
+/// the second.
 pub fn pipelined_cycles(
     bufs: &[GroupBuf],
     ops: &[GroupOp],
     lane: Lane,
     calib: &Calibration,
     slices: u64,
+    shares: &[f64],
 ) -> f64 {
     let Rows {
         perm,
@@ -269,6 +276,17 @@ pub fn pipelined_cycles(
     } = rows(bufs, ops, calib);
     let dma_of = |b: usize| perm.get(b).map_or(0, |&g| bufs[g].dma_cycles);
     let held = |b: usize| perm.get(b).is_some_and(|&g| bufs[g].hold);
+    let scales = |b: usize| {
+        perm.get(b)
+            .is_some_and(|&g| bufs[g].kind == BufKind::Activation && !bufs[g].hold)
+    };
+    let share = |slice: i64| {
+        usize::try_from(slice)
+            .ok()
+            .and_then(|k| shares.get(k))
+            .copied()
+            .unwrap_or(1.0)
+    };
     let estimate = |b: usize| perm.get(b).map_or(0, |&g| estimate_of(&bufs[g], calib));
     let placed = buffers_on(bufs, &perm, &table);
     if let Ok(addrs) = allocate(&placed, &step_table(table.clone()), lane, slices <= 1) {
@@ -280,17 +298,18 @@ pub fn pipelined_cycles(
         let mut total = 0i64;
         for (r, moved) in table.dma.iter().enumerate() {
             let tiu = if (1..=slices).contains(&pass) {
-                compute[r]
+                (compute[r] as f64 * share(pass - 1)).round() as i64
             } else {
                 0
             };
             let dma: i64 = moved
                 .iter()
-                .filter(|x| {
+                .filter_map(|x| {
                     let slice = pass - i64::from(x.stage);
-                    (0..slices).contains(&slice) && (slice == 0 || !held(x.buf))
+                    let moves = (0..slices).contains(&slice) && (slice == 0 || !held(x.buf));
+                    let scale = if scales(x.buf) { share(slice) } else { 1.0 };
+                    moves.then(|| (dma_of(x.buf) as f64 * scale).round() as i64)
                 })
-                .map(|x| dma_of(x.buf))
                 .sum();
             total = total.saturating_add(tiu.max(dma));
         }
@@ -302,7 +321,7 @@ pub fn pipelined_cycles(
             .map(|&p| pass_cycles(p))
             .fold(0i64, i64::saturating_add)
     };
-    let total = if slices < 4 {
+    let total = if slices < 4 || !shares.is_empty() {
         sum(&(0..slices + 2).collect::<Vec<_>>())
     } else {
         // passes 3 to slices − 1 are alike (every stage busy, no first slice among
@@ -432,15 +451,37 @@ mod tests {
         );
     }
 
+    /// Slices of unequal sizes (TPU-MLIR's N slices, the larger first): alike, they time
+    /// as the mean slice; a row's longer side may change from one slice to the next, so
+    /// where a weight's load competes with compute they take longer than the mean slice
+    /// run twice, and where only compute counts, as long.
+    #[test]
+    fn unequal_slices_are_timed_each_at_its_size() {
+        let (mut bufs, ops) = two_ops();
+        let at = |bufs: &[GroupBuf], shares: &[f64]| {
+            pipelined_cycles(bufs, &ops, LANE, &EXACT, 2, shares)
+        };
+        assert_eq!(at(&bufs, &[1.0, 1.0]), at(&bufs, &[]));
+        // the weight reloaded in every slice, as a group holding a lane's worth does
+        bufs[1].hold = false;
+        bufs[1].dma_cycles = 130;
+        let uneven = [4.0 / 3.0, 2.0 / 3.0];
+        assert!(at(&bufs, &uneven) > at(&bufs, &[]));
+        for b in bufs.iter_mut() {
+            b.dma_cycles = 0;
+        }
+        assert_eq!(at(&bufs, &uneven), at(&bufs, &[]));
+    }
+
     /// The group above run in slices: each pass loads one slice's input, computes the
     /// slice before and stores the one before that; the held weight loads once.
     #[test]
     fn slices_overlap_in_the_rows_of_one_loop() {
         let (bufs, ops) = two_ops();
         let one = one_loop_cycles(&bufs, &ops, LANE, &EXACT);
-        assert_eq!(pipelined_cycles(&bufs, &ops, LANE, &EXACT, 1), one);
+        assert_eq!(pipelined_cycles(&bufs, &ops, LANE, &EXACT, 1, &[]), one);
         // each slice more adds one steady pass, whatever the count
-        let at = |s| pipelined_cycles(&bufs, &ops, LANE, &EXACT, s);
+        let at = |s| pipelined_cycles(&bufs, &ops, LANE, &EXACT, s, &[]);
         let step = at(5) - at(4);
         assert!(step > 0.0);
         for s in 5..12 {
