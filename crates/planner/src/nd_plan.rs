@@ -1070,9 +1070,10 @@ impl<'a> Ctx<'a> {
         Some(cycles)
     }
 
-    /// Each slice of the group `start..end` cut by `cut` against the mean one, in the
-    /// order TPU-MLIR runs them: its N slices the larger first, each the axis's slices in
-    /// turn; empty where every slice is alike (N not cut, or cut evenly).
+    /// Each slice of the group `start..end` cut by `cut` against the mean one: its N
+    /// slices the larger first, as TPU-MLIR cuts them, and in each the axis's slices in
+    /// turn (an order we assume; no group of the zoo is cut unevenly along N and along an
+    /// axis at once); empty where every slice is alike (N not cut, or cut evenly).
     fn slice_shares(&self, start: usize, end: usize, cut: Slicing) -> Vec<f64> {
         let batch = self.batch_of(start, end);
         let sizes = n_slices(batch, cut.nsecs);
