@@ -1047,7 +1047,6 @@ impl<'a> Ctx<'a> {
         if m.ops.len() < 2 {
             return None;
         }
-        let shares = self.slice_shares(start, end, cut);
         // a transformer repeats its blocks: the same group, the same cycles
         let count = SliceCount {
             total: cut.total(),
@@ -1058,6 +1057,7 @@ impl<'a> Ctx<'a> {
             return Some(known);
         }
         let ((bufs, ops, _), _) = &key;
+        let shares = self.slice_shares(start, end, cut);
         let cycles = crate::tpumlir::nd_place::pipelined_cycles(
             bufs,
             ops,
@@ -1119,17 +1119,18 @@ impl<'a> Ctx<'a> {
         self.read_through.get(&v.name).unwrap_or(v)
     }
 
-    /// The layers reading `name` in a group ([`Ctx::as_read`]): a value only views read
-    /// has none of its own, and its view has the layers reading either.
-    fn readers_as_read(&self, name: &str) -> Vec<usize> {
-        if self.read_through.contains_key(name) {
-            return Vec::new();
-        }
-        let mut readers = self.readers.get(name).cloned().unwrap_or_default();
-        if let Some(viewed) = self.read_via.get(name) {
-            readers.extend(self.readers.get(viewed.as_str()).into_iter().flatten());
-        }
-        readers
+    /// The layers reading `name`; `through`, as a group reads it ([`Ctx::as_read`]): a
+    /// value only views read has none of its own, and its view has the layers reading
+    /// either.
+    fn readers_of(&self, name: &str, through: bool) -> impl Iterator<Item = usize> + '_ {
+        let own = (!through || !self.read_through.contains_key(name))
+            .then(|| self.readers.get(name))
+            .flatten();
+        let via = through
+            .then(|| self.read_via.get(name))
+            .flatten()
+            .and_then(|viewed| self.readers.get(viewed.as_str()));
+        own.into_iter().chain(via).flatten().copied()
     }
 
     /// The group `start..end` cut by `cut` as TPU-MLIR's time steps and allocator see it
@@ -1157,8 +1158,14 @@ impl<'a> Ctx<'a> {
         // 25,760 cycles, 2 sequences' worth, and TPU-MLIR's slack moves with those
         // estimates give its time steps exactly (38 of 38 transfers), where the mean
         // slice's moved its first FFN weight 9 steps early.
-        let largest = stores == Stores::Bound;
-        let share = |v: &TxValue| if largest { cut.largest_share(v) } else { 1.0 };
+        let for_allocation = stores == Stores::Bound;
+        let share = |v: &TxValue| {
+            if for_allocation {
+                cut.largest_share(v)
+            } else {
+                1.0
+            }
+        };
         let per_slice =
             |cycles: f64, share: f64| (cycles * share / cut.total().max(1) as f64).round() as i64;
         let ops: Vec<usize> = (start..end)
@@ -1174,30 +1181,21 @@ impl<'a> Ctx<'a> {
         // the reshape stored instead, as a view no layer read, bert_d320_s112_b3's whole
         // network in 2 N slices allocated in our reproduction and not in TPU-MLIR). A
         // value from outside the group arrives as the view its producer's group stored.
-        let through = stores == Stores::Bound;
         let read = |v: &'a TxValue| {
-            if through && written.contains(v.name.as_str()) {
+            if for_allocation && written.contains(v.name.as_str()) {
                 self.as_read(v)
             } else {
                 v
             }
         };
-        let readers_of = |name: &str| {
-            if through {
-                self.readers_as_read(name)
-            } else {
-                self.readers.get(name).cloned().unwrap_or_default()
-            }
-        };
+        let read_by_any = |name: &str| self.readers_of(name, for_allocation).next().is_some();
         let leaves = |name: &str| {
-            let readers = readers_of(name);
-            if readers.is_empty() {
+            if read_by_any(name) {
+                self.readers_of(name, for_allocation)
+                    .any(|j| j < start || j >= end || self.layers[j].op_type == "Permute")
+            } else {
                 // read through its views only, or a graph output
                 !self.views_from.contains_key(name)
-            } else {
-                readers
-                    .iter()
-                    .any(|&j| j < start || j >= end || self.layers[j].op_type == "Permute")
             }
         };
         // timed over its slices, what a cut group holds whole loads once: its weights
@@ -1274,7 +1272,7 @@ impl<'a> Ctx<'a> {
                 // the graph does leaves through the value it views)
                 let timed_view =
                     stores == Stores::Moved && self.view_of.contains_key(v.name.as_str());
-                let stored = match (timed_view, !readers_of(&v.name).is_empty()) {
+                let stored = match (timed_view, read_by_any(&v.name)) {
                     (true, true) => leaves(v.name.as_str()),
                     (true, false) => !self.read_in_graph.contains(v.name.as_str()),
                     (false, _) => leaves(v.name.as_str()) || (last && viewed),
