@@ -31,23 +31,29 @@ def name_of(c, h, s):
 
 def write():
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
     index = {}
     for c, h, s in CASES:
         name = name_of(c, h, s)
         roi = numpy_helper.from_array(np.zeros(0, np.float32), "roi")
         scales = numpy_helper.from_array(np.array([1, 1, s, s], np.float32), "scales")
         node = helper.make_node("Resize", ["input", "roi", "scales"], ["resize1"], mode="nearest", name="resize1")
-        g = helper.make_graph([node], name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, h, h])],
-                              [helper.make_tensor_value_info("resize1", TensorProto.FLOAT, [1, c, h * s, h * s])],
-                              [roi, scales])
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-        m.ir_version = 8
-        onnx.save(m, f"{W}/{name}.onnx")
+        save_one_node(name, node, [1, c, h, h], [1, c, h * s, h * s], [roi, scales])
         index[name] = {"input_shape": [1, c, h, h], "held_out": False}
     with open(f"{W}/zoo.json", "w") as f:
         json.dump(index, f, indent=1)
+
+
+def save_one_node(name, node, input_shape, output_shape, initializers=()):
+    """W/<name>.onnx: `node` alone, its input "input" and its one output f32, opset 13."""
+    import onnx
+    from onnx import TensorProto, helper
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
+                          [helper.make_tensor_value_info(node.output[0], TensorProto.FLOAT, output_shape)],
+                          list(initializers))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, f"{W}/{name}.onnx")
 
 
 def all_global(cache):
@@ -70,18 +76,24 @@ def upsample_commands(profile):
     return out
 
 
-def measure():
+def compiled_all_global(name, chip):
+    """The profile of `name` compiled for `chip` with every op global (TPU-MLIR's own
+    cache, after bench/tpumlir_zoo_run.sh, rewritten by `all_global`)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import tpumlir_zoo_compare as zc
     zc.W = W
+    own = json.load(open(f"{W}/{name}/{chip}_lg/{name}_{chip}_f16.layer_group_cache.json"))
+    r = zc.compile_with_cache(name, chip, "global", json.dumps(all_global(own)))
+    if "cycles" not in r:
+        sys.exit(f"{name} {chip}: {r}")
+    return f"{W}/{name}/{chip}_global/compiler_profile_0.txt"
+
+
+def measure():
     for c, h, s in CASES:
         name = name_of(c, h, s)
         for chip in CHIPS:
-            own = json.load(open(f"{W}/{name}/{chip}_lg/{name}_{chip}_f16.layer_group_cache.json"))
-            r = zc.compile_with_cache(name, chip, "global", json.dumps(all_global(own)))
-            if "cycles" not in r:
-                sys.exit(f"{name} {chip}: {r}")
-            cmds = upsample_commands(f"{W}/{name}/{chip}_global/compiler_profile_0.txt")
+            cmds = upsample_commands(compiled_all_global(name, chip))
             dma = lambda d: sum(x[3] for x in cmds if x[4] == d)
             row = {"net": name, "chip": chip, "c": c, "h": h, "scale": s,
                    "load": dma("|dr:0"), "copies": sum(x[3] for x in cmds if not x[4]),

@@ -528,8 +528,31 @@ fn attention_rows_floored(l: &TxLayer, bits: u32, t: &Timing) -> [f64; 2] {
 /// the chip's floor a row after the set-up.
 fn permuting_copy(t: &Timing, bytes: u64, rows: f64) -> f64 {
     let u = &t.used;
-    let floor = u.gdma_load_setup_cycles + rows * u.gdma_global_copy_cycles_per_row;
-    global_copy_cycles(t, bytes).max(floor)
+    let per_row =
+        u.gdma_global_copy_cycles_per_row * short_row_factor(t, bytes as f64 / rows.max(1.0));
+    let floor = u.gdma_load_setup_cycles + rows * per_row;
+    let rate = u.gdma_global_permute_bytes_per_cycle;
+    let permuted = if rate > 0.0 {
+        flat(u.gdma_load_setup_cycles, bytes, rate)
+    } else {
+        0.0
+    };
+    global_copy_cycles(t, bytes).max(floor).max(permuted)
+}
+
+/// How many times the row floor a permuting copy's rows of `row_bytes` bytes pay: rows of
+/// S / 2 to S bytes, S the chip's `gdma_global_copy_short_row_bytes`, pay (2S / their
+/// bytes)² (bm1684x, S = 32: rows of 16 bytes 16 times, of 32 bytes 4 times), others
+/// once. Shorter rows were not measured: the permutes of rows of one element the
+/// attention's rewrites add (gpt2_d640_s1_b8's scores, one key) leave no command in
+/// TPU-MLIR's program, and (2S / 2)² = 1,024 floors would make them the network's
+/// costliest layers.
+fn short_row_factor(t: &Timing, row_bytes: f64) -> f64 {
+    let short = t.used.gdma_global_copy_short_row_bytes;
+    if short <= 0.0 || row_bytes > short || row_bytes < short / 2.0 {
+        return 1.0;
+    }
+    (2.0 * short / row_bytes).powi(2)
 }
 
 /// A layer's load and store cycles (not a matmul's, a permute's, a copy's or a matrix

@@ -145,6 +145,17 @@ pub struct ChipTiming {
     /// 2,513 cycles, [2, 8, 64, 64] in 10,052, [3, 6, 96, 96] in 16,963.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gdma_global_copy_cycles_per_row: Option<f64>,
+    /// Rows of half this to this many bytes pay that floor (2 · this / their bytes)²
+    /// times (`None`: no such rows). bm1684x 32: global Permutes (0, 2, 1, 3) of rows of 16
+    /// bytes take 157 cycles a row (llama_tiny's [1, 64, 4, 8] f16 in 40,210), of 32
+    /// bytes 39.3, of 48 bytes and more the floor (`bench/tpumlir_global_permute.py`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_global_copy_short_row_bytes: Option<f64>,
+    /// Bytes a second a permuting copy within global memory moves at most (`None`: the
+    /// copy rate). bm1684x 2.6e10: global Permutes of rows of 384 and 512 bytes,
+    /// [1, 96, 6, 96] and [1, 64, 4, 128] f32, move 26.1 bytes a cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gdma_global_permute_bytes_per_s: Option<f64>,
     /// Multiply-accumulates per cycle per lane at the chip's compute dtype
     /// (for the planner's compute timing; `None` = unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -419,6 +430,14 @@ impl ChipTiming {
                 self.gdma_global_copy_cycles_per_row,
             ),
             (
+                "gdma_global_copy_short_row_bytes",
+                self.gdma_global_copy_short_row_bytes,
+            ),
+            (
+                "gdma_global_permute_bytes_per_s",
+                self.gdma_global_permute_bytes_per_s,
+            ),
+            (
                 "local_where_elements_per_cycle",
                 self.local_where_elements_per_cycle,
             ),
@@ -546,6 +565,14 @@ pub struct TimingUsed {
     /// A permuting copy within global memory's floor, cycles a row (0: none).
     #[serde(default)]
     pub gdma_global_copy_cycles_per_row: f64,
+    /// Rows of half this to this many bytes pay the floor (2 · this / their bytes)²
+    /// times (0: none).
+    #[serde(default)]
+    pub gdma_global_copy_short_row_bytes: f64,
+    /// Bytes a cycle a permuting copy within global memory moves at most (0: the copy
+    /// rate).
+    #[serde(default)]
+    pub gdma_global_permute_bytes_per_cycle: f64,
     /// Cycles every load pays on top of its transfer time.
     #[serde(default)]
     pub gdma_load_setup_cycles: f64,
@@ -686,6 +713,13 @@ impl Timing {
                     gdma_global_copy_cycles_per_row: t
                         .gdma_global_copy_cycles_per_row
                         .unwrap_or(0.0),
+                    gdma_global_copy_short_row_bytes: t
+                        .gdma_global_copy_short_row_bytes
+                        .unwrap_or(0.0),
+                    gdma_global_permute_bytes_per_cycle: t
+                        .gdma_global_permute_bytes_per_s
+                        .unwrap_or(0.0)
+                        / clock,
                     gdma_load_setup_cycles: t.gdma_load_setup_cycles.unwrap_or(0.0),
                     gdma_store_setup_cycles: t.gdma_store_setup_cycles.unwrap_or(0.0),
                     macs_per_cycle_per_lane: (macs * scale).max(1.0),
@@ -773,6 +807,8 @@ fn structural_fallback(geo: &Chip, eu_num: f64) -> TimingUsed {
         global_tensor_bytes_per_cycle: 0.0,
         gdma_global_copy_bytes_per_cycle: 0.0,
         gdma_global_copy_cycles_per_row: 0.0,
+        gdma_global_copy_short_row_bytes: 0.0,
+        gdma_global_permute_bytes_per_cycle: 0.0,
         gdma_load_setup_cycles: 0.0,
         gdma_store_setup_cycles: 0.0,
         macs_per_cycle_per_lane: eu_num,

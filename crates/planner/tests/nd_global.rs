@@ -779,3 +779,55 @@ fn lowered_layers_read_only_what_came_before() {
         }
     }
 }
+
+/// Global permutes (0, 2, 1, 3) of [1, S, H, D] f32, each compiled alone by TPU-MLIR
+/// 1.30.2 on bm1684x (`bench/tpumlir_global_permute.py`; four held out before any was
+/// compiled): one GDMA command, at least 9.82 cycles a row of D, rows of 16 and 32
+/// bytes 16 and 4 times that (the chip file's `gdma_global_copy_short_row_bytes`), and
+/// never over 26.1 bytes a cycle (`gdma_global_permute_bytes_per_s`). The tuned ones
+/// within 1 %; the held-out ones within 1 % but [1, 64, 2, 16], whose rows of 64 bytes
+/// take 39.3 cycles each, four times what the rule says.
+#[test]
+fn a_global_permute_of_short_rows_pays_the_row_floor_many_times() {
+    let chip = NpuChip::preset("bm1684x").unwrap();
+    let t = chip.timing_at(ElementType::F16).unwrap();
+    let path = format!(
+        "{}/tests/data/tpumlir_global_permute.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut misses = Vec::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let r: Value = serde_json::from_str(line).unwrap();
+        if r["chip"] != "bm1684x" {
+            continue;
+        }
+        let [s, h, d] = ["seq", "heads", "head_dim"].map(|k| r[k].as_u64().unwrap());
+        let n = (s * h * d) as f64;
+        let mut layer = TxLayer {
+            wide_in: true,
+            wide_out: true,
+            reads: vec![TxValue::activation("in", vec![1, s, h, d])],
+            writes: vec![TxValue::activation("out", vec![1, h, s, d])],
+            elements_in: n,
+            elements_out: n,
+            ..node(
+                "Permute",
+                Work::Move,
+                n,
+                0.0,
+                &serde_json::json!({"shape": [1, h, s, d]}),
+            )
+        };
+        layer.reads[0].wide = true;
+        layer.writes[0].wide = true;
+        let c = layer_cost(&layer, 16, &LocalMemory::of(&chip.geometry), &t).cycles as f64;
+        let ratio = c / r["cycles"].as_f64().unwrap();
+        if (ratio - 1.0).abs() > 0.01 {
+            misses.push(format!(
+                "{s} {h} {d} held out {}: {ratio:.3}",
+                r["held_out"]
+            ));
+        }
+    }
+    assert_eq!(misses, ["64 2 16 held out true: 0.250"]);
+}

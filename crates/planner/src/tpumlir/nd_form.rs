@@ -13,9 +13,11 @@
 //!   and the key/value repeat) is a `Permute`, as in TPU-MLIR's form.
 //! - A Split is one slice per piece (`split_28_0_Split`, …).
 //! - Under a 16-bit type the graph's outputs are cast to f32 (`matmul_158_0_MatMul_f32`).
+//! - `Pow(x, 2)` otherwise is x·x and `Pow(x, 0.5)` a Sqrt (TPU-MLIR's `PowToBinary`).
 //! - Under a 16-bit type, `Pow(x, c)` for any other c runs in f32 as |x|, ln, ×(c − 1), exp
 //!   and a product with x, between a cast in and a cast out; the chip's f32 ops
-//!   (`tpu_mlir_f32_ops`: tanh, sigmoid, …) run between two casts.
+//!   (`tpu_mlir_f32_ops`: tanh, sigmoid, sqrt, a Div by an activation, …) run between
+//!   two casts, none between two of them in a row.
 //! - A weight MatMul whose output (its bias added) a Split cuts into columns is one MatMul
 //!   per piece, named as [`super::nd_split`] says.
 //!
@@ -27,7 +29,7 @@
 //! position embedding becomes the Add's weight `gather_12_0_f16`; a causal mask sliced
 //! from its buffer the Where's).
 
-use super::nd_split::{cut_at_top, piece_names, Piece, PieceNames};
+use super::nd_split::{cut_at_top, names_where_cut, Piece, PieceNames};
 use super::F32Ops;
 use std::collections::HashMap;
 use tpusim_graph::nd::{NdGraph, NdInput, NdInputKind, NdNode, Work};
@@ -292,11 +294,13 @@ fn consumers(g: &NdGraph) -> HashMap<&str, Vec<usize>> {
     map
 }
 
-/// A Split cutting a weight matmul's output into columns, and TPU-MLIR's names of its
-/// pieces.
+/// A Split, or Slices, cutting a weight matmul's output into columns, and TPU-MLIR's
+/// names of its pieces.
 struct ColumnSplit {
-    /// The Split node.
-    split: usize,
+    /// The Split node, or the Slice nodes in column order.
+    cutters: Vec<usize>,
+    /// The pieces, in column order.
+    pieces: Vec<TxValue>,
     /// Cut by `model_transform` rather than the lowering ([`super::nd_split::cut_at_top`]).
     at_top: bool,
     /// Its pieces' names, in its order.
@@ -344,18 +348,29 @@ impl<'a> Form<'a> {
         }
     }
 
-    /// The Split cutting weight matmul `matmul`'s output (its `bias` added) into columns,
-    /// with TPU-MLIR's names of its pieces (`locs`: the matmul's).
+    /// The Split or Slices cutting weight matmul `matmul`'s output (its `bias` added)
+    /// into columns, with TPU-MLIR's names of its pieces (`locs`: the matmul's).
     fn column_split(
         &self,
         matmul: usize,
         bias: Option<usize>,
         locs: &[String],
     ) -> Option<ColumnSplit> {
+        let from = bias.unwrap_or(matmul);
         let split = self
-            .sole_reader(bias.unwrap_or(matmul), "Split")
-            .filter(|&j| splits_columns(&self.g.nodes[matmul], &self.g.nodes[j]))?;
-        let values = writes_of(&self.g.nodes[split]);
+            .sole_reader(from, "Split")
+            .filter(|&j| splits_columns(&self.g.nodes[matmul], &self.g.nodes[j]));
+        let (cutters, values) = match split {
+            Some(j) => (vec![j], writes_of(&self.g.nodes[j])),
+            None => {
+                let slices = self.column_slices(matmul, from)?;
+                let values = slices
+                    .iter()
+                    .filter_map(|&j| writes_of(&self.g.nodes[j]).into_iter().next())
+                    .collect();
+                (slices, values)
+            }
+        };
         let pieces: Vec<Piece> = values
             .iter()
             .map(|v| Piece {
@@ -364,11 +379,104 @@ impl<'a> Form<'a> {
                 view_output: self.sole_view_of(&v.name),
             })
             .collect();
+        // only a Split is cut by `model_transform`
+        let at_top = split.is_some() && cut_at_top(&pieces);
+        let names = names_where_cut(locs.first()?, &pieces, at_top);
         Some(ColumnSplit {
-            split,
-            at_top: cut_at_top(&pieces),
-            names: piece_names(locs.first()?, &pieces),
+            cutters,
+            pieces: values.clone(),
+            at_top,
+            names,
         })
+    }
+
+    /// The Slices that cut `from`'s output (weight matmul `matmul`'s) into columns, in
+    /// column order: its readers, two or more, each a Slice of the last axis by one step,
+    /// together taking every column once.
+    fn column_slices(&self, matmul: usize, from: usize) -> Option<Vec<usize>> {
+        let out = self.g.nodes[from].outputs.first()?;
+        let readers = self.readers.get(out.as_str())?;
+        if readers.len() < 2 {
+            return None;
+        }
+        let columns = *self.g.nodes[matmul].out_dims.last()?;
+        let mut cut: Vec<(u64, u64, usize)> = Vec::new();
+        for &j in readers {
+            let n = &self.g.nodes[j];
+            if n.op_type != "Slice" || self.taken[j] || !splits_columns(&self.g.nodes[matmul], n) {
+                return None;
+            }
+            let scalar = |k: usize| n.inputs.get(k).and_then(|e| e.scalar);
+            let last = (n.out_dims.len() as f64) - 1.0;
+            let along_last = matches!(scalar(3), Some(a) if a == -1.0 || a == last);
+            let one_step = n.inputs.len() < 5 || scalar(4) == Some(1.0);
+            let start = scalar(1).filter(|s| *s >= 0.0)?;
+            if !along_last || !one_step {
+                return None;
+            }
+            cut.push((start as u64, *n.out_dims.last()?, j));
+        }
+        cut.sort_unstable();
+        let mut next = 0u64;
+        for &(start, width, _) in &cut {
+            if start != next {
+                return None;
+            }
+            next = start.checked_add(width)?;
+        }
+        (next == columns).then(|| cut.into_iter().map(|(_, _, j)| j).collect())
+    }
+
+    /// The layer of `layers` that absorbs node `i`, a Mul or Div by a scalar constant,
+    /// as TPU-MLIR folds such a scale into what it scales when it is that op's one reader:
+    /// a weight MatMul's weights, a Gather's table, or another scale (hf_gemma2's
+    /// `…/Mul_2` is its embedding Gather with the table scaled by √d, its
+    /// `/model/Div_output_0_Div` the LM head's MatMul over the logit soft-cap, and the
+    /// attention scale `…/Mul_8` before the soft-cap's Div `…/Div_2` leaves no op).
+    fn absorbing_layer(&self, i: usize, layers: &[TxLayer]) -> Option<usize> {
+        let n = &self.g.nodes[i];
+        let scalar = n
+            .inputs
+            .iter()
+            .any(|e| e.kind == NdInputKind::Constant && e.scalar.is_some());
+        if !matches!(n.op_type.as_str(), "Mul" | "Div") || !scalar || n.inputs.len() != 2 {
+            return None;
+        }
+        let input = n
+            .inputs
+            .iter()
+            .find(|e| e.kind == NdInputKind::Activation)?;
+        let p = self.g.nodes[..i]
+            .iter()
+            .rposition(|q| q.outputs.first() == Some(&input.name))?;
+        if self.readers.get(input.name.as_str()).map(Vec::as_slice) != Some(&[i]) {
+            return None;
+        }
+        let q = &self.g.nodes[p];
+        let weight_matmul =
+            q.op_type == "MatMul" && matches!(q.work, Work::Matmul { weight: true, .. });
+        let table = q.op_type == "Gather"
+            && q.inputs
+                .first()
+                .is_some_and(|e| e.kind == NdInputKind::Weight);
+        let scale = self.absorbs_as_scale(p);
+        if !(weight_matmul || table || scale) {
+            return None;
+        }
+        layers.iter().rposition(|l| {
+            l.nodes.last() == Some(&p) && l.writes.iter().any(|v| v.name == input.name)
+        })
+    }
+
+    /// Whether node `p` is a Mul or Div by a scalar constant of one activation.
+    fn absorbs_as_scale(&self, p: usize) -> bool {
+        let q = &self.g.nodes[p];
+        matches!(q.op_type.as_str(), "Mul" | "Div")
+            && q.inputs.len() == 2
+            && q.inputs
+                .iter()
+                .any(|e| e.kind == NdInputKind::Constant && e.scalar.is_some())
+            && q.inputs.iter().any(|e| e.kind == NdInputKind::Activation)
     }
 
     /// What the view reading `value` writes, when a Reshape or Squeeze is its one reader.
@@ -628,6 +736,16 @@ fn lower_fused(g: &NdGraph, f32_ops: F32Ops, bits: u32, fusions: &Fusions) -> Ve
             folded.extend(n.outputs.iter().map(String::as_str));
             continue;
         }
+        if let Some(at) = form.absorbing_layer(i, &layers) {
+            // TPU-MLIR folds the scale into the op before it, which takes its name
+            form.taken[i] = true;
+            let l = &mut layers[at];
+            l.name = n.name.clone();
+            l.writes = writes_of(n);
+            l.locs = locs_of(n);
+            l.nodes.push(i);
+            continue;
+        }
         let mut layer = TxLayer::of(i, n);
         if let Some(rewrite) = attention.rewrites.get(&i).cloned() {
             form.taken[i] = true;
@@ -640,8 +758,13 @@ fn lower_fused(g: &NdGraph, f32_ops: F32Ops, bits: u32, fusions: &Fusions) -> Ve
                     // TPU-MLIR names it after its last node, the weight's Mul
                     layer = fused(g, &nodes, layer, "RMSNorm", "Mul");
                     nodes.iter().for_each(|&j| form.taken[j] = true);
+                } else {
+                    // TPU-MLIR's `PowToBinary`: x·x in the plan's type, named as the Pow
+                    layer.op_type = "Mul".into();
                 }
             }
+            // and x^0.5 a Sqrt
+            "Pow" if form.scalar(i) == Some(0.5) => layer.op_type = "Sqrt".into(),
             "Div" | "Mul" => {
                 if let Some(nodes) = form.gelu_erf(i) {
                     layer = fused(g, &nodes, layer, "Gelu", "GELU");
@@ -679,8 +802,8 @@ fn lower_fused(g: &NdGraph, f32_ops: F32Ops, bits: u32, fusions: &Fusions) -> Ve
                 }
                 if let Some(cut) = form.column_split(i, bias, &layer.locs) {
                     form.taken[i] = true;
-                    form.taken[cut.split] = true;
-                    layers.extend(matmuls_per_split(&layer, &cut, &g.nodes[cut.split]));
+                    cut.cutters.iter().for_each(|&j| form.taken[j] = true);
+                    layers.extend(matmuls_per_split(&layer, &cut));
                     continue;
                 }
             }
@@ -705,14 +828,20 @@ fn lower_fused(g: &NdGraph, f32_ops: F32Ops, bits: u32, fusions: &Fusions) -> Ve
             _ => {}
         }
         form.taken[i] = true;
+        // a Div by a constant is TPU-MLIR's 16-bit MulConst
+        let by_constant = layer.op_type == "Div"
+            && !n.inputs.get(1).is_some_and(|e| {
+                e.kind == NdInputKind::Activation && !folded.contains(e.name.as_str())
+            });
         if narrow && layer.op_type == "Pow" {
             layers.extend(pow_in_f32(&layer));
-        } else if narrow && runs_in_f32(f32_ops, &layer.op_type) {
+        } else if narrow && !by_constant && runs_in_f32(f32_ops, &layer.op_type) {
             layers.extend(between_casts(layer));
         } else {
             layers.push(layer);
         }
     }
+    let mut layers = f32_runs_joined(layers);
     for v in layers.iter_mut().flat_map(|l| l.reads.iter_mut()) {
         if folded.contains(v.name.as_str()) {
             v.weight = true;
@@ -949,8 +1078,7 @@ fn splits_columns(matmul: &NdNode, split: &NdNode) -> bool {
 /// `_v_164_Split`, `_v_165_Split`) TPU-MLIR runs first to last: they are listed last to
 /// first here, so that its order, which takes the latest ready layer first, puts them
 /// back. Pieces the lowering cuts it runs last to first: they are listed in order.
-fn matmuls_per_split(whole: &TxLayer, cut: &ColumnSplit, split: &NdNode) -> Vec<TxLayer> {
-    let split_at = cut.split;
+fn matmuls_per_split(whole: &TxLayer, cut: &ColumnSplit) -> Vec<TxLayer> {
     let Work::Matmul {
         batch,
         m,
@@ -961,10 +1089,11 @@ fn matmuls_per_split(whole: &TxLayer, cut: &ColumnSplit, split: &NdNode) -> Vec<
     else {
         return vec![whole.clone()];
     };
-    let pieces = writes_of(split);
-    let count = pieces.len();
-    let mut layers: Vec<TxLayer> = pieces
-        .into_iter()
+    let count = cut.pieces.len();
+    let mut layers: Vec<TxLayer> = cut
+        .pieces
+        .iter()
+        .cloned()
         .enumerate()
         .map(|(j, piece)| {
             let cols = piece.dims.last().copied().unwrap_or(0);
@@ -999,12 +1128,7 @@ fn matmuls_per_split(whole: &TxLayer, cut: &ColumnSplit, split: &NdNode) -> Vec<
                 },
                 weight_elements: whole.weight_elements * share,
                 elements_out: piece.elements(),
-                nodes: match j {
-                    // the matmul and its bias add
-                    0 => whole.nodes.clone(),
-                    _ if j + 1 == count => vec![split_at],
-                    _ => Vec::new(),
-                },
+                nodes: piece_nodes(whole, cut, j, count),
                 reads,
                 locs: cut
                     .names
@@ -1021,6 +1145,25 @@ fn matmuls_per_split(whole: &TxLayer, cut: &ColumnSplit, split: &NdNode) -> Vec<
         layers.reverse();
     }
     layers
+}
+
+/// The graph nodes piece `j` of `count` stands for: the first the matmul and its bias
+/// add, the last a Split, and each its own Slice.
+fn piece_nodes(whole: &TxLayer, cut: &ColumnSplit, j: usize, count: usize) -> Vec<usize> {
+    let mut nodes = if j == 0 {
+        whole.nodes.clone()
+    } else {
+        Vec::new()
+    };
+    match cut.cutters.as_slice() {
+        [split] if cut.cutters.len() < count => {
+            if j + 1 == count {
+                nodes.push(*split);
+            }
+        }
+        slices => nodes.extend(slices.get(j)),
+    }
+    nodes
 }
 
 /// A Split as TPU-MLIR runs it: one slice per piece (`split_28_0_Split`, …), each its
@@ -1073,6 +1216,53 @@ fn between_casts(layer: TxLayer) -> Vec<TxLayer> {
         ..layer
     };
     vec![cast_in, wide, cast_out]
+}
+
+/// `layers` with each f32 value kept in f32 between two f32 layers: a cast down that only
+/// a cast up reads goes, with that cast up, and the cast up's readers read the f32 value
+/// (TPU-MLIR casts only where types differ: hf_qwen2's RMSNorm casts up before its Sqrt
+/// and down after the Div reading it, `…/Add_output_0_Add…/Sqrt_output_0_Sqrt_f32` and
+/// `…/Div_output_0_Div…/Mul_output_0_Mul_f16`, none between).
+fn f32_runs_joined(layers: Vec<TxLayer>) -> Vec<TxLayer> {
+    let lowered_cast = |l: &TxLayer| l.op_type == "Cast" && l.nodes.is_empty();
+    let mut reads: HashMap<&str, usize> = HashMap::new();
+    for v in layers.iter().flat_map(|l| l.reads.iter()) {
+        *reads.entry(v.name.as_str()).or_default() += 1;
+    }
+    let mut dropped = vec![false; layers.len()];
+    let mut kept_wide: HashMap<String, TxValue> = HashMap::new();
+    for (i, down) in layers.iter().enumerate() {
+        let (Some(wide), Some(narrow)) = (down.reads.first(), down.writes.first()) else {
+            continue;
+        };
+        if !lowered_cast(down)
+            || !wide.wide
+            || narrow.wide
+            || reads.get(narrow.name.as_str()) != Some(&1)
+        {
+            continue;
+        }
+        let up = layers.iter().position(|l| {
+            lowered_cast(l) && l.reads.first().is_some_and(|v| v.name == narrow.name)
+        });
+        let Some(j) = up.filter(|&j| layers[j].writes.first().is_some_and(|v| v.wide)) else {
+            continue;
+        };
+        dropped[i] = true;
+        dropped[j] = true;
+        kept_wide.insert(layers[j].writes[0].name.clone(), wide.clone());
+    }
+    let mut out: Vec<TxLayer> = layers
+        .into_iter()
+        .zip(dropped)
+        .filter_map(|(l, gone)| (!gone).then_some(l))
+        .collect();
+    for v in out.iter_mut().flat_map(|l| l.reads.iter_mut()) {
+        if let Some(wide) = kept_wide.get(&v.name) {
+            *v = wide.clone();
+        }
+    }
+    out
 }
 
 /// `Pow(x, c)` in f32: cast, |x|, ln, ×(c − 1), exp, × x, cast.

@@ -57,10 +57,15 @@ pub(super) fn cut_at_top(pieces: &[Piece]) -> bool {
     pieces.iter().all(|p| p.columns >= TOP_SPLIT_MIN_COLUMNS)
 }
 
-/// The names of `pieces` (in the Split's order) of the matmul TPU-MLIR names
-/// `matmul_loc`.
-pub(super) fn piece_names(matmul_loc: &str, pieces: &[Piece]) -> Vec<PieceNames> {
-    if cut_at_top(pieces) {
+/// The names of `pieces` (in the Split's order) of the matmul TPU-MLIR names `matmul_loc`, cut by
+/// `model_transform` (`at_top`) or by the lowering. Slices an exporter wrote (Phi-3's
+/// fused QKV and gate-up projections, `qkv[..., :q_end]`, …) are the lowering's cut:
+/// hf_phi3's pieces of 32, 16 and 16 columns are `…/qkv_proj/MatMul_output_0_MatMul_matmul_1`,
+/// `_3` and `_5`, its gate and up halves `_matmul_1` and `_2`. (Whether `model_transform`
+/// cuts such slices when every piece is 128 columns or wider is not measured: they are
+/// named as the lowering names them.)
+pub(super) fn names_where_cut(matmul_loc: &str, pieces: &[Piece], at_top: bool) -> Vec<PieceNames> {
+    if at_top {
         return pieces
             .iter()
             .map(|p| PieceNames {
@@ -105,7 +110,7 @@ mod tests {
             piece("split_28_0", 256, Some("reshape_32_0")),
             piece("split_28_1", 128, None),
         ];
-        let names = piece_names("add_26_0_Add", &p);
+        let names = names_where_cut("add_26_0_Add", &p, cut_at_top(&p));
         assert_eq!(names[0].matmul, "split_28_0_Split");
         assert_eq!(names[1].matmul, "split_28_1_Split");
         assert!(names.iter().all(|n| n.view.is_none()));
@@ -119,7 +124,7 @@ mod tests {
             piece("split_28_1", 96, Some("reshape_37_0")),
             piece("split_28_2", 96, Some("reshape_42_0")),
         ];
-        let names = piece_names("add_26_0_Add", &p);
+        let names = names_where_cut("add_26_0_Add", &p, cut_at_top(&p));
         let matmuls: Vec<&str> = names.iter().map(|n| n.matmul.as_str()).collect();
         assert_eq!(
             matmuls,
@@ -139,7 +144,7 @@ mod tests {
     #[test]
     fn one_narrow_piece_keeps_them_all_slices() {
         let p = [piece("a", 127, None), piece("b", 129, None)];
-        let names = piece_names("mm", &p);
+        let names = names_where_cut("mm", &p, cut_at_top(&p));
         assert_eq!(names[0].matmul, "mm_matmul_1");
         assert_eq!(names[1].matmul, "mm_matmul_2");
     }

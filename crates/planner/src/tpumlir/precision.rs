@@ -17,8 +17,12 @@ use tpusim_lmem::LmemError;
 /// The names `tpu_mlir_f32_ops` may list. `matmul_bias` is not an op but the bias of a
 /// matmul with a weight: bm1688 keeps it in f32 under F16 (its lowered MLIR gives
 /// gpt2_d320_s80_b2's projections a `tensor<1x1x320xf32>` bias, 5,120 bytes a lane for
-/// the FFN's 1,280 in its layer group), bm1684x in f16.
-pub const F32_OP_NAMES: [&str; 11] = [
+/// the FFN's 1,280 in its layer group), bm1684x in f16. `sqrt` and `div` are ONNX's Sqrt
+/// and a Div by an activation (one by a constant TPU-MLIR makes a 16-bit `MulConst`):
+/// both chips run them in f32, a Sqrt read by such a Div in one f32 run (the RMSNorm
+/// Hugging Face's Qwen2, Phi-3 and Gemma 2 export, `1 / sqrt(mean + ε)`: its caches name
+/// a cast up before the Sqrt and a cast down after the Div, none between).
+pub const F32_OP_NAMES: [&str; 13] = [
     "avgpool",
     "relu",
     "relu6",
@@ -30,6 +34,8 @@ pub const F32_OP_NAMES: [&str; 11] = [
     "silu",
     "gelu",
     "matmul_bias",
+    "sqrt",
+    "div",
 ];
 
 /// A set of op kinds computed in f32 under a 16-bit type.
@@ -97,6 +103,8 @@ fn onnx_name(op_type: &str) -> Option<&'static str> {
         "HardSigmoid" => "hard_sigmoid",
         "HardSwish" => "hard_swish",
         "Gelu" => "gelu",
+        "Sqrt" => "sqrt",
+        "Div" => "div",
         _ => return None,
     })
 }
