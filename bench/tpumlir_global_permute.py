@@ -28,31 +28,26 @@ HELD_OUT = [(128, 2, 8), (64, 2, 16), (48, 12, 24), (80, 5, 12)]
 CHIPS = ["bm1684x", "bm1688"]
 W = os.environ.get("TPUMLIR_WORK")
 
+# the one-node networks and all-global compiles these probes share, in the same work dir
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tpumlir_global_upsample as gu  # noqa: E402
+
+gu.W = W
+
 
 def name_of(s, h, d):
     return f"perm_s{s}_h{h}_d{d}"
 
 
-def upsample_probes():
-    """bench/tpumlir_global_upsample.py, whose one-node networks and all-global compiles
-    these probes share, working in the same TPUMLIR_WORK."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import tpumlir_global_upsample as gu
-    gu.W = W
-    return gu
-
-
 def write():
     from onnx import helper
-    gu = upsample_probes()
     index = {}
     for s, h, d in CASES:
         name = name_of(s, h, d)
         node = helper.make_node("Transpose", ["input"], ["permuted"], perm=[0, 2, 1, 3], name="permute1")
         gu.save_one_node(name, node, [1, s, h, d], [1, h, s, d])
         index[name] = {"input_shape": [1, s, h, d], "held_out": (s, h, d) in HELD_OUT}
-    with open(f"{W}/zoo.json", "w") as f:
-        json.dump(index, f, indent=1)
+    gu.write_zoo(index)
 
 
 def permute_commands(profile):
@@ -65,7 +60,6 @@ def permute_commands(profile):
 
 
 def measure():
-    gu = upsample_probes()
     for s, h, d in CASES:
         name = name_of(s, h, d)
         for chip in CHIPS:

@@ -40,15 +40,25 @@ def write():
         node = helper.make_node("Resize", ["input", "roi", "scales"], ["resize1"], mode="nearest", name="resize1")
         save_one_node(name, node, [1, c, h, h], [1, c, h * s, h * s], [roi, scales])
         index[name] = {"input_shape": [1, c, h, h], "held_out": False}
+    write_zoo(index)
+
+
+def write_zoo(index):
+    """W/zoo.json: the probes' index, as bench/tpumlir_zoo_run.sh reads it."""
     with open(f"{W}/zoo.json", "w") as f:
         json.dump(index, f, indent=1)
 
 
-def save_one_node(name, node, input_shape, output_shape, initializers=()):
-    """W/<name>.onnx: `node` alone, its input "input" and its one output f32, opset 13."""
+def save_one_node(name, node, input_shapes, output_shape, initializers=()):
+    """W/<name>.onnx: `node` alone, its first inputs graph inputs of `input_shapes` (one
+    shape, or a list of shapes) and its one output, all f32, opset 13."""
     import onnx
     from onnx import TensorProto, helper
-    g = helper.make_graph([node], name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
+    if not isinstance(input_shapes[0], list):
+        input_shapes = [input_shapes]
+    inputs = [helper.make_tensor_value_info(i, TensorProto.FLOAT, shape)
+              for i, shape in zip(node.input, input_shapes)]
+    g = helper.make_graph([node], name, inputs,
                           [helper.make_tensor_value_info(node.output[0], TensorProto.FLOAT, output_shape)],
                           list(initializers))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])

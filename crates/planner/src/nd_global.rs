@@ -298,7 +298,9 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
         return cost(compute + dma, compute, dma);
     }
     let slices = vector_slices(l, load, lmem);
-    let [ld, st] = if is_matrix_layer(l) {
+    let [ld, st] = if let Some(tensors) = broadcast_tensor_transfers(l, [in_bits, out_bits], t) {
+        tensors
+    } else if is_matrix_layer(l) {
         let operand_bits = OperandBits {
             activation: in_bits,
             weight: bits,
@@ -316,6 +318,8 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
     }
     let compute = if matches!(l.op_type.as_str(), "Softmax" | "LogSoftmax") {
         softmax_compute(l, lanes, width, t)
+    } else if let Some(passes) = broadcast_binary_compute(l, lanes, width, t) {
+        passes
     } else if let Work::Vector { flops } = l.work {
         let ops = function_ops(&l.op_type).map_or(flops, |per| per * l.elements_out);
         ops * width / (lanes * t.eltwise_per_cycle_per_lane.max(1.0))
@@ -324,6 +328,77 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
     };
     let cycles = double_buffered(ld, compute, st, slices);
     cost(cycles, compute, ld + st)
+}
+
+/// Compute cycles of a global binary layer (Add, Sub, Mul, Div, Max, Min) one of whose
+/// operands has one channel (dim 1) where its output has more: a mask of one head added
+/// to every head's scores. TPU-MLIR's kernel runs it as in a layer group of one N
+/// (`nd_plan`'s binary passes): that operand broadcast to every lane first (LANE_BC, one
+/// EU pass over its plane), then two passes over the output's positions a lane.
+/// hf_phi3's mask add on bm1688, [1, 4, 64, 64] + [1, 1, 64, 64] f16: 512 cycles of
+/// LANE_BC and 1,024 of AR, where the flops over the lanes came to 64
+/// (`bench/tpumlir_global_broadcast.py`). `None` for any other layer. Positions are
+/// EU_NUM at `width` times the plan's type.
+fn broadcast_binary_compute(l: &TxLayer, lanes: f64, width: f64, t: &Timing) -> Option<f64> {
+    let (one_channel, out) = one_channel_operand(l)?;
+    let eu = t.eltwise_per_cycle_per_lane.max(1.0);
+    let plane = |d: &[u64]| d[2..].iter().product::<u64>() as f64;
+    let n = out.dims[0].max(1) as f64;
+    let lane_rows = n * (out.dims[1] as f64 / lanes).ceil();
+    let passes = lane_rows * (plane(&out.dims) / eu).ceil() * n.max(2.0) / n;
+    let broadcast = (one_channel.dims[0].max(1) as f64 * plane(&one_channel.dims) / eu).ceil();
+    Some((passes + broadcast) * width)
+}
+
+/// The operand of one channel of a binary layer whose output has more, and that output:
+/// [`broadcast_binary_compute`]'s layers.
+fn one_channel_operand(l: &TxLayer) -> Option<(&TxValue, &TxValue)> {
+    let binary = matches!(
+        l.op_type.as_str(),
+        "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min"
+    );
+    let out = l.writes.first()?;
+    if !binary || l.reads.len() != 2 || out.dims.len() < 3 || out.dims[1] < 2 {
+        return None;
+    }
+    let one_channel = l
+        .reads
+        .iter()
+        .find(|v| v.dims.len() == out.dims.len() && v.dims[1] == 1)?;
+    Some((one_channel, out))
+}
+
+/// The loads and stores of a broadcast binary layer ([`one_channel_operand`]) on a chip
+/// that moves small maps in rows and has no global tensor rate (bm1684x): each operand
+/// one tensor transfer of its N · C planes ([`act_plane_cycles`]), not the flat matrices
+/// of an element-wise layer of equal shapes. bm1684x [1, 4, 64, 64] + [1, 1, 64, 64] f16:
+/// the scores load in 606 cycles, the mask in 303 (its one plane of 8 KiB in two rows at
+/// 4 × its bytes' time each, half of them a row) and the sum stores in 799, as this says
+/// (1,709 cycles in all, 1,708 compiled; 5 of the 6 probes of
+/// `bench/tpumlir_global_broadcast.py` so; the held-out [3, 2, 40, 40]'s mask, three
+/// planes of 3,200 bytes, takes 355 cycles where this says 237). `None` for other layers
+/// and chips.
+fn broadcast_tensor_transfers(
+    l: &TxLayer,
+    [in_bits, out_bits]: [u32; 2],
+    t: &Timing,
+) -> Option<[f64; 2]> {
+    let u = &t.used;
+    if u.gdma_act_row_bytes <= 0.0 || u.global_tensor_bytes_per_cycle > 0.0 {
+        return None;
+    }
+    one_channel_operand(l)?;
+    let planes = |v: &TxValue| v.dims[0].saturating_mul(v.dims[1]);
+    let moved = |dir, values: &[TxValue], bits: u32| -> f64 {
+        values
+            .iter()
+            .map(|v| act_plane_cycles(t, dir, bytes_of(v.elements(), bits), planes(v)))
+            .sum()
+    };
+    Some([
+        moved(Dir::Load, &l.reads, in_bits),
+        moved(Dir::Store, &l.writes, out_bits),
+    ])
 }
 
 /// A global LayerNorm's or RMSNorm's compute and transfer cycles, where the chip gives
@@ -524,6 +599,63 @@ fn attention_rows_floored(l: &TxLayer, bits: u32, t: &Timing) -> [f64; 2] {
     ]
 }
 
+/// A weight matmul's traffic on a chip that moves small maps in rows and has no global
+/// tensor rate (bm1684x): each operand one tensor transfer whose (n, c) planes are its
+/// rows ([`act_plane_cycles`], the rule of the CNN planner's activations). Operands of
+/// few short rows pay the small-plane floor a row: hf_phi3's [64, 32] · [32, 32] f16
+/// loads its input in 1,213 cycles and its weight in 606 and stores in 1,599 (64, 32
+/// and 64 rows at 4 × 4.74 and 4 × 6.25), where their bytes at the rates take 76, 38
+/// and 100. Operands are the layer's reads and writes where it lists them, else its
+/// input's rows of K, its weight's K rows and its output's rows of N.
+fn planed_traffic(l: &TxLayer, [in_bits, w_bits, out_bits]: [u32; 3], t: &Timing) -> MatmulTraffic {
+    let Work::Matmul { batch, m, k, .. } = l.work else {
+        return MatmulTraffic::default();
+    };
+    let rows = batch.saturating_mul(m) as f64;
+    let cycles = |dir, transfers: Vec<(u64, f64)>| -> f64 {
+        transfers
+            .into_iter()
+            .filter(|&(bytes, _)| bytes > 0)
+            .map(|(bytes, planes)| act_plane_cycles(t, dir, bytes, planes.ceil() as u64))
+            .sum()
+    };
+    let of = |values: &[TxValue], weight: bool, bits: u32| -> Vec<(u64, f64)> {
+        values
+            .iter()
+            .filter(|v| v.weight == weight)
+            .map(|v| (bytes_of(v.elements(), bits), rows_of(v)))
+            .collect()
+    };
+    let or = |listed: Vec<(u64, f64)>, whole: (u64, f64)| {
+        if listed.is_empty() {
+            vec![whole]
+        } else {
+            listed
+        }
+    };
+    let input = or(
+        of(&l.reads, false, in_bits),
+        (bytes_of(l.elements_in, in_bits), rows),
+    );
+    let weight = or(
+        of(&l.reads, true, w_bits),
+        (bytes_of(l.weight_elements, w_bits), k as f64),
+    );
+    let output = or(
+        of(&l.writes, false, out_bits),
+        (bytes_of(l.elements_out, out_bits), rows),
+    );
+    let sum = |t: &[(u64, f64)]| t.iter().map(|&(bytes, _)| bytes).sum();
+    MatmulTraffic {
+        input_bytes: sum(&input),
+        input_cycles: cycles(Dir::Load, input),
+        weight_bytes: sum(&weight),
+        weight_cycles: cycles(Dir::Load, weight),
+        output_bytes: sum(&output),
+        output_cycles: cycles(Dir::Store, output),
+    }
+}
+
 /// A copy of `bytes` in `rows` rows within global memory, permuting them: never under
 /// the chip's floor a row after the set-up.
 fn permuting_copy(t: &Timing, bytes: u64, rows: f64) -> f64 {
@@ -704,6 +836,10 @@ fn matmul_traffic(
             output_bytes,
             output_cycles,
         };
+    }
+    let weight_matmul = matches!(l.work, Work::Matmul { weight: true, .. });
+    if weight_matmul && tensor <= 0.0 && u.gdma_act_row_bytes > 0.0 {
+        return planed_traffic(l, [in_bits, w_bits, out_bits], t);
     }
     let (load_rate, store_rate) = if tensor > 0.0 {
         (tensor, tensor)

@@ -20,6 +20,8 @@
 //! of every lane and its load pays 65,536 planes' floor: TPU-MLIR's own load of one in a
 //! group takes 310,593 cycles (the floor model: 310,640), where a global layer moves the
 //! same bytes flat in 2,427. Grouping such values is what the model must refuse to want.
+//! A group TPU-MLIR makes `GROUP_SMALL_C` (activations, casts and scalar multiplies of
+//! 4-D scores, `small_c`) holds each value's rows over the lanes instead.
 //!
 //! A group's time: its loads and stores (each a transfer of its planes, at the chip's
 //! rates and per-plane floors, `cost::act_dma_cycles`) and its layers' compute
@@ -65,6 +67,7 @@ mod branches;
 mod given;
 pub mod group_matmul;
 pub mod local_softmax;
+mod small_c;
 pub use given::{plan_nd_with_groups, NdGivenPlan, NdGroupRequest};
 
 /// Most layers a group may hold. TPU-MLIR bounds its groups by local memory alone, so
@@ -327,7 +330,7 @@ impl<'a> Ctx<'a> {
     /// (98,816 B of 256 KiB), and TPU-MLIR refuses it ("local memory allocate failed").
     fn own_buffer_bytes(&self, l: &TxLayer, cut: Slicing) -> u64 {
         let operand = |v: &TxValue| Operand {
-            whole: nchw(v),
+            whole: cut.whole_shape(v),
             slice: cut.part_shape(v),
             bytes: u64::from(self.bits_of(v)).div_ceil(8),
         };
@@ -737,17 +740,7 @@ impl<'a> Ctx<'a> {
         if batch < 2 {
             return None;
         }
-        let at = |nsecs| {
-            self.fitting(
-                start,
-                end,
-                Slicing {
-                    nsecs,
-                    axis: Axis::C,
-                    secs: 1,
-                },
-            )
-        };
+        let at = |nsecs| self.fitting(start, end, Slicing::new(nsecs, Axis::C, 1));
         if let Some(g) = fewest(2, batch, at) {
             return Some(self.timed(g));
         }
@@ -826,7 +819,7 @@ impl<'a> Ctx<'a> {
     /// `axis` that fit, or `None` when even [`MAX_ND_SLICES`] do not.
     fn fewest_slices(&self, start: usize, end: usize, nsecs: u64, axis: Axis) -> Option<NdGroup> {
         // found by fit alone, the group timed once
-        let at = |secs| self.fitting(start, end, Slicing { nsecs, axis, secs });
+        let at = |secs| self.fitting(start, end, Slicing::new(nsecs, axis, secs));
         fewest(2, MAX_ND_SLICES, at).map(|g| self.timed(g))
     }
 
@@ -909,6 +902,7 @@ impl<'a> Ctx<'a> {
     /// [`Ctx::timed`], a cut one the overlap of its slices' transfers and compute
     /// ([`sliced_group_cycles`]), which [`Ctx::timed`] replaces with its time steps.
     fn measure_untimed(&self, start: usize, end: usize, cut: Slicing) -> NdGroup {
+        let cut = self.laid_out(start, end, cut);
         let members = &self.layers[start..end];
         let written: HashSet<&str> = members
             .iter()
@@ -1154,6 +1148,7 @@ impl<'a> Ctx<'a> {
         cut: Slicing,
         stores: Stores,
     ) -> GroupModel<'_> {
+        let cut = self.laid_out(start, end, cut);
         // A slice's cycles: the mean of the loop's, as it runs; for the allocation, its
         // first and largest slice's, which TPU-MLIR estimates its time steps at (its
         // `stripe_mine_max_slice`): the held-out bert_d320_s112_b3's whole network forced
@@ -1304,6 +1299,16 @@ impl<'a> Ctx<'a> {
         }
         crate::tpumlir::nd_place::release_holds_beyond(&mut m.bufs, self.lane_bytes);
         m
+    }
+
+    /// `cut` with the layout TPU-MLIR gives the group `start..end`: its values' rows
+    /// over the lanes where it is a `GROUP_SMALL_C` group ([`small_c::is_small_c_group`]).
+    fn laid_out(&self, start: usize, end: usize, cut: Slicing) -> Slicing {
+        let small_c = small_c::is_small_c_group(&self.layers[start..end], self.lanes);
+        Slicing {
+            small_c_lanes: if small_c { self.lanes } else { 0 },
+            ..cut
+        }
     }
 
     /// Whether TPU-MLIR's allocator finds room for the group `start..end` cut by `cut`
@@ -1684,14 +1689,24 @@ struct Slicing {
     nsecs: u64,
     axis: Axis,
     secs: u64,
+    /// The lanes a `GROUP_SMALL_C` group spreads its values' rows over
+    /// ([`small_c::is_small_c_group`], [`Ctx::laid_out`]); 0 in any other group.
+    small_c_lanes: u64,
 }
 
 impl Slicing {
-    const WHOLE: Slicing = Slicing {
-        nsecs: 1,
-        axis: Axis::C,
-        secs: 1,
-    };
+    const WHOLE: Slicing = Slicing::new(1, Axis::C, 1);
+
+    /// `nsecs` N slices, each in `secs` along `axis`, in a group laid out as
+    /// [`nchw`] says.
+    const fn new(nsecs: u64, axis: Axis, secs: u64) -> Slicing {
+        Slicing {
+            nsecs,
+            axis,
+            secs,
+            small_c_lanes: 0,
+        }
+    }
 
     /// How `g` is cut (along H where it has H slices, else along C).
     fn of(g: &NdGroup) -> Slicing {
@@ -1700,11 +1715,7 @@ impl Slicing {
         } else {
             (Axis::C, g.csecs)
         };
-        Slicing {
-            nsecs: g.nsecs,
-            axis,
-            secs,
-        }
+        Slicing::new(g.nsecs, axis, secs)
     }
 
     /// The slices a group runs one after another: N slices × slices along the axis.
@@ -1751,7 +1762,23 @@ impl Slicing {
                 Axis::H => s.h = cut(s.h),
             }
         }
-        s
+        self.laid_out(v, s)
+    }
+
+    /// `s`, a slice of `v` in [`nchw`]'s layout, as the group holds it: in a
+    /// `GROUP_SMALL_C` group an activation's rows over the lanes
+    /// ([`crate::timestep::small_c_dims`]).
+    fn laid_out(&self, v: &TxValue, s: Shape4) -> Shape4 {
+        if self.small_c_lanes == 0 || v.weight {
+            return s;
+        }
+        let (n, c, h, w) = crate::timestep::small_c_dims(s.n, s.c, s.h, s.w, self.small_c_lanes);
+        Shape4::new(n, c, h, w)
+    }
+
+    /// The NCHW shape of `v` whole, as the group holds it.
+    fn whole_shape(&self, v: &TxValue) -> Shape4 {
+        self.laid_out(v, nchw(v))
     }
 
     /// One slice of `v`: its dims divided by the slices, rounded up.
@@ -1777,7 +1804,8 @@ impl Slicing {
     /// or fewer where N has fewer planes than slices.
     fn slice_shapes(&self, v: &TxValue) -> [(Shape4, u64); 2] {
         let part = self.part_shape(v);
-        if !self.cuts_n(v) {
+        // a small-C group's rows over the lanes: its N slices taken as even
+        if !self.cuts_n(v) || self.small_c_lanes > 0 {
             return [(part, self.count(v)), (part, 0)];
         }
         let n = nchw(v).n;
@@ -2193,7 +2221,7 @@ mod tests {
     #[test]
     fn binary_layers_pass_over_two_sequences_at_least() {
         let net = "llama_d640_s128_b2";
-        let n_by = |nsecs, axis, secs| Slicing { nsecs, axis, secs };
+        let n_by = Slicing::new;
         // bm1684x, held whole (N = 2): AR 512 and LANE_BC 256 (the cos plane, 8,192
         // elements at 32 a cycle); the Add [2, 128, 640]: AR 80
         assert_eq!(local(net, "bm1684x", "Mul", &[2, 2, 128, 64]), 768.0);
@@ -2251,16 +2279,8 @@ mod tests {
                 cut,
             )
         };
-        let by_c = up(Slicing {
-            nsecs: 1,
-            axis: Axis::C,
-            secs: 4,
-        });
-        let by_n_c = up(Slicing {
-            nsecs: 2,
-            axis: Axis::C,
-            secs: 2,
-        });
+        let by_c = up(Slicing::new(1, Axis::C, 4));
+        let by_n_c = up(Slicing::new(2, Axis::C, 2));
         assert!((by_c / 74_880.0 - 1.0).abs() < 0.03, "{by_c}");
         assert!((by_n_c / 84_672.0 - 1.0).abs() < 0.03, "{by_n_c}");
     }
@@ -2312,7 +2332,7 @@ mod tests {
             let mut v = TxValue::activation("v", dims);
             (v.weight, v.split, v.held) = (weight, split, held);
             let axis = [Axis::C, Axis::H][axis];
-            let cut = Slicing { nsecs, axis, secs };
+            let cut = Slicing::new(nsecs, axis, secs);
             proptest::prop_assert_eq!(cut.part_shape(&v), nchw(&cut.part(&v)));
         }
 
@@ -2331,7 +2351,7 @@ mod tests {
             let mut v = TxValue::activation("v", dims);
             (v.weight, v.split) = (weight, split);
             let axis = [Axis::C, Axis::H][axis];
-            let cut = Slicing { nsecs, axis, secs };
+            let cut = Slicing::new(nsecs, axis, secs);
             let part = cut.part_shape(&v);
             let planes = if cut.cuts_n(&v) {
                 n_slices(nchw(&v).n, nsecs)
@@ -2359,7 +2379,7 @@ mod tests {
             secs in 1u64..5,
         ) {
             let v = TxValue::activation("v", dims);
-            let cut = Slicing { nsecs, axis: Axis::C, secs };
+            let cut = Slicing::new(nsecs, Axis::C, secs);
             let largest = if cut.cuts_n(&v) {
                 n_slices(nchw(&v).n, nsecs).into_iter().max().unwrap_or(1)
             } else {
@@ -2376,20 +2396,12 @@ mod tests {
     #[test]
     fn n_slices_are_summed_as_tpu_mlir_cuts_them() {
         let v = TxValue::activation("v", vec![3, 160, 288]);
-        let n2 = Slicing {
-            nsecs: 2,
-            axis: Axis::C,
-            secs: 1,
-        };
+        let n2 = Slicing::new(2, Axis::C, 1);
         let planes = |s: Shape4| s.n as f64;
         assert_eq!(n2.over_slices(&v, planes), 3.0);
         assert_eq!(n2.mean_over_slices(&v, planes), 1.5);
         let v = TxValue::activation("v", vec![5, 6, 96, 96]);
-        let n3c2 = Slicing {
-            nsecs: 3,
-            axis: Axis::C,
-            secs: 2,
-        };
+        let n3c2 = Slicing::new(3, Axis::C, 2);
         assert_eq!(n3c2.over_slices(&v, planes), 10.0);
         assert_eq!(n3c2.over_slices(&v, |s| s.c as f64), 18.0);
         let weight = TxValue {

@@ -100,9 +100,9 @@ fn weight_matmul(l: &Value) -> Option<TxLayer> {
     Some(layer)
 }
 
-/// Each weight matmul of `file` on `chip` of at least `min_rows` rows: its cycles over
+/// Each weight matmul of `file` on `chip`: its cycles over
 /// TPU-MLIR's, and whether its network was held out.
-fn weight_matmul_ratios(chip_name: &str, file: &str, min_rows: u64) -> Vec<(String, bool, f64)> {
+fn weight_matmul_ratios(chip_name: &str, file: &str) -> Vec<(String, bool, f64)> {
     let chip = NpuChip::preset(chip_name).unwrap();
     let t = chip.timing_at(ElementType::F16).unwrap();
     let lmem = LocalMemory::of(&chip.geometry);
@@ -114,9 +114,6 @@ fn weight_matmul_ratios(chip_name: &str, file: &str, min_rows: u64) -> Vec<(Stri
         let Work::Matmul { m, k, n, .. } = layer.work else {
             unreachable!()
         };
-        if m < min_rows {
-            continue;
-        }
         let c = layer_cost(&layer, 16, &lmem, &t);
         let what = format!("{m}x{k}·{k}x{n} in {}", l["net"]);
         out.push(against_profile(what, &l, c.cycles));
@@ -126,12 +123,17 @@ fn weight_matmul_ratios(chip_name: &str, file: &str, min_rows: u64) -> Vec<(Stri
 
 #[test]
 fn weight_matmuls_cost_their_transfers_then_their_macs_as_tpu_mlir_runs_them() {
-    // small products pay a fixed few hundred cycles the model leaves out (64 rows:
-    // 1,773 cycles where transfers and MACs come to 1,309), so 128 rows up
-    let ratios = weight_matmul_ratios("bm1684x", "tpumlir_layers.jsonl", 128);
-    assert!(ratios.len() >= 20, "{} matmuls checked", ratios.len());
-    for (what, _, ratio) in ratios {
-        assert!((0.94..=1.03).contains(&ratio), "{what}: {ratio:.3}");
+    // each operand one tensor transfer whose planes are its rows (the CNN planner's
+    // activation rule: rows of 4,096 bytes, small planes at 4 × the floor), then the
+    // MACs. Every global weight matmul of the zoo's compiles on bm1684x: tuned 0.999–1.007,
+    // held out 0.994–1.000. With each operand flat at the rates, as before the
+    // fifty-third session, 64-row products came to 0.74 (1,309 cycles of 1,773) and those
+    // of 128 rows up 0.94–1.03
+    let ratios = weight_matmul_ratios("bm1684x", "tpumlir_layers.jsonl");
+    assert!(ratios.len() >= 50, "{} matmuls checked", ratios.len());
+    for (what, held_out, ratio) in ratios {
+        let band = if held_out { 0.99..=1.005 } else { 0.995..=1.01 };
+        assert!(band.contains(&ratio), "{what}: {ratio:.3}");
     }
 }
 
@@ -145,7 +147,7 @@ fn on_bm1688_weight_matmuls_move_at_the_global_rate_and_slice_past_half_the_loca
     // llama_d640_s128_b2's, chosen and compiled after it, 0.993–1.012) hide their
     // activation slices under the MACs but not their weight chunks. At the layer-group
     // rate, as before, 1.36–1.45
-    let ratios = weight_matmul_ratios("bm1688", "tpumlir_layers_bm1688.jsonl", 1);
+    let ratios = weight_matmul_ratios("bm1688", "tpumlir_layers_bm1688.jsonl");
     assert!(ratios.len() >= 60, "{} matmuls checked", ratios.len());
     for (what, held_out, ratio) in ratios {
         let band = if held_out { 0.98..=1.04 } else { 0.99..=1.01 };
@@ -830,4 +832,64 @@ fn a_global_permute_of_short_rows_pays_the_row_floor_many_times() {
         }
     }
     assert_eq!(misses, ["64 2 16 held out true: 0.250"]);
+}
+
+/// Global Adds of scores [N, H, S, T] and a mask of one head [N, 1, S, T], each compiled
+/// alone by TPU-MLIR 1.30.2 (`bench/tpumlir_global_broadcast.py`; two held out before any
+/// was compiled): the mask broadcast to every lane (LANE_BC, one EU pass over its planes)
+/// and two arithmetic passes over the output where N is 1, one where it is more, exactly
+/// on both chips (bm1688 [1, 4, 64, 64]: 512 and 1,024 cycles, where the flops over the
+/// lanes came to 64). With the transfers (bm1684x: each operand one tensor transfer of
+/// its N · C planes), each layer within 1 % of its commands' sum but bm1684x's held-out
+/// [3, 2, 40, 40], whose mask of three 3,200-byte planes loads in 355 cycles where the
+/// rule says 237. (The compute rule was read off hf_phi3 before the probes; the bm1684x
+/// transfer rule, the CNN planner's, chosen after all six were seen.)
+#[test]
+fn a_global_add_of_a_one_head_mask_broadcasts_it_then_passes_twice() {
+    let path = format!(
+        "{}/tests/data/tpumlir_global_broadcast.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (mut checked, mut misses) = (0, Vec::new());
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let r: Value = serde_json::from_str(line).unwrap();
+        let chip = NpuChip::preset(r["chip"].as_str().unwrap()).unwrap();
+        let t = chip.timing_at(ElementType::F16).unwrap();
+        let d: Vec<u64> = r["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        let n = d.iter().product::<u64>() as f64;
+        let mask = vec![d[0], 1, d[2], d[3]];
+        let out = serde_json::json!({"shape": d});
+        let mut layer = TxLayer {
+            reads: vec![
+                TxValue::activation("scores", d.clone()),
+                TxValue::activation("mask", mask.clone()),
+            ],
+            writes: vec![TxValue::activation("masked", d.clone())],
+            ..node(
+                "Add",
+                Work::Vector { flops: n },
+                n + mask.iter().product::<u64>() as f64,
+                0.0,
+                &out,
+            )
+        };
+        layer.elements_out = n;
+        let c = layer_cost(&layer, 16, &LocalMemory::of(&chip.geometry), &t);
+        let cmds = &r["commands"];
+        let passes = cmds["LANE_BC"].as_f64().unwrap() + cmds["AR"].as_f64().unwrap();
+        let what = format!("{} {:?}", r["chip"], d);
+        assert_eq!(c.compute_cycles as f64, passes, "{what}");
+        let ratio = c.cycles as f64 / r["cycles"].as_f64().unwrap();
+        if (ratio - 1.0).abs() > 0.01 {
+            misses.push(format!("{what}: {ratio:.3}"));
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 12);
+    assert_eq!(misses, [r#""bm1684x" [3, 2, 40, 40]: 0.921"#]);
 }

@@ -44,7 +44,7 @@ pub const PIPELINED_WEIGHT_BANKS: u64 = 6;
 
 /// A global matmul's traffic: each part's bytes and its transfer cycles (set-ups
 /// included) at the rate it moves.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MatmulTraffic {
     /// Activation bytes loaded.
     pub input_bytes: u64,

@@ -153,16 +153,8 @@ fn slicing_of(r: &NdGroupRequest, n: usize, next: usize) -> Result<Slicing> {
             "cut in {} C and {} H slices; a transformer group is cut along the batch and one of C and H",
             r.csecs, r.hsecs
         )),
-        (false, true) => Ok(Slicing {
-            nsecs,
-            axis: Axis::H,
-            secs: r.hsecs,
-        }),
-        _ => Ok(Slicing {
-            nsecs,
-            axis: Axis::C,
-            secs: r.csecs.max(1),
-        }),
+        (false, true) => Ok(Slicing::new(nsecs, Axis::H, r.hsecs)),
+        _ => Ok(Slicing::new(nsecs, Axis::C, r.csecs.max(1))),
     }
 }
 
