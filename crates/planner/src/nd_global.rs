@@ -342,7 +342,7 @@ pub fn layer_cost(l: &TxLayer, bits: u32, lmem: &LocalMemory, t: &Timing) -> Glo
 fn broadcast_binary_compute(l: &TxLayer, lanes: f64, width: f64, t: &Timing) -> Option<f64> {
     let (one_channel, out) = one_channel_operand(l)?;
     let eu = t.eltwise_per_cycle_per_lane.max(1.0);
-    let plane = |d: &[u64]| d[2..].iter().product::<u64>() as f64;
+    let plane = |d: &[u64]| d[2..].iter().map(|&x| x as f64).product::<f64>();
     let n = out.dims[0].max(1) as f64;
     let lane_rows = n * (out.dims[1] as f64 / lanes).ceil();
     let passes = lane_rows * (plane(&out.dims) / eu).ceil() * n.max(2.0) / n;
@@ -645,7 +645,7 @@ fn planed_traffic(l: &TxLayer, [in_bits, w_bits, out_bits]: [u32; 3], t: &Timing
         of(&l.writes, false, out_bits),
         (bytes_of(l.elements_out, out_bits), rows),
     );
-    let sum = |t: &[(u64, f64)]| t.iter().map(|&(bytes, _)| bytes).sum();
+    let sum = |parts: &[(u64, f64)]| parts.iter().map(|&(bytes, _)| bytes).sum();
     MatmulTraffic {
         input_bytes: sum(&input),
         input_cycles: cycles(Dir::Load, input),
@@ -804,8 +804,9 @@ fn matrix_transfers(
 }
 
 /// A matmul's traffic at `[input, weight, output]` bits: each operand flat, one set-up
-/// apiece, at the chip's global tensor rate where it has one, else at its load and store
-/// rates. An attention matmul's operands (not read with the heads as a batch) move a row
+/// apiece, at the chip's global tensor rate where it has one; a weight matmul's on a chip
+/// without one that moves small maps in rows as tensors of its rows
+/// ([`planed_traffic`]), any other's at the load and store rates. An attention matmul's operands (not read with the heads as a batch) move a row
 /// at a time without a tensor rate, and with one flat but never under the matrix floor
 /// a row ([`attention_rows_floored`]).
 fn matmul_traffic(

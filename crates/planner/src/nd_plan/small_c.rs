@@ -48,8 +48,8 @@ fn small_c_member(l: &TxLayer, lanes: u64) -> bool {
 /// TPU-MLIR's shape rule for an op's first input in a `GROUP_SMALL_C` group.
 fn small_c_shape(d: &[u64], lanes: u64) -> bool {
     let rows_fill_lanes = |rows: &[u64]| {
-        let n: u64 = rows.iter().product();
-        lanes > 0 && n % lanes == 0
+        let n = rows.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
+        lanes > 0 && n.is_some_and(|n| n % lanes == 0)
     };
     match d.len() {
         4 => rows_fill_lanes(&d[..3]) || (d[2] > d[1] && d[1] < lanes / 2),

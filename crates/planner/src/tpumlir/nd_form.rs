@@ -379,9 +379,9 @@ impl<'a> Form<'a> {
                 view_output: self.sole_view_of(&v.name),
             })
             .collect();
-        // only a Split is cut by `model_transform`
-        let at_top = split.is_some() && cut_at_top(&pieces);
-        let names = names_where_cut(locs.first()?, &pieces, at_top);
+        let at_top = cut_at_top(&pieces);
+        let cutter = if split.is_some() { "Split" } else { "Slice" };
+        let names = names_where_cut(locs.first()?, &pieces, at_top, cutter);
         Some(ColumnSplit {
             cutters,
             pieces: values.clone(),

@@ -1,5 +1,5 @@
-//! The names TPU-MLIR 1.30.2 gives a weight matmul whose output (its bias added) a Split
-//! cuts into columns (GPT-2's fused QKV projection). Two of its rewrites make one matmul
+//! The names TPU-MLIR 1.30.2 gives a weight matmul whose output (its bias added) a Split,
+//! or Slices, cut into columns (GPT-2's fused QKV projection). Two of its rewrites make one matmul
 //! a piece, and they name the pieces differently:
 //! - When every piece is at least 128 columns wide, `model_transform` already writes one
 //!   `top.MatMul` a piece, each named after its piece (`split_28_0_Split`, and its weight
@@ -57,19 +57,26 @@ pub(super) fn cut_at_top(pieces: &[Piece]) -> bool {
     pieces.iter().all(|p| p.columns >= TOP_SPLIT_MIN_COLUMNS)
 }
 
-/// The names of `pieces` (in the Split's order) of the matmul TPU-MLIR names `matmul_loc`, cut by
-/// `model_transform` (`at_top`) or by the lowering. Slices an exporter wrote (Phi-3's
-/// fused QKV and gate-up projections, `qkv[..., :q_end]`, …) are the lowering's cut:
-/// hf_phi3's pieces of 32, 16 and 16 columns are `…/qkv_proj/MatMul_output_0_MatMul_matmul_1`,
-/// `_3` and `_5`, its gate and up halves `_matmul_1` and `_2`. (Whether `model_transform`
-/// cuts such slices when every piece is 128 columns or wider is not measured: they are
-/// named as the lowering names them.)
-pub(super) fn names_where_cut(matmul_loc: &str, pieces: &[Piece], at_top: bool) -> Vec<PieceNames> {
+/// The names of `pieces` (in the cut's order) of the matmul TPU-MLIR names `matmul_loc`,
+/// cut by a `cutter` op ("Split", or the "Slice"s an exporter wrote: Phi-3's fused QKV
+/// and gate-up projections, `qkv[..., :q_end]`, …) at the top (`at_top`: each piece
+/// named after its value and the cutter's type) or by the lowering. Slices follow
+/// the Split's rule: hf_phi3's pieces of 32, 16 and 16 columns are the lowering's,
+/// `…/qkv_proj/MatMul_output_0_MatMul_matmul_1`, `_3` and `_5`, its gate and up halves
+/// `_matmul_1` and `_2`; hf_phi3_d96_s64's gate and up halves of 192 columns are cut at
+/// the top, `…/mlp/Slice_output_0_Slice` and `…/mlp/Slice_1_output_0_Slice` (its
+/// TPU-MLIR cache; named as the lowering names them, our export did not compile).
+pub(super) fn names_where_cut(
+    matmul_loc: &str,
+    pieces: &[Piece],
+    at_top: bool,
+    cutter: &str,
+) -> Vec<PieceNames> {
     if at_top {
         return pieces
             .iter()
             .map(|p| PieceNames {
-                matmul: format!("{}_Split", p.value),
+                matmul: format!("{}_{cutter}", p.value),
                 view: None,
             })
             .collect();
@@ -110,7 +117,7 @@ mod tests {
             piece("split_28_0", 256, Some("reshape_32_0")),
             piece("split_28_1", 128, None),
         ];
-        let names = names_where_cut("add_26_0_Add", &p, cut_at_top(&p));
+        let names = names_where_cut("add_26_0_Add", &p, cut_at_top(&p), "Split");
         assert_eq!(names[0].matmul, "split_28_0_Split");
         assert_eq!(names[1].matmul, "split_28_1_Split");
         assert!(names.iter().all(|n| n.view.is_none()));
@@ -124,7 +131,7 @@ mod tests {
             piece("split_28_1", 96, Some("reshape_37_0")),
             piece("split_28_2", 96, Some("reshape_42_0")),
         ];
-        let names = names_where_cut("add_26_0_Add", &p, cut_at_top(&p));
+        let names = names_where_cut("add_26_0_Add", &p, cut_at_top(&p), "Split");
         let matmuls: Vec<&str> = names.iter().map(|n| n.matmul.as_str()).collect();
         assert_eq!(
             matmuls,
@@ -144,8 +151,26 @@ mod tests {
     #[test]
     fn one_narrow_piece_keeps_them_all_slices() {
         let p = [piece("a", 127, None), piece("b", 129, None)];
-        let names = names_where_cut("mm", &p, cut_at_top(&p));
+        let names = names_where_cut("mm", &p, cut_at_top(&p), "Split");
         assert_eq!(names[0].matmul, "mm_matmul_1");
         assert_eq!(names[1].matmul, "mm_matmul_2");
+    }
+
+    #[test]
+    fn wide_slices_are_named_after_themselves() {
+        // hf_phi3_d96_s64's gate and up halves, 192 columns each, in TPU-MLIR's cache
+        let p = [
+            piece("/model/model/layers.0/mlp/Slice_output_0", 192, None),
+            piece("/model/model/layers.0/mlp/Slice_1_output_0", 192, None),
+        ];
+        let names = names_where_cut("mm", &p, cut_at_top(&p), "Slice");
+        assert_eq!(
+            names[0].matmul,
+            "/model/model/layers.0/mlp/Slice_output_0_Slice"
+        );
+        assert_eq!(
+            names[1].matmul,
+            "/model/model/layers.0/mlp/Slice_1_output_0_Slice"
+        );
     }
 }
