@@ -8,9 +8,9 @@
 //! ([`crate::timestep::small_c_dims`]): hf_gemma2's logit soft-cap on bm1688, a scale,
 //! cast, tanh and cast of its [1, 4, 64, 64] scores, holds them as 8 × 32 × 64 × 1 (its
 //! `n_slice` 8, `c_slice` 32), the tanh 7,320 cycles on all 32 lanes where 4 heads on 4
-//! lanes would take eight times that. TPU-MLIR's other groups of the transformer zoo and
-//! of the user exports (bench/RESULTS-plan.md) are `GROUP_MM`, laid out as
-//! [`super::nchw`] says.
+//! lanes would take eight times that. Every other group of the compiles whose
+//! `group_type` was read (8 zoo networks on bm1684x, the user exports on both chips,
+//! bench/RESULTS-plan.md) is `GROUP_MM`, laid out as [`super::nchw`] says.
 
 use crate::tpumlir::nd_form::{TxLayer, TxValue};
 use tpusim_graph::nd::Work;
@@ -34,8 +34,8 @@ fn small_c_member(l: &TxLayer, lanes: u64) -> bool {
     let allowed = l.head.is_none()
         && match op {
             "Cast" | "LayerNormalization" | "RMSNorm" | "Softmax" => true,
-            // a scalar multiply is TPU-MLIR's MulConst
-            "Mul" => activations.len() == 1 && l.reads.len() == 1,
+            // a multiply or divide by a scalar is TPU-MLIR's MulConst
+            "Mul" | "Div" => activations.len() == 1 && l.reads.len() == 1,
             "Add" => activations.len() == 2 && activations[0].dims == activations[1].dims,
             _ => ACTIVATIONS.contains(&op) && matches!(l.work, Work::Vector { .. }),
         };
@@ -61,7 +61,45 @@ fn small_c_shape(d: &[u64], lanes: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::small_c_shape;
+    use super::{is_small_c_group, small_c_shape};
+    use crate::tpumlir::nd_form::{TxLayer, TxValue};
+    use tpusim_graph::nd::Work;
+
+    fn layer(op_type: &str, reads: Vec<TxValue>) -> TxLayer {
+        TxLayer {
+            name: op_type.into(),
+            op_type: op_type.into(),
+            work: Work::Vector { flops: 1.0 },
+            elements_in: 1.0,
+            weight_elements: 0.0,
+            elements_out: 1.0,
+            wide_in: false,
+            wide_out: false,
+            heads_as_batch: false,
+            head: None,
+            nodes: vec![0],
+            reads,
+            writes: vec![TxValue::activation("out", vec![1, 4, 64, 64])],
+            locs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn scales_and_activations_of_scores_make_a_small_c_group_and_a_masked_add_does_not() {
+        let scores = || TxValue::activation("s", vec![1, 4, 64, 64]);
+        let mask = TxValue::activation("m", vec![1, 1, 64, 64]);
+        // a divide by a scalar is TPU-MLIR's MulConst, as a multiply is
+        for scale in ["Mul", "Div"] {
+            let group = [layer(scale, vec![scores()]), layer("Tanh", vec![scores()])];
+            assert!(is_small_c_group(&group, 32), "{scale}");
+        }
+        let masked = [
+            layer("Mul", vec![scores()]),
+            layer("Add", vec![scores(), mask]),
+        ];
+        assert!(!is_small_c_group(&masked, 32));
+        assert!(!is_small_c_group(&[layer("Tanh", vec![scores()])], 32));
+    }
 
     #[test]
     fn scores_whose_rows_fill_the_lanes_are_small_c_and_sequences_are_not() {
